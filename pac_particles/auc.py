@@ -34,11 +34,16 @@ receiver operating characteristic (ROC) curve. Radiology 143(1), 29-36.
 
 import numpy as np
 import numba
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["binary_labels", "auc_risk", "split_risk", "linear_auc_risk"]
 
 # Score entries per BLAS block in ``linear_auc_risk`` (about 32 MB of float64).
 _BLOCK_ENTRIES = 4_000_000
+# OpenBLAS worker threads keep spinning after a call and then fight the numba
+# threads of the risk kernel (measured 1.5-2x slower): run the score matmul on
+# one BLAS thread; the kernel's prange supplies the parallelism.
+_THREADPOOLS = ThreadpoolController()
 
 
 def binary_labels(y):
@@ -185,7 +190,8 @@ def linear_auc_risk(theta, X_pos, X_neg):
     Scores are computed with BLAS in blocks of particles (memory stays about
     32 MB whatever N and n), risks with the O(n log n) numba kernel.
     """
-    theta = np.asarray(theta, dtype=float)
+    # a field view of a structured array is strided: copy once so BLAS applies
+    theta = np.ascontiguousarray(theta, dtype=float)
     if theta.ndim == 1:
         return float(linear_auc_risk(theta[None, :], X_pos, X_neg)[0])
     n_particles = theta.shape[0]
@@ -194,5 +200,7 @@ def linear_auc_risk(theta, X_pos, X_neg):
     out = np.empty(n_particles)
     for start in range(0, n_particles, block):
         th = theta[start:start + block]
-        out[start:start + block] = _risk_rows(th @ X_pos.T, th @ X_neg.T)
+        with _THREADPOOLS.limit(limits=1, user_api="blas"):
+            scores_pos, scores_neg = th @ X_pos.T, th @ X_neg.T
+        out[start:start + block] = _risk_rows(scores_pos, scores_neg)
     return out

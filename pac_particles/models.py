@@ -1,0 +1,176 @@
+"""Gibbs pseudo-posteriors of the AUC risk as ``particles`` static models.
+
+:class:`AUCGibbsModel` targets, for linear scores ``s_theta(x) = x . theta``,
+
+    pi_lam(theta)  ∝  prior(theta) * exp(-lam * R_n(theta)),
+
+with ``R_n`` the empirical AUC risk (fraction of mis-ordered positive/negative
+pairs, ties 1/2; see :mod:`pac_particles.auc`). ``particles`` tempers from
+exponent 0 to 1, so the model's log-likelihood is ``-lam * R_n(theta)`` and the
+tempering path visits the Gibbs posteriors at ``gamma_t = lam * exponent_t``.
+
+Scale of ``lam``: it multiplies the *fraction* of mis-ordered pairs
+(``P = n_pos * n_neg`` pairs). The SMC section of Ridgway et al. (2014)
+normalises by the ``n (n - 1)`` ordered pairs instead; their ``gamma`` equals
+our ``lam * n (n - 1) / (2 n_pos n_neg)``. Their EP section uses
+``gamma' = gamma / (n_pos n_neg)`` per pair, which is our convention.
+
+:class:`RobustAdaptiveTempering` is ``particles``' adaptive tempering with a
+bracket for the next exponent that cannot fail on steep targets.
+
+Example
+-------
+::
+
+    import particles
+    from particles import smc_samplers as ssp
+    from pac_particles.data import load_dataset
+    from pac_particles.models import AUCGibbsModel, RobustAdaptiveTempering
+
+    X, y, _ = load_dataset("pima")
+    model = AUCGibbsModel(X, y, lam=len(y))
+    fk = RobustAdaptiveTempering(model, wastefree=True, len_chain=10)
+    smc = particles.SMC(fk=fk, N=200)     # 200 x 10 particles
+    smc.run()
+    smc.X.shared["exponents"][-1]          # 1.0
+
+References
+----------
+Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014). PAC-Bayesian AUC
+classification and scoring. NIPS 27.
+
+Dau, H.-D. and Chopin, N. (2022). Waste-free Sequential Monte Carlo. JRSS B 84,
+114-148.
+"""
+
+import time
+
+import numpy as np
+from scipy import optimize
+from particles import resampling as rs
+from particles import smc_samplers as ssp
+
+from .auc import linear_auc_risk
+from .data import check_lam, validate_xy
+from .priors import gaussian_prior
+
+__all__ = ["AUCGibbsModel", "RobustAdaptiveTempering"]
+
+
+class AUCGibbsModel(ssp.StaticModel):
+    """AUC Gibbs posterior for linear scores, a ``particles`` static model.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+    y : array of shape (n,), binary labels
+    lam : float > 0
+        Inverse temperature multiplying the AUC risk ``R_n`` (a fraction in
+        [0, 1]); ``lam`` of the order of n is a common choice.
+    prior : particles.distributions.StructDist, optional
+        A distribution with a field ``theta`` of dimension d (after constant
+        columns are dropped). Default: iid N(0, 1).
+    standardize : bool
+        Standardise the columns of X (recommended with an isotropic prior,
+        which otherwise weighs features by their units).
+
+    Attributes
+    ----------
+    data : pac_particles.data.AUCData
+        The validated data (``data.transform`` maps new inputs).
+    n_risk_evaluations : int
+        Number of score vectors whose risk was computed so far.
+    loglik_seconds : float
+        Wall time spent inside :meth:`loglik` so far.
+    """
+
+    def __init__(self, X, y, lam, prior=None, standardize=True):
+        data = validate_xy(X, y, standardize=standardize)
+        self.lam = check_lam(lam)
+        if prior is None:
+            prior = gaussian_prior(data.d)
+        _check_theta_prior(prior, data.d)
+        super().__init__(data=data, prior=prior)
+        self.n_risk_evaluations = 0
+        self.loglik_seconds = 0.0
+
+    @property
+    def d(self):
+        return self.data.d
+
+    def risk(self, theta):
+        """AUC risk ``R_n`` of particles ``theta`` ((N, d) array or a
+        structured array with field ``theta``)."""
+        arr = theta["theta"] if theta.dtype.names else theta
+        return linear_auc_risk(arr, self.data.X_pos, self.data.X_neg)
+
+    def loglik(self, theta, t=None):
+        """``-lam * R_n(theta)`` for each particle (``t`` is ignored: the
+        pseudo-likelihood does not factorise over data points)."""
+        start = time.perf_counter()
+        out = -self.lam * self.risk(theta)
+        self.n_risk_evaluations += out.shape[0]
+        self.loglik_seconds += time.perf_counter() - start
+        return out
+
+
+def _check_theta_prior(prior, d):
+    if not hasattr(prior, "rvs") or not hasattr(prior, "logpdf"):
+        raise ValueError("prior must be a particles distribution with rvs and "
+                         "logpdf (e.g. pac_particles.priors.gaussian_prior(d))")
+    sample = prior.rvs(size=2)
+    names = getattr(sample.dtype, "names", None) or ()
+    if "theta" not in names:
+        raise ValueError("prior must be a StructDist with a field 'theta'")
+    if sample["theta"].shape != (2, d):
+        raise ValueError(f"prior field 'theta' must have dimension d = {d} "
+                         f"(columns after dropping constants), got "
+                         f"{sample['theta'].shape[1:]}")
+
+
+class RobustAdaptiveTempering(ssp.AdaptiveTempering):
+    """Adaptive tempering whose exponent search cannot fail.
+
+    ``particles`` 0.4 solves ``ESS(delta) = ESSrmin * N`` with
+    ``brentq(f, 1e-12, 1 - epn)``, which raises when the ESS already falls
+    below target at ``delta = 1e-12`` (a very steep target), and its absolute
+    tolerance of 2e-12 is coarser than such increments. Here the left end of
+    the bracket is shrunk until the sign changes and the tolerance follows it. ``done`` is unchanged;
+    use :func:`check_reached_target` after a run since ``particles`` stops
+    silently at ``max_iter``.
+    """
+
+    def logG(self, t, xp, x):
+        ess_min = self.ESSrmin * x.N
+        epn = x.shared["exponents"][-1]
+
+        def ess_gap(delta):
+            return rs.essl(delta * x.llik) - ess_min
+
+        if ess_gap(1.0 - epn) > 0:
+            delta, new_epn = 1.0 - epn, 1.0  # last step: exactly 1
+        else:
+            left = min(1e-12, 0.5 * (1.0 - epn))
+            while ess_gap(left) <= 0 and left > 1e-300:
+                left *= 1e-3
+            if ess_gap(left) <= 0:
+                raise RuntimeError(
+                    "adaptive tempering cannot make progress: the ESS collapses "
+                    "for any positive increment (log-likelihood not finite?)")
+            # absolute xtol scaled to the bracket: particles' default 2e-12
+            # would be coarser than the increment itself on steep targets
+            delta = optimize.brentq(ess_gap, left, 1.0 - epn, xtol=1e-6 * left)
+            new_epn = epn + delta
+        x.shared["exponents"].append(new_epn)
+        return self.logG_tempering(x, delta)
+
+
+def check_reached_target(smc):
+    """Raise RuntimeError unless a tempering run reached exponent 1."""
+    final = smc.X.shared["exponents"][-1]
+    if final < 1.0:
+        raise RuntimeError(
+            f"tempering stopped at exponent {final:.4g} < 1 after {smc.t} "
+            f"steps (max_iter = {smc.fk.max_iter}); increase max_iter or the "
+            "number of particles")
+    return final

@@ -1,0 +1,100 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from pac_particles.data import check_lam, load_csv, load_dataset, validate_xy
+
+
+def _xy(n=20, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.arange(n) % 2
+    return X, y
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda X, y: (np.where(np.eye(*X.shape, dtype=bool), np.nan, X), y), "NaN"),
+    (lambda X, y: (np.where(np.eye(*X.shape, dtype=bool), np.inf, X), y), "infinite"),
+    (lambda X, y: (X, np.ones_like(y)), "one class"),
+    (lambda X, y: (X, np.arange(len(y)) % 3), "binary"),
+    (lambda X, y: (X, y[:-1]), "rows but y has"),
+    (lambda X, y: (X[:, 0], y), "2-D"),
+    (lambda X, y: (X, y.astype(float) * np.nan), "NaN"),
+    (lambda X, y: (np.ones_like(X), y), "every column of X is constant"),
+    (lambda X, y: (X.astype(str).astype(object) + "x", y), "numeric"),
+])
+def test_validator_names_the_problem(mutate, message):
+    X, y = mutate(*_xy())
+    with pytest.raises(ValueError, match=message):
+        validate_xy(X, y)
+
+
+@pytest.mark.parametrize("lam", [0, -1.0, np.nan, np.inf, "abc", None])
+def test_lam_must_be_finite_positive(lam):
+    with pytest.raises(ValueError, match="lam"):
+        check_lam(lam)
+
+
+def test_positives_are_the_larger_label():
+    X, y = _xy()
+    for labels in (y, 2 * y - 1, y.astype(bool), y + 5):
+        data = validate_xy(X, labels)
+        assert np.array_equal(data.y, y == 1)
+        assert np.array_equal(data.X_pos, X[y == 1])
+        assert np.array_equal(data.X_neg, X[y == 0])
+        assert data.n_pairs == 10 * 10
+
+
+def test_constant_columns_are_dropped_with_a_warning():
+    X, y = _xy()
+    X = np.column_stack([np.ones(len(y)), X, np.full(len(y), 3.0)])
+    with pytest.warns(UserWarning, match="constant"):
+        data = validate_xy(X, y)
+    assert data.d == 3 and list(data.columns) == [1, 2, 3]
+    np.testing.assert_array_equal(data.transform(X), X[:, 1:4])
+
+
+def test_standardisation_is_replayed_on_new_inputs():
+    X, y = _xy(d=4)
+    X = X * [1, 10, 100, 1000] + 7
+    data = validate_xy(X, y, standardize=True)
+    np.testing.assert_allclose(data.X.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(data.X.std(axis=0), 1, atol=1e-12)
+    np.testing.assert_allclose(data.transform(X), data.X)
+    with pytest.raises(ValueError, match="columns"):
+        data.transform(X[:, :2])
+
+
+def test_no_warning_without_constant_columns():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        validate_xy(*_xy())
+
+
+@pytest.mark.parametrize("name, shape, n_pos", [
+    ("pima", (768, 8), 268), ("sonar", (208, 60), 97), ("liver", (579, 10), 414),
+    ("breast_cancer", (569, 30), 212), ("eeg", (14980, 14), 6723),
+])
+def test_builtin_loaders_return_raw_features_and_01_labels(name, shape, n_pos):
+    X, y, _ = load_dataset(name)
+    assert X.shape == shape
+    assert set(np.unique(y)) == {0, 1} and y.sum() == n_pos
+    assert not np.all(X[:, 0] == 1)  # no intercept column
+
+
+def test_unknown_dataset_is_a_value_error():
+    with pytest.raises(ValueError, match="unknown dataset"):
+        load_dataset("iris")
+
+
+def test_csv_loader_takes_the_target_by_name(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("a,label,b\n1,0,2\n3,1,4\n5,0,6\n")
+    X, y, names = load_csv(path, target="label")
+    assert names == ["a", "b"] and y.tolist() == [0, 1, 0]
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4], [5, 6]])
+    X, y, names = load_csv(path)  # default: last column
+    assert names == ["a", "label"] and y.tolist() == [2, 4, 6]
+    with pytest.raises(ValueError, match="not in the header"):
+        load_csv(path, target="class")

@@ -1,0 +1,146 @@
+import numpy as np
+import particles
+import pytest
+from particles import distributions as dists
+from particles import smc_samplers as ssp
+
+from pac_particles.auc import auc_risk
+from pac_particles.models import AUCGibbsModel, RobustAdaptiveTempering
+from pac_particles.posterior import run_smc
+from pac_particles.priors import gaussian_prior
+from reference import AngularQuadrature
+
+
+def _two_d_problem(n=200, seed=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = (X @ [1.0, 0.5] + 0.8 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def _separable(n, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X @ np.arange(1.0, d + 1) > 0).astype(int)
+    return X, y
+
+
+def test_loglik_is_minus_lam_times_risk():
+    X, y = _two_d_problem()
+    model = AUCGibbsModel(X, y, lam=7.5, standardize=False)
+    theta = model.prior.rvs(size=30)
+    expected = [-7.5 * auc_risk(X @ t, y) for t in theta["theta"]]
+    np.testing.assert_allclose(model.loglik(theta), expected, atol=1e-12)
+    assert model.n_risk_evaluations == 30
+
+
+@pytest.mark.parametrize("lam", [0.0, -3.0, np.nan])
+def test_model_rejects_non_positive_lam(lam):
+    X, y = _two_d_problem(n=20)
+    with pytest.raises(ValueError, match="lam"):
+        AUCGibbsModel(X, y, lam=lam)
+
+
+def test_model_rejects_prior_of_wrong_dimension():
+    X, y = _two_d_problem(n=20)
+    with pytest.raises(ValueError, match="dimension"):
+        AUCGibbsModel(X, y, lam=1.0, prior=gaussian_prior(3))
+    with pytest.raises(ValueError, match="field 'theta'"):
+        AUCGibbsModel(X, y, lam=1.0,
+                      prior=dists.StructDist({"beta": dists.MvNormal(loc=np.zeros(2))}))
+
+
+def test_run_smc_rejects_too_few_particles():
+    X, y = _two_d_problem(n=20)
+    with pytest.raises(ValueError, match="n_particles"):
+        run_smc(AUCGibbsModel(X, y, lam=1.0), n_particles=1)
+
+
+def test_smc_matches_quadrature_in_two_dimensions():
+    """Mean direction and log Z of the exact Gibbs posterior (computed by
+    exact integration over the arcs of the piecewise-constant risk) agree with
+    independent waste-free SMC runs, within their Monte Carlo error."""
+    X, y = _two_d_problem()
+    lam = float(len(y))
+    exact = AngularQuadrature(X, y, lam)
+    angles, log_zs = [], []
+    for seed in range(5):
+        model = AUCGibbsModel(X, y, lam=lam, standardize=False)
+        post = run_smc(model, n_particles=500, len_chain=10, seed=seed)
+        angles.append(np.arctan2(post.mean[1], post.mean[0]))
+        log_zs.append(post.log_z)
+    standard_error = np.std(angles, ddof=1) / np.sqrt(len(angles))
+    assert abs(np.mean(angles) - exact.mean_angle) < 4 * standard_error + 0.005
+    assert abs(np.mean(log_zs) - exact.log_z) < 0.2
+    np.testing.assert_allclose(post.mean, exact.mean, atol=0.15)
+
+
+def test_model_runs_unchanged_in_particles_smc_waste_free_and_standard():
+    X, y = _two_d_problem(n=100)
+    for wastefree in (True, False):
+        np.random.seed(1)
+        fk = ssp.AdaptiveTempering(AUCGibbsModel(X, y, lam=50.0),
+                                   wastefree=wastefree, len_chain=5)
+        smc = particles.SMC(fk=fk, N=100, verbose=False)
+        smc.run()
+        assert smc.X.shared["exponents"][-1] == 1.0
+        assert smc.X.theta["theta"].shape == (500 if wastefree else 100, 2)
+
+
+@pytest.mark.parametrize("wastefree", [True, False])
+def test_steep_target_reaches_exponent_one(wastefree):
+    X, y = _separable(150)
+    model = AUCGibbsModel(X, y, lam=1e5)
+    post = run_smc(model, n_particles=100, len_chain=5, wastefree=wastefree, seed=0)
+    assert post.exponents[-1] == 1.0
+    assert np.all(np.diff(post.exponents) > 0)
+    assert np.isfinite(post.log_z)
+
+
+def test_robust_tempering_bracket_handles_tiny_first_increment():
+    """A log-likelihood spread so wide that delta = 1e-12 already drops the ESS
+    below target makes particles' brentq bracket fail; ours still advances."""
+    fk = RobustAdaptiveTempering(model=None)
+    x = ssp.ThetaParticles(theta=np.zeros(4))
+    x.llik = np.array([0.0, -1e14, -1e14, -1e14])
+    x.lpost = np.zeros(4)
+    x.shared = {"exponents": [0.0], "path_sampling": [0.0]}
+    fk.logG(0, None, x)
+    delta = x.shared["exponents"][-1]
+    # ESS of weights (1, w, w, w) is 2 when 3 w^2 + 6 w - 1 = 0
+    w = (-6 + np.sqrt(48)) / 6
+    assert delta == pytest.approx(-np.log(w) / 1e14, rel=1e-4)
+    with pytest.raises(ValueError):
+        ssp.AdaptiveTempering(model=None).logG(0, None, x.copy())
+
+
+def test_run_stopping_at_max_iter_is_an_error():
+    X, y = _separable(150)
+    with pytest.raises(RuntimeError, match="max_iter"):
+        run_smc(AUCGibbsModel(X, y, lam=1e4), n_particles=50, len_chain=3,
+                max_iter=2, seed=0)
+
+
+def test_separable_data_reaches_near_zero_training_risk_and_optimal_test_auc():
+    X, y = _separable(400)
+    X_test, y_test = _separable(5000, seed=1)
+    model = AUCGibbsModel(X, y, lam=2000.0)
+    post = run_smc(model, n_particles=200, len_chain=10, seed=0)
+    train_risk = np.average(model.risk(post.theta), weights=post.weights)
+    assert train_risk < 0.02
+    assert 1 - auc_risk(post.score(X_test), y_test) > 0.98
+
+
+def test_path_and_point_estimates():
+    X, y = _two_d_problem()
+    post = run_smc(AUCGibbsModel(X, y, lam=100.0), n_particles=100, len_chain=5,
+                   seed=2)
+    assert post.exponents[0] == 0 and post.exponents[-1] == 1
+    assert post.gammas[-1] == 100.0 and post.log_z_path[-1] == post.log_z
+    assert np.all(np.diff(post.log_z_path) <= 0)  # log-likelihood <= 0
+    for point in ("bayes_point", "mean", "componentwise_mode"):
+        s = post.score(X, point=point)
+        assert s.shape == (len(y),) and 1 - auc_risk(s, y) > 0.75
+    assert np.linalg.norm(post.bayes_point) <= 1
+    with pytest.raises(ValueError, match="unknown point"):
+        post.score(X, point="median")
