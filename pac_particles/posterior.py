@@ -50,7 +50,8 @@ POINT_ESTIMATES = ("bayes_point", "mean", "componentwise_mode")
 
 
 def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
-            ESSrmin=0.5, max_iter=1000, seed=None, verbose=False):
+            ESSrmin=0.5, max_iter=1000, seed=None, verbose=False,
+            collect=None):
     """Adaptive-tempering SMC from the prior to the Gibbs posterior of ``model``.
 
     Parameters
@@ -75,6 +76,10 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         Seeds numpy's global generator, which ``particles`` draws from.
     verbose : bool
         Print one progress line per tempering step to stderr.
+    collect : list of particles.collectors.Collector, optional
+        Extra summaries computed at every tempering step (e.g.
+        :class:`pac_particles.selection.PathScores`); available afterwards
+        as ``SMCPosterior.summaries``.
 
     Returns
     -------
@@ -100,7 +105,8 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         seq = ssp.AdaptiveMCMCSequence(mcmc=move, len_chain=len_chain)
     fk = RobustAdaptiveTempering(model, wastefree=wastefree, len_chain=len_chain,
                                  move=seq, ESSrmin=ESSrmin, max_iter=max_iter)
-    smc = particles.SMC(fk=fk, N=n_particles, ESSrmin=1.0, verbose=False)
+    smc = particles.SMC(fk=fk, N=n_particles, ESSrmin=1.0, verbose=False,
+                        collect=collect)
     start = time.perf_counter()
     for _ in smc:
         if verbose:
@@ -128,6 +134,8 @@ class SMCPosterior:
     wall_time : seconds spent in the run.
     n_risk_evaluations : risk evaluations made by the model in the run.
     z : (N, d) bool inclusion indicators for spike-and-slab priors, else None.
+    summaries : the ``particles`` summaries of the run (one entry per
+        tempering step for each collector).
     """
 
     theta: np.ndarray
@@ -140,6 +148,7 @@ class SMCPosterior:
     wall_time: float = float("nan")
     n_risk_evaluations: int = 0
     z: np.ndarray = None
+    summaries: object = None
 
     @classmethod
     def from_smc(cls, smc, model, wall_time=float("nan")):
@@ -154,7 +163,7 @@ class SMCPosterior:
                    log_z_path=log_z_path, data=getattr(model, "data", None),
                    wall_time=wall_time,
                    n_risk_evaluations=getattr(model, "n_risk_evaluations", 0),
-                   z=z)
+                   z=z, summaries=smc.summaries)
 
     # ---------------------------------------------------------------- path
     @property
