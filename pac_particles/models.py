@@ -102,6 +102,8 @@ class AUCGibbsModel(ssp.StaticModel):
         """AUC risk ``R_n`` of particles ``theta`` ((N, d) array or a
         structured array with field ``theta``)."""
         arr = theta["theta"] if theta.dtype.names else theta
+        # d = 1: particles stores a one-dimensional field as shape (N,)
+        arr = np.reshape(arr, (-1, self.d))
         return linear_auc_risk(arr, self.data.X_pos, self.data.X_neg)
 
     def loglik(self, theta, t=None):
@@ -122,7 +124,7 @@ def _check_theta_prior(prior, d):
     names = getattr(sample.dtype, "names", None) or ()
     if "theta" not in names:
         raise ValueError("prior must be a StructDist with a field 'theta'")
-    if sample["theta"].shape != (2, d):
+    if np.reshape(sample["theta"], (2, -1)).shape != (2, d):
         raise ValueError(f"prior field 'theta' must have dimension d = {d} "
                          f"(columns after dropping constants), got "
                          f"{sample['theta'].shape[1:]}")

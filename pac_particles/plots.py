@@ -25,7 +25,7 @@ from sklearn.metrics import roc_curve  # noqa: E402
 
 from .auc import auc_risk, binary_labels  # noqa: E402
 
-__all__ = ["plot_roc", "plot_marginals", "save"]
+__all__ = ["plot_roc", "plot_marginals", "plot_cv_curve", "save"]
 
 
 def _axes(ax, figsize=(5, 5)):
@@ -71,6 +71,24 @@ def plot_marginals(theta, weights, names=None, gaussians=None, axes=None,
             ax.legend()
         ax.set_title(names[j] if names is not None else f"theta[{j}]")
     return axes
+
+
+def plot_cv_curve(cv, ax=None):
+    """Validation AUC vs ``gamma`` from :func:`pac_particles.selection.cv_lambda`:
+    each fold's path, the mean over folds with a +/- 1 sd band, the chosen lam."""
+    ax = _axes(ax, figsize=(6, 4))
+    for k, (gammas, aucs) in enumerate(cv.fold_paths):
+        ax.plot(gammas, aucs, color="grey", lw=0.7, alpha=0.6,
+                label="folds" if k == 0 else None)
+    ax.plot(cv.grid, cv.mean_auc, color="C0", label="mean over folds")
+    ax.fill_between(cv.grid, cv.mean_auc - cv.std_auc, cv.mean_auc + cv.std_auc,
+                    color="C0", alpha=0.2)
+    ax.axvline(cv.best_lam, color="C3", ls="--", label=f"lam = {cv.best_lam:.4g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("gamma = lam * tempering exponent")
+    ax.set_ylabel("validation AUC")
+    ax.legend()
+    return ax
 
 
 def save(fig, path):

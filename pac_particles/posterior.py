@@ -158,7 +158,8 @@ class SMCPosterior:
         z = np.asarray(th["z"], dtype=bool) if "z" in names else None
         exps = np.asarray(smc.X.shared["exponents"], dtype=float)
         log_z_path = np.concatenate([[0.0], smc.summaries.logLts])
-        return cls(theta=np.array(th["theta"], dtype=float), weights=smc.W.copy(),
+        theta = np.array(th["theta"], dtype=float).reshape(len(th), -1)
+        return cls(theta=theta, weights=smc.W.copy(),
                    lam=float(model.lam), log_z=float(smc.logLt), exponents=exps,
                    log_z_path=log_z_path, data=getattr(model, "data", None),
                    wall_time=wall_time,

@@ -58,10 +58,14 @@ class DiagonalNormal(dists.ProbDist):
         return self.variances.size
 
     def rvs(self, size=None):
+        # shape (N,) when d = 1: StructDist stores a 1-D law as a scalar field
         n = 1 if size is None else size
-        return np.random.standard_normal((n, self.dim)) * self.std
+        return np.random.standard_normal(self.shape(n)) * (
+            self.std[0] if self.dim == 1 else self.std)
 
     def logpdf(self, x):
+        if self.dim == 1:
+            return self._log_norm - 0.5 * x * x / self.variances[0]
         return self._log_norm - 0.5 * np.sum(x * x / self.variances, axis=-1)
 
 

@@ -72,7 +72,7 @@ class PathScores(collectors.Collector):
     signature = {"X_val": None, "point": "bayes_point"}
 
     def fetch(self, smc):
-        theta = smc.X.theta["theta"]
+        theta = np.reshape(smc.X.theta["theta"], (len(smc.X.theta), -1))
         current = SMCPosterior(theta=theta, weights=smc.W, lam=np.nan,
                                log_z=np.nan, exponents=np.zeros(1),
                                log_z_path=np.zeros(1))

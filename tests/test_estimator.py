@@ -1,0 +1,86 @@
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score, roc_curve
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_estimator
+
+from pac_particles.estimator import PACBayesAUC
+
+
+def _data(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) * [1.0, 5.0, 0.2] + [0.0, 10.0, -3.0]
+    y = np.where(X[:, 0] - 0.2 * X[:, 1] + 3 * X[:, 2] + rng.normal(size=n) > -11,
+                 "yes", "no")
+    return X, y
+
+
+def test_passes_scikit_learn_estimator_checks():
+    """Every check passes; the ones skipped need pandas or the array API."""
+    results = check_estimator(
+        PACBayesAUC(lam=20.0, n_particles=30, len_chain=3, random_state=0),
+        on_fail=None)
+    failed = [r["check_name"] for r in results if r["status"] == "failed"]
+    assert failed == []
+
+
+def test_decision_function_replays_the_posterior_score_on_raw_inputs():
+    X, y = _data()
+    est = PACBayesAUC(lam=200.0, n_particles=50, len_chain=5, random_state=0).fit(X, y)
+    assert list(est.classes_) == ["no", "yes"]
+    reference = est.posterior_.score(X, point="bayes_point")
+    np.testing.assert_allclose(est.decision_function(X) + est.threshold_,
+                               reference - reference.mean()
+                               + (est.decision_function(X) + est.threshold_).mean(),
+                               atol=1e-9)
+    assert est.score(X, y) == pytest.approx(roc_auc_score(y == "yes", reference))
+
+
+def test_predict_uses_the_youden_point_of_the_training_roc():
+    X, y = _data()
+    est = PACBayesAUC(lam=200.0, n_particles=50, len_chain=5, random_state=0).fit(X, y)
+    pred = est.predict(X) == "yes"
+    positives = y == "yes"
+    tpr, fpr = pred[positives].mean(), pred[~positives].mean()
+    f, t, _ = roc_curve(positives, est.decision_function(X))
+    assert tpr - fpr == pytest.approx(np.max(t - f))
+
+
+def test_same_random_state_gives_the_same_fit():
+    X, y = _data()
+    a = PACBayesAUC(lam=100.0, n_particles=40, len_chain=4, random_state=3).fit(X, y)
+    b = PACBayesAUC(lam=100.0, n_particles=40, len_chain=4, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.log_evidence_ == b.log_evidence_
+
+
+def test_lam_cv_chooses_lam_on_the_path_and_refits():
+    X, y = _data()
+    est = PACBayesAUC(lam="cv", lam_max=2000.0, n_folds=3, n_particles=40,
+                      len_chain=4, random_state=0).fit(X, y)
+    assert est.lam_ == est.cv_.best_lam and est.lam_ <= 2000.0
+    assert est.posterior_.lam == est.lam_
+    assert est.score(X, y) > 0.8
+
+
+def test_works_in_cross_val_score_grid_search_and_pipeline():
+    X, y = _data()
+    est = PACBayesAUC(lam=100.0, n_particles=30, len_chain=3, random_state=0)
+    scores = cross_val_score(est, X, y, scoring="roc_auc", cv=3)
+    assert scores.shape == (3,) and scores.mean() > 0.8
+    search = GridSearchCV(est, {"lam": [10.0, 300.0]}, scoring="roc_auc", cv=3)
+    assert search.fit(X, y).best_params_["lam"] in (10.0, 300.0)
+    pipe = make_pipeline(StandardScaler(), est).fit(X, y)
+    assert roc_auc_score(y, pipe.decision_function(X)) > 0.8
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(method="mcmc"), "method"), (dict(lam=-1.0), "lam"),
+    (dict(point="median"), "point"), (dict(eps=1.5), "eps"),
+])
+def test_bad_parameters_are_value_errors(params, message):
+    X, y = _data(n=40)
+    with pytest.raises(ValueError, match=message):
+        PACBayesAUC(**params).fit(X, y)
