@@ -83,3 +83,16 @@ def test_logistic_baseline_ranks_well_on_linear_data():
     X, y = _data(n=300)
     s = logistic_scores(X[:200], y[:200], X[200:], random_state=0)
     assert roc_auc_score(y[200:], s) > 0.8
+
+
+def test_compare_scorers_uses_the_same_splits_for_every_scorer():
+    from pac_particles.baselines import LogisticBaseline, compare_scorers
+    X, y = _data(n=150)
+    table = compare_scorers(X, y, {
+        "logit": lambda seed: LogisticBaseline(random_state=seed),
+        "logit again": lambda seed: LogisticBaseline(random_state=seed),
+        "rankboost": lambda seed: RankBoost(n_rounds=30),
+    }, n_repeats=3, seed=1)
+    np.testing.assert_array_equal(table["logit"]["auc"], table["logit again"]["auc"])
+    assert table["logit"]["auc"].shape == (3,)
+    assert table["logit"]["mean"] > 0.75 and table["rankboost"]["mean"] > 0.7
