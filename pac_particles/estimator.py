@@ -26,6 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .auc import auc_risk
+from .bounds import smc_certificate
 from .data import check_lam, validate_xy
 from .models import AUCGibbsModel
 from .posterior import POINT_ESTIMATES, run_smc
@@ -81,6 +82,10 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         positive exactly where ``predict`` says ``classes_[1]``.
     lam_ : the inverse temperature used.
     log_evidence_ : SMC estimate of ``log Z(lam_)``.
+    bound_ : :class:`pac_particles.bounds.PACBayesBound`, the PAC-Bayes
+        certificate at level ``1 - eps`` of the Gibbs posterior (union bound
+        over the CV grid when ``lam='cv'``); ``bound_.auc_risk_bound_two_sample``
+        bounds the expected test ``1 - AUC`` of the randomised score.
     threshold_ : the cut on the score used by ``predict``;
         ``decision_function`` is shifted by it so that the cut is 0.
     posterior_ : the SMCPosterior.
@@ -163,6 +168,9 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             self.posterior_ = run_smc(model, seed=self.random_state,
                                       verbose=self.verbose, **smc_kwargs)
         self.log_evidence_ = self.posterior_.log_z
+        grid_size = self.cv_.grid.size if isinstance(self.lam, str) else 1
+        self.bound_ = smc_certificate(self.posterior_, eps=self.eps,
+                                      grid_size=grid_size)
         data = self.posterior_.data
         theta = self.posterior_.point_estimate(self.point)
         self.coef_ = np.zeros(self.n_features_in_)

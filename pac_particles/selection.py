@@ -6,8 +6,8 @@ Cross-validation of ``lam`` along the tempering path
     :class:`PathScores` collector records, at every step, the scores of the
     held-out fold under the current point estimate; so each fold yields a
     whole validation-AUC curve ``gamma -> AUC`` without re-running anything.
-    Curves are put on a common log-spaced grid (linear interpolation in
-    ``log gamma``), averaged over folds, the best ``lam`` is picked and the
+    Curves are put on a common log-spaced grid fixed in advance (linear
+    interpolation in ``log gamma``), averaged over folds, the best ``lam`` is picked and the
     model refitted on all data (:func:`cv_lambda`).
 
 Evidence maximisation
@@ -121,7 +121,8 @@ def _fold_path(X_tr, y_tr, X_val, y_val, lam_max, point, model_kwargs,
     return gammas, aucs
 
 
-def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, point="bayes_point",
+def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
+              point="bayes_point",
               refit=True, n_particles=200, len_chain=10, move=None,
               model_kwargs=None, seed=None, n_jobs=1, verbose=False):
     """Choose ``lam`` by K-fold cross-validation along the tempering path.
@@ -130,12 +131,16 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, point="bayes_point",
     ----------
     X, y : training data.
     lam_max : float
-        End of the tempering path; the chosen ``lam`` lies in
-        ``[smallest first step over folds, lam_max]``.
+        End of the tempering path and of the grid of candidate ``lam``.
     n_folds : int
         Stratified folds.
-    grid_size : int
-        Size of the common log-spaced grid of ``gamma``.
+    grid_size, grid_decades : int, float
+        The common grid of ``gamma``: ``grid_size`` log-spaced values from
+        ``lam_max / 10**grid_decades`` to ``lam_max``. It is fixed before
+        seeing the data, so a PAC-Bayes certificate at the chosen ``lam``
+        holds with ``log(grid_size / eps)`` in place of ``log(1 / eps)``
+        (a union bound over the grid). Grid values below a fold's first
+        tempering step take that step's AUC.
     point : str
         Point estimate scored on the held-out fold (see
         ``pac_particles.posterior.POINT_ESTIMATES``).
@@ -173,8 +178,7 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, point="bayes_point",
                             point, model_kwargs, smc_kwargs,
                             None if seed is None else base + k)
         for k, (tr, va) in enumerate(folds))
-    low = min(g[0] for g, _ in paths)
-    grid = np.geomspace(low, lam_max, int(grid_size))
+    grid = np.geomspace(lam_max / 10.0 ** grid_decades, lam_max, int(grid_size))
     fold_auc = np.array([np.interp(np.log(grid), np.log(g), a) for g, a in paths])
     result = LamCVResult(grid=grid, fold_auc=fold_auc,
                          best_lam=float(grid[np.argmax(fold_auc.mean(axis=0))]),

@@ -38,6 +38,20 @@ def test_decision_function_replays_the_posterior_score_on_raw_inputs():
     assert est.score(X, y) == pytest.approx(roc_auc_score(y == "yes", reference))
 
 
+def test_certificate_is_the_gibbs_bound_of_the_fitted_posterior():
+    from pac_particles.bounds import pac_bayes_bound_gibbs
+    X, y = _data()
+    est = PACBayesAUC(lam=60.0, n_particles=50, len_chain=5, eps=0.1,
+                      random_state=0).fit(X, y)
+    data = est.posterior_.data
+    expected = pac_bayes_bound_gibbs(est.log_evidence_, 60.0, data.n_pos,
+                                     data.n_neg, eps=0.1)
+    assert est.bound_.bound == pytest.approx(expected.bound)
+    assert est.bound_.grid_size == 1 and est.bound_.eps == 0.1
+    # the two-sample certificate is at least the posterior's training risk
+    assert est.bound_.auc_risk_bound_two_sample > est.bound_.expected_risk
+
+
 def test_predict_uses_the_youden_point_of_the_training_roc():
     X, y = _data()
     est = PACBayesAUC(lam=200.0, n_particles=50, len_chain=5, random_state=0).fit(X, y)
@@ -63,6 +77,9 @@ def test_lam_cv_chooses_lam_on_the_path_and_refits():
     assert est.lam_ == est.cv_.best_lam and est.lam_ <= 2000.0
     assert est.posterior_.lam == est.lam_
     assert est.score(X, y) > 0.8
+    # the grid is fixed before seeing the data: union bound over its size
+    assert est.bound_.grid_size == est.cv_.grid.size == 50
+    assert est.cv_.grid[0] == pytest.approx(2.0)
 
 
 def test_works_in_cross_val_score_grid_search_and_pipeline():

@@ -1,0 +1,482 @@
+"""PAC-Bayes certificates for AUC scoring (Corollary 19 of the dissertation).
+
+Risks of the theorem
+--------------------
+The bound is stated for the ranking risk over *all ordered pairs* (Alquier,
+Ridgway & Chopin 2016; Section 5 of the dissertation), with
+``f_theta(x, x') = 2 * 1{<theta, x> > <theta, x'>} - 1``::
+
+    r_n(theta) = 1/(n(n-1)) sum_{i != j} 1{(Y_i - Y_j) f_theta(X_i, X_j) < 0},
+    R(theta)   = P((Y_1 - Y_2) f_theta(X_1, X_2) < 0).
+
+Same-class pairs never count and a mis-ordered pos/neg pair counts in both
+orders (a tie in one), so with our ``R_n`` (fraction of mis-ordered pos/neg
+pairs, ties 1/2) and ``AUC(theta) = P(s(X+) > s(X-)) + P(tie)/2``::
+
+    r_n = q_n R_n,          q_n = 2 n_pos n_neg / (n (n - 1))       (exact)
+    R   = 2 pi (1 - pi) (1 - AUC(theta)),   pi = P(Y = 1)           (exact)
+
+and the Gibbs posterior ``exp(-lam R_n)`` (our ``lam``) is ``exp(-lam' r_n)``
+with ``lam' = lam / q_n`` (``lam_pairs``); KL terms do not change.
+
+The certificate
+---------------
+Under the Hoeffding assumption with ``f(lam', n) = lam'^2 / (n - 1)``
+(Proposition 18), Theorem 8 gives Corollary 19: with probability at least
+``1 - eps`` over the sample, simultaneously for every distribution ``rho``,::
+
+    E_rho[R] <= E_rho[r_n] + lam' / (n - 1) + (KL(rho, prior) + log(1/eps)) / lam'.
+
+* Gaussian ``rho`` (VB, EP): ``E_rho[r_n] = q_n E_rho[R_n]`` in closed form
+  (:func:`pac_particles.vb.expected_auc_risk`) and ``KL`` in closed form
+  (:func:`pac_bayes_bound_gaussian`).
+* The Gibbs posterior itself (SMC): ``lam E[R_n] + KL = lam' E[r_n] + KL = -log Z``
+  (Proposition 6 with ``rho`` the Gibbs posterior), so the bound is
+  ``-log Z / lam' + lam' / (n - 1) + log(1/eps) / lam'``
+  (:func:`pac_bayes_bound_gibbs`).
+* ``lam`` chosen from a grid of ``K`` values *using the data*: a union bound over
+  the grid replaces ``log(1/eps)`` by ``log(K / eps)`` (``grid_size=K``).
+
+The theorem needs ``lam'`` fixed before seeing the sample. The Corollary 21
+default (:func:`pac_particles.vb.corollary21_lam`) fixes ``lam' = sqrt(d(n-1))/2``
+and is fine. A ``lam`` fixed on *our* scale makes ``lam' = lam / q_n`` depend on
+the class counts; strictly, count it as a grid over the ``n - 1`` possible
+values of ``n_pos`` (multiply ``grid_size`` by ``n - 1``).
+
+From ``R`` to ``1 - AUC``
+-------------------------
+``E_rho[1 - AUC] = E_rho[R] / (2 pi (1 - pi))`` with ``pi`` unknown, so:
+
+* ``auc_risk_bound = bound / q_n`` is a *plug-in*: ``q_n`` is the unbiased
+  estimate of ``2 pi (1 - pi)``, not a bound on it;
+* ``auc_risk_bound_rigorous = bound / q_lo`` with ``q_lo`` the smallest value of
+  ``2 pi (1 - pi)`` over the Clopper-Pearson interval for ``pi`` at level
+  ``1 - eps_prevalence``: it holds with probability at least
+  ``1 - eps - eps_prevalence`` (union bound).
+
+A sharper certificate on our scale (not in the dissertation)
+------------------------------------------------------------
+Conditionally on the labels, positives and negatives are two independent iid
+samples and ``R_n(theta)`` is a two-sample U-statistic with mean
+``1 - AUC(theta)`` and kernel in [0, 1]. Hoeffding (1963, Section 5b) writes it
+as an average of means of ``k = min(n_pos, n_neg)`` independent terms, so the
+Hoeffding assumption holds with ``f(lam) = lam^2 / (8 k)`` for *our* ``lam``, and
+Theorem 8 gives, with probability at least ``1 - eps``, for every ``rho``::
+
+    E_rho[1 - AUC] <= E_rho[R_n] + lam / (8 k) + (KL + log(grid_size/eps)) / lam
+
+(``auc_risk_bound_two_sample``; for the Gibbs posterior the first and third
+terms combine into ``(-log Z + log(grid_size/eps)) / lam``). It needs no
+prevalence correction and ``lam`` may depend on the class counts. Against
+Corollary 19 divided by ``q_n``, the ``(KL + log)/lam`` term is the same and the
+term linear in ``lam`` is 16 times smaller for balanced classes (at least 13.5
+times in general): ``lam / (8 k)`` against ``lam n^2 (n-1) / (4 n_pos^2 n_neg^2)``
+(part of the gap is that ``f = lam'^2/(n-1)`` is 4 times the one-sample
+U-statistic constant of Hoeffding 1963).
+
+``R <= P(Y_1 != Y_2) = 2 pi (1 - pi) <= 1/2`` for every score, so a bound on
+``R`` of 1/2 or more is vacuous (``trivial``); on the AUC scale a bound below 1/2
+certifies a ranking better than chance. The certificate is for the *randomised*
+score ``x . theta``, ``theta ~ rho``, not for the score of the posterior mean.
+
+Usage
+-----
+::
+
+    from pac_particles.auc import linear_auc_risk
+    from pac_particles.bounds import pac_bayes_bound_gaussian, pac_bayes_bound_gibbs
+    from pac_particles.vb import GaussianVB
+
+    # Gaussian rho, lam from Corollary 21; EP: EPLinear(X, y, lam).fit(), same call
+    res = GaussianVB(X, y, family="full", standardize=False).fit()
+    cert = pac_bayes_bound_gaussian(res.mean, res.cov, X, y, lam=res.lam,
+                                    prior_var=res.prior_var, standardize=False,
+                                    eps=0.05)
+    cert.bound, cert.auc_risk_bound, cert.auc_risk_bound_rigorous
+    cert.auc_risk_bound_two_sample       # the sharpest rigorous bound on 1 - AUC
+
+    # Gibbs posterior from SMC (post = run_smc(model, ...), model.lam = lam);
+    # grid_size=K if lam was picked among K values with the data
+    data = model.data
+    risks = linear_auc_risk(post.theta, data.X_pos, data.X_neg)
+    cert = pac_bayes_bound_gibbs(post.log_z, post.lam, data.n_pos, data.n_neg,
+                                 expected_risk=post.weights @ risks,
+                                 eps=0.05, grid_size=K)
+
+Data-dependent priors
+---------------------
+The prior must not depend on the sample. ``standardize=True`` rescales the
+columns by their sample standard deviations, which makes the prior on the raw
+scale ``N(0, diag(1/scale^2) prior_var)`` data-dependent: the certificate is
+then approximate (the dependence is through d scales that concentrate at rate
+``1/sqrt(n)``). For a rigorous certificate fit with ``standardize=False`` on
+inputs scaled in advance (or with scales from a separate sample). Centring is
+harmless: the risk is invariant to shifts.
+
+References
+----------
+Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of variational
+approximations of Gibbs posteriors. Journal of Machine Learning Research 17(239),
+1-41.
+
+Catoni, O. (2007). PAC-Bayesian supervised classification: the thermodynamics of
+statistical learning. IMS Lecture Notes Monograph Series 56.
+
+Clopper, C. J. and Pearson, E. S. (1934). The use of confidence or fiducial
+limits illustrated in the case of the binomial. Biometrika 26(4), 404-413.
+
+Hoeffding, W. (1963). Probability inequalities for sums of bounded random
+variables. Journal of the American Statistical Association 58(301), 13-30.
+
+McAllester, D. A. (1998). Some PAC-Bayesian theorems. Proceedings of COLT, 230-234.
+"""
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from scipy.stats import beta
+
+from .auc import linear_auc_risk
+from .data import check_lam, validate_xy
+from .vb import expected_auc_risk, gaussian_kl, ordered_pairs_factor
+
+__all__ = ["PACBayesBound", "pac_bayes_bound", "pac_bayes_bound_gaussian",
+           "pac_bayes_bound_gibbs", "prevalence_factor_lower", "smc_certificate"]
+
+# R <= P(Y_1 != Y_2) = 2 pi (1 - pi) <= 1/2 for every score
+TRIVIAL_BOUND = 0.5
+
+
+@dataclass(frozen=True)
+class PACBayesBound:
+    """Terms of the Corollary 19 certificate ``bound = empirical + kl + complexity``.
+
+    Attributes
+    ----------
+    bound : float
+        Upper bound on ``E_rho[R]``, the population risk over all ordered pairs;
+        holds with probability at least ``1 - eps``.
+    empirical_term : float or None
+        ``E_rho[r_n] = q_n E_rho[R_n]`` (None for a Gibbs posterior given by
+        ``log Z`` alone).
+    kl_term : float or None
+        ``KL(rho, prior) / lam_pairs`` (None as above).
+    free_energy_term : float
+        ``empirical_term + kl_term = (lam E_rho[R_n] + KL) / lam_pairs``
+        (``-log Z / lam_pairs`` for the Gibbs posterior).
+    complexity_term : float
+        ``lam_pairs / (n - 1) + log(grid_size / eps) / lam_pairs``.
+    trivial : float
+        1/2: every score has ``R <= 1/2``; the bound is informative below it.
+    eps : float
+    grid_size : int
+    lam : float
+        Inverse temperature on our scale (multiplies ``R_n``).
+    lam_pairs : float
+        ``lam / q_n``, the dissertation's ``lambda`` (multiplies ``r_n``).
+    pair_factor : float
+        ``q_n = 2 n_pos n_neg / (n (n - 1))``.
+    n_pos, n_neg : int
+    kl : float or None
+        ``KL(rho, prior)``.
+    expected_risk : float or None
+        ``E_rho[R_n]`` on our scale (fraction of mis-ordered pos/neg pairs).
+    auc_risk_bound : float
+        ``bound / q_n``: plug-in bound on ``E_rho[1 - AUC]`` (``q_n`` estimates
+        ``2 pi (1 - pi)``).
+    auc_risk_bound_rigorous : float
+        ``bound / q_lo``: bound on ``E_rho[1 - AUC]`` holding with probability
+        at least ``1 - eps - eps_prevalence``.
+    eps_prevalence : float
+    auc_risk_bound_two_sample : float
+        ``E_rho[R_n] + lam / (8 min(n_pos, n_neg)) + (KL + log(grid_size/eps))
+        / lam``: bound on ``E_rho[1 - AUC]`` from the two-sample Hoeffding
+        inequality given the labels (module docstring); holds with
+        probability at least ``1 - eps`` on its own.
+    """
+
+    bound: float
+    empirical_term: Optional[float]
+    kl_term: Optional[float]
+    free_energy_term: float
+    complexity_term: float
+    trivial: float
+    eps: float
+    grid_size: int
+    lam: float
+    lam_pairs: float
+    pair_factor: float
+    n_pos: int
+    n_neg: int
+    kl: Optional[float]
+    expected_risk: Optional[float]
+    auc_risk_bound: float
+    auc_risk_bound_rigorous: float
+    eps_prevalence: float
+    auc_risk_bound_two_sample: float
+
+    @property
+    def n(self):
+        return self.n_pos + self.n_neg
+
+    @property
+    def non_vacuous(self):
+        """True when the bound on ``R`` is below the trivial value 1/2."""
+        return self.bound < self.trivial
+
+
+def _check_eps(eps, name="eps"):
+    try:
+        eps = float(eps)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1), got {eps!r}")
+    if not 0.0 < eps < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {eps}")
+    return eps
+
+
+def _check_counts(n_pos, n_neg):
+    if int(n_pos) != n_pos or int(n_neg) != n_neg:
+        raise ValueError(f"n_pos and n_neg must be integers, got {n_pos}, "
+                         f"{n_neg}")
+    n_pos, n_neg = int(n_pos), int(n_neg)
+    if n_pos + n_neg < 2:
+        raise ValueError(f"n = n_pos + n_neg must be at least 2, got "
+                         f"{n_pos + n_neg}")
+    if n_pos < 1 or n_neg < 1:
+        raise ValueError(f"need at least one positive and one negative, got "
+                         f"n_pos={n_pos}, n_neg={n_neg}")
+    return n_pos, n_neg
+
+
+def prevalence_factor_lower(n_pos, n_neg, eps_prevalence):
+    """Lower confidence bound on ``2 pi (1 - pi)`` at level ``1 - eps_prevalence``.
+
+    The minimum of the concave ``2 p (1 - p)`` over the two-sided
+    Clopper-Pearson interval for ``pi`` from ``n_pos`` successes in ``n`` trials.
+    """
+    n_pos, n_neg = _check_counts(n_pos, n_neg)
+    alpha = _check_eps(eps_prevalence, "eps_prevalence")
+    n = n_pos + n_neg
+    lo = beta.ppf(alpha / 2.0, n_pos, n - n_pos + 1)
+    hi = beta.ppf(1.0 - alpha / 2.0, n_pos + 1, n - n_pos)
+    return float(min(2.0 * lo * (1.0 - lo), 2.0 * hi * (1.0 - hi)))
+
+
+def _certificate(free_energy, lam, n_pos, n_neg, eps, grid_size, eps_prevalence,
+                 expected_risk=None, kl=None):
+    """Assemble the Corollary 19 bound from ``lam E_rho[R_n] + KL``."""
+    lam = check_lam(lam)
+    n_pos, n_neg = _check_counts(n_pos, n_neg)
+    eps = _check_eps(eps)
+    if isinstance(grid_size, bool) or int(grid_size) != grid_size:
+        raise ValueError(f"grid_size must be an integer >= 1, got {grid_size!r}")
+    grid_size = int(grid_size)
+    if grid_size < 1:
+        raise ValueError(f"grid_size must be at least 1, got {grid_size}")
+    eps_prevalence = eps if eps_prevalence is None \
+        else _check_eps(eps_prevalence, "eps_prevalence")
+    if eps + eps_prevalence >= 1.0:
+        raise ValueError(f"eps + eps_prevalence must be below 1, got "
+                         f"{eps + eps_prevalence}")
+    n = n_pos + n_neg
+    q_n = ordered_pairs_factor(n_pos, n_neg)
+    lam_pairs = lam / q_n
+    free_energy_term = free_energy / lam_pairs
+    complexity = lam_pairs / (n - 1.0) + math.log(grid_size / eps) / lam_pairs
+    bound = free_energy_term + complexity
+    q_lo = prevalence_factor_lower(n_pos, n_neg, eps_prevalence)
+    log_term = math.log(grid_size / eps)
+    two_sample = ((free_energy + log_term) / lam
+                  + lam / (8.0 * min(n_pos, n_neg)))
+    return PACBayesBound(
+        bound=bound,
+        empirical_term=None if expected_risk is None else q_n * expected_risk,
+        kl_term=None if kl is None else kl / lam_pairs,
+        free_energy_term=free_energy_term,
+        complexity_term=complexity,
+        trivial=TRIVIAL_BOUND,
+        eps=eps, grid_size=grid_size, lam=lam, lam_pairs=lam_pairs,
+        pair_factor=q_n, n_pos=n_pos, n_neg=n_neg, kl=kl,
+        expected_risk=expected_risk,
+        auc_risk_bound=bound / q_n,
+        auc_risk_bound_rigorous=bound / q_lo,
+        eps_prevalence=eps_prevalence,
+        auc_risk_bound_two_sample=two_sample)
+
+
+def _check_risk(expected_risk):
+    try:
+        r = float(expected_risk)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected_risk must be a number in [0, 1], got "
+                         f"{expected_risk!r}")
+    if not 0.0 <= r <= 1.0:
+        raise ValueError(f"expected_risk must be in [0, 1] (a fraction of "
+                         f"pos/neg pairs), got {r}")
+    return r
+
+
+def pac_bayes_bound(expected_risk, kl, lam, n_pos, n_neg, eps=0.05,
+                    grid_size=1, eps_prevalence=None):
+    """Corollary 19 bound for any ``rho`` from ``E_rho[R_n]`` and ``KL(rho, prior)``.
+
+    With probability at least ``1 - eps``::
+
+        E_rho[R] <= q_n E_rho[R_n] + lam'/(n - 1) + (KL + log(grid_size/eps))/lam',
+
+    ``lam' = lam / q_n``, ``q_n = 2 n_pos n_neg / (n (n - 1))``, ``R`` the
+    population risk over all ordered pairs (see the module docstring).
+
+    Parameters
+    ----------
+    expected_risk : float
+        ``E_rho[R_n]``, our scale: expected fraction of mis-ordered pos/neg
+        pairs of the training sample.
+    kl : float
+        ``KL(rho || prior)``, >= 0.
+    lam : float
+        Our inverse temperature (multiplies ``R_n``), > 0.
+    n_pos, n_neg : int
+        Class counts of the training sample.
+    eps : float in (0, 1), default 0.05
+    grid_size : int >= 1, default 1
+        Number of candidate values ``lam`` was chosen from using the data.
+    eps_prevalence : float in (0, 1), optional
+        Level of the class-prevalence interval behind
+        ``auc_risk_bound_rigorous`` (default ``eps``).
+
+    Returns
+    -------
+    PACBayesBound
+
+    Examples
+    --------
+    >>> cert = pac_bayes_bound(0.1, 5.0, lam=20.0, n_pos=500, n_neg=500)
+    >>> round(cert.pair_factor, 4), round(cert.lam_pairs, 2)
+    (0.5005, 39.96)
+    >>> round(cert.bound, 4), cert.non_vacuous, round(cert.auc_risk_bound, 4)
+    (0.2901, True, 0.5797)
+    """
+    expected_risk = _check_risk(expected_risk)
+    try:
+        kl = float(kl)
+    except (TypeError, ValueError):
+        raise ValueError(f"kl must be a non-negative number, got {kl!r}")
+    if not np.isfinite(kl) or kl < 0:
+        raise ValueError(f"kl must be finite and non-negative, got {kl}")
+    lam = check_lam(lam)
+    return _certificate(lam * expected_risk + kl, lam, n_pos, n_neg, eps,
+                        grid_size, eps_prevalence, expected_risk, kl)
+
+
+def pac_bayes_bound_gaussian(mean, cov, X, y, lam, prior_var=1.0,
+                             standardize=True, eps=0.05, grid_size=1,
+                             eps_prevalence=None):
+    """Corollary 19 bound for a Gaussian ``rho = N(mean, cov)`` (VB, EP).
+
+    ``E_rho[R_n]`` and ``KL(rho || N(0, prior_var I))`` are computed exactly.
+    ``X, y, standardize`` must be those ``mean`` and ``cov`` were fitted with
+    (they are validated by ``validate_xy`` the same way).
+
+    Parameters
+    ----------
+    mean : (d,) array
+    cov : (d, d) array
+    X, y : training data (raw scale).
+    lam : float
+        Our inverse temperature for the bound (usually the one ``rho`` was
+        fitted with; any value fixed in advance is valid).
+    prior_var : float, default 1.0
+    standardize : bool, default True
+    eps, grid_size, eps_prevalence : see :func:`pac_bayes_bound`.
+
+    Returns
+    -------
+    PACBayesBound
+    """
+    data = validate_xy(X, y, standardize=standardize, drop_constant=True)
+    mean = np.asarray(mean, dtype=float)
+    cov = np.asarray(cov, dtype=float)
+    if mean.shape != (data.d,) or cov.shape != (data.d, data.d):
+        raise ValueError(f"mean and cov must have shapes ({data.d},) and "
+                         f"({data.d}, {data.d}) (columns kept by validate_xy), "
+                         f"got {mean.shape} and {cov.shape}")
+    kl = gaussian_kl(mean, cov, prior_var)
+    risk = expected_auc_risk(mean, cov, data.X_pos, data.X_neg)
+    return pac_bayes_bound(risk, max(kl, 0.0), lam, data.n_pos, data.n_neg,
+                           eps, grid_size, eps_prevalence)
+
+
+def pac_bayes_bound_gibbs(log_z, lam, n_pos, n_neg, expected_risk=None,
+                          eps=0.05, grid_size=1, eps_prevalence=None):
+    """Corollary 19 bound for the Gibbs posterior ``∝ prior exp(-lam R_n)``.
+
+    Since ``lam E[R_n] + KL(Gibbs, prior) = -log Z``,::
+
+        E_Gibbs[R] <= -log Z / lam' + lam'/(n - 1) + log(grid_size/eps)/lam',
+
+    ``lam' = lam / q_n``. ``log Z = log E_prior[exp(-lam R_n)]`` as returned by
+    SMC tempering (or quadrature); an SMC estimate makes the certificate a
+    plug-in of a Monte Carlo estimate (``E[Z_hat] = Z``, so on average
+    ``-log Z_hat`` errs on the conservative side).
+
+    Parameters
+    ----------
+    log_z : float
+        In ``[-lam, 0]``.
+    lam : float
+        Our inverse temperature of the Gibbs posterior.
+    n_pos, n_neg : int
+    expected_risk : float, optional
+        Posterior mean of ``R_n`` (e.g. the weighted mean of the particles'
+        risks); splits the free energy into empirical and KL terms.
+    eps, grid_size, eps_prevalence : see :func:`pac_bayes_bound`.
+
+    Returns
+    -------
+    PACBayesBound
+    """
+    lam = check_lam(lam)
+    try:
+        log_z = float(log_z)
+    except (TypeError, ValueError):
+        raise ValueError(f"log_z must be a number, got {log_z!r}")
+    # 0 <= R_n <= 1 forces -lam <= log Z <= 0
+    slack = 1e-9 * max(1.0, lam)
+    if not np.isfinite(log_z) or log_z > slack or log_z < -lam - slack:
+        raise ValueError(f"log_z must lie in [-lam, 0] = [{-lam}, 0] for a "
+                         f"risk in [0, 1], got {log_z}")
+    kl = None
+    if expected_risk is not None:
+        expected_risk = _check_risk(expected_risk)
+        kl = -log_z - lam * expected_risk
+        if kl < 0:
+            warnings.warn(f"-log_z - lam * expected_risk = {kl:.3g} < 0: "
+                          "inconsistent Monte Carlo estimates; KL set to 0 "
+                          "and the bound uses lam * expected_risk instead of "
+                          "-log_z", stacklevel=2)
+            kl = 0.0
+        free_energy = lam * expected_risk + kl      # >= -log_z
+    else:
+        free_energy = -log_z
+    return _certificate(free_energy, lam, n_pos, n_neg, eps, grid_size,
+                        eps_prevalence, expected_risk, kl)
+
+
+def smc_certificate(post, eps=0.05, grid_size=1, eps_prevalence=None):
+    """Certificate of an SMC run of a linear AUC Gibbs posterior.
+
+    ``post`` is a :class:`pac_particles.posterior.SMCPosterior` (its ``log_z``,
+    ``lam``, particles and ``data``); the expected empirical risk is the
+    weighted average of the particles' risks. See :func:`pac_bayes_bound_gibbs`.
+    """
+    data = post.data
+    risks = linear_auc_risk(post.theta, data.X_pos, data.X_neg)
+    return pac_bayes_bound_gibbs(post.log_z, post.lam, data.n_pos, data.n_neg,
+                                 expected_risk=float(post.weights @ risks),
+                                 eps=eps, grid_size=grid_size,
+                                 eps_prevalence=eps_prevalence)
