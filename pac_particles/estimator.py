@@ -22,20 +22,24 @@ True
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import roc_auc_score, roc_curve
+from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .auc import auc_risk
-from .bounds import smc_certificate
+from .bounds import pac_bayes_bound_gaussian, smc_certificate
 from .data import check_lam, validate_xy
+from .ep import EPLinear
 from .models import AUCGibbsModel
 from .posterior import POINT_ESTIMATES, run_smc
 from .priors import gaussian_prior
-from .selection import cv_lambda
+from .selection import LamCVResult, cv_lambda
+from .vb import GaussianVB
 
 __all__ = ["PACBayesAUC"]
 
-METHODS = ("smc",)
+METHODS = ("smc", "ep", "vb")
+VB_FAMILIES = ("isotropic", "diagonal", "full")
 
 
 class PACBayesAUC(ClassifierMixin, BaseEstimator):
@@ -43,22 +47,31 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    method : {'smc'}
+    method : {'smc', 'ep', 'vb'}
         How the Gibbs posterior ``prior * exp(-lam R_n)`` is approximated:
-        waste-free tempering SMC.
+        waste-free tempering SMC (the reference), Expectation Propagation
+        (Gaussian, fast, with log-evidence) or Gaussian variational Bayes.
     lam : float or 'cv'
         Inverse temperature on the fraction of mis-ordered pairs, or 'cv' to
-        choose it by ``n_folds`` cross-validation along one tempering path per
-        fold, up to ``lam_max``.
+        choose it on the grid of ``grid_size`` log-spaced values from
+        ``lam_max / 1000`` to ``lam_max``: SMC by ``n_folds`` cross-validation
+        along one tempering path per fold; EP by its leave-one-out AUC
+        (Opper & Winther, no refit); VB by ``n_folds`` cross-validation.
     lam_max : float, optional
-        End of the path for ``lam='cv'``; default ``20 * n_samples``.
+        Top of the grid for ``lam='cv'``; default ``20 * n_samples``.
     n_folds : int
-        Folds for ``lam='cv'``.
+        Folds for ``lam='cv'`` (SMC, VB).
+    grid_size : int
+        Size of the grid for ``lam='cv'``; the certificate pays
+        ``log(grid_size)`` for the data-driven choice.
+    vb_family : {'isotropic', 'diagonal', 'full'}
+        Covariance family of the VB approximation.
     prior_var : float
         Variance of the iid Gaussian prior (irrelevant for the ranking: the
         risk is scale-invariant; kept for the evidence's bookkeeping).
     point : {'bayes_point', 'mean', 'componentwise_mode'}
-        Point estimate used by ``decision_function``.
+        Point estimate used by ``decision_function`` (SMC; the Gaussian
+        approximations score with their mean).
     standardize : bool
         Standardise features before fitting (replayed at prediction).
     n_particles, len_chain : int
@@ -81,15 +94,17 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     intercept_ : offset making ``decision_function = X @ coef_ + intercept_``
         positive exactly where ``predict`` says ``classes_[1]``.
     lam_ : the inverse temperature used.
-    log_evidence_ : SMC estimate of ``log Z(lam_)``.
+    log_evidence_ : estimate of ``log Z(lam_)``: SMC estimate, EP energy, or
+        the VB lower bound (ELBO).
     bound_ : :class:`pac_particles.bounds.PACBayesBound`, the PAC-Bayes
         certificate at level ``1 - eps`` of the Gibbs posterior (union bound
         over the CV grid when ``lam='cv'``); ``bound_.auc_risk_bound_two_sample``
         bounds the expected test ``1 - AUC`` of the randomised score.
     threshold_ : the cut on the score used by ``predict``;
         ``decision_function`` is shifted by it so that the cut is 0.
-    posterior_ : the SMCPosterior.
-    cv_ : the LamCVResult when ``lam='cv'``.
+    posterior_ : the SMCPosterior, EPResult or VBResult.
+    cv_ : the LamCVResult when ``lam='cv'`` (for EP, one row: the
+        leave-one-out AUC).
     n_features_in_ : number of input features.
 
     Notes
@@ -101,6 +116,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, method="smc", lam="cv", lam_max=None, n_folds=5,
+                 grid_size=50, vb_family="diagonal",
                  prior_var=1.0, point="bayes_point", standardize=True,
                  n_particles=200, len_chain=10, move=None, eps=0.05,
                  random_state=None, n_jobs=1, verbose=False):
@@ -108,6 +124,8 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         self.lam = lam
         self.lam_max = lam_max
         self.n_folds = n_folds
+        self.grid_size = grid_size
+        self.vb_family = vb_family
         self.prior_var = prior_var
         self.point = point
         self.standardize = standardize
@@ -132,6 +150,11 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
                              f"{self.point!r}")
         if not (isinstance(self.lam, str) and self.lam == "cv"):
             check_lam(self.lam)
+        if self.vb_family not in VB_FAMILIES:
+            raise ValueError(f"vb_family must be one of {VB_FAMILIES}, got "
+                             f"{self.vb_family!r}")
+        if int(self.grid_size) < 2:
+            raise ValueError(f"grid_size must be >= 2, got {self.grid_size}")
         if not 0 < self.eps < 1:
             raise ValueError(f"eps must be in (0, 1), got {self.eps}")
 
@@ -149,30 +172,12 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
                              "and negatives")
         positives = y == self.classes_[1]
         d = validate_xy(X, positives).d
-        model_kwargs = dict(standardize=self.standardize,
-                            prior=gaussian_prior(d, self.prior_var))
-        smc_kwargs = dict(n_particles=self.n_particles, len_chain=self.len_chain,
-                          move=self.move)
-        if isinstance(self.lam, str):
-            lam_max = self.lam_max if self.lam_max is not None else 20.0 * len(y)
-            self.cv_ = cv_lambda(X, positives, lam_max=lam_max,
-                                 n_folds=self.n_folds, point=self.point,
-                                 model_kwargs=model_kwargs, seed=self.random_state,
-                                 n_jobs=self.n_jobs, verbose=self.verbose,
-                                 **smc_kwargs)
-            self.lam_ = self.cv_.best_lam
-            self.posterior_ = self.cv_.posterior
+        lam_max = self.lam_max if self.lam_max is not None else 20.0 * len(y)
+        choose_lam = isinstance(self.lam, str)
+        if self.method == "smc":
+            theta, data = self._fit_smc(X, positives, d, lam_max, choose_lam)
         else:
-            self.lam_ = check_lam(self.lam)
-            model = AUCGibbsModel(X, positives, lam=self.lam_, **model_kwargs)
-            self.posterior_ = run_smc(model, seed=self.random_state,
-                                      verbose=self.verbose, **smc_kwargs)
-        self.log_evidence_ = self.posterior_.log_z
-        grid_size = self.cv_.grid.size if isinstance(self.lam, str) else 1
-        self.bound_ = smc_certificate(self.posterior_, eps=self.eps,
-                                      grid_size=grid_size)
-        data = self.posterior_.data
-        theta = self.posterior_.point_estimate(self.point)
+            theta, data = self._fit_gaussian(X, positives, lam_max, choose_lam)
         self.coef_ = np.zeros(self.n_features_in_)
         self.coef_[data.columns] = theta / data.scale
         offset = -float(np.sum(data.center * theta / data.scale))
@@ -182,6 +187,72 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         # decision_function > 0 exactly where the score passes the threshold
         self.intercept_ = offset - self.threshold_
         return self
+
+    def _fit_smc(self, X, positives, d, lam_max, choose_lam):
+        model_kwargs = dict(standardize=self.standardize,
+                            prior=gaussian_prior(d, self.prior_var))
+        smc_kwargs = dict(n_particles=self.n_particles, len_chain=self.len_chain,
+                          move=self.move)
+        if choose_lam:
+            self.cv_ = cv_lambda(X, positives, lam_max=lam_max,
+                                 n_folds=self.n_folds, grid_size=self.grid_size,
+                                 point=self.point, model_kwargs=model_kwargs,
+                                 seed=self.random_state, n_jobs=self.n_jobs,
+                                 verbose=self.verbose, **smc_kwargs)
+            self.lam_ = self.cv_.best_lam
+            self.posterior_ = self.cv_.posterior
+        else:
+            self.lam_ = check_lam(self.lam)
+            model = AUCGibbsModel(X, positives, lam=self.lam_, **model_kwargs)
+            self.posterior_ = run_smc(model, seed=self.random_state,
+                                      verbose=self.verbose, **smc_kwargs)
+        self.log_evidence_ = self.posterior_.log_z
+        self.bound_ = smc_certificate(
+            self.posterior_, eps=self.eps,
+            grid_size=int(self.grid_size) if choose_lam else 1)
+        return (self.posterior_.point_estimate(self.point),
+                self.posterior_.data)
+
+    def _approximation(self, X, positives, lam):
+        if self.method == "ep":
+            return EPLinear(X, positives, lam, prior_var=self.prior_var,
+                            standardize=self.standardize)
+        return GaussianVB(X, positives, lam, prior_var=self.prior_var,
+                          family=self.vb_family, standardize=self.standardize,
+                          seed=self.random_state)
+
+    def _fit_gaussian(self, X, positives, lam_max, choose_lam):
+        if choose_lam:
+            grid = np.geomspace(lam_max / 1000.0, lam_max, int(self.grid_size))
+            if self.method == "ep":
+                # leave-one-out by removing each point's sites: no refit
+                rows = [[_fitted(self._approximation(X, positives, lam)).loo_auc()
+                         for lam in grid]]
+            else:
+                folds = StratifiedKFold(n_splits=int(self.n_folds), shuffle=True,
+                                        random_state=self.random_state)
+                rows = []
+                for tr, va in folds.split(X, positives):
+                    rows.append([1.0 - auc_risk(
+                        _fitted(self._approximation(X[tr], positives[tr], lam))
+                        .predict(X[va]), positives[va]) for lam in grid])
+            fold_auc = np.array(rows)
+            self.cv_ = LamCVResult(grid=grid, fold_auc=fold_auc,
+                                   best_lam=float(grid[np.argmax(fold_auc.mean(0))]))
+            self.lam_ = self.cv_.best_lam
+        else:
+            self.lam_ = check_lam(self.lam)
+        approx = self._approximation(X, positives, self.lam_)
+        self.posterior_ = approx.fit()
+        self.log_evidence_ = float(self.posterior_.log_z if self.method == "ep"
+                                   else self.posterior_.elbo)
+        self.bound_ = pac_bayes_bound_gaussian(
+            self.posterior_.mean, self.posterior_.cov, X, positives, self.lam_,
+            prior_var=self.prior_var, standardize=self.standardize, eps=self.eps,
+            grid_size=int(self.grid_size) if choose_lam else 1)
+        if self.method == "ep":
+            self.cv_auc_ = approx.loo_auc()
+        return self.posterior_.mean, approx.data
 
     def decision_function(self, X):
         """Scores: larger means more likely positive (``classes_[1]``)."""
@@ -209,3 +280,8 @@ def _youden_cut(positives, scores):
     if not np.isfinite(best):
         return float(scores.max()) + 1.0
     return float(0.5 * (best + below.max())) if below.size else float(best) - 1.0
+
+
+def _fitted(approximation):
+    approximation.fit()
+    return approximation

@@ -96,8 +96,41 @@ def test_works_in_cross_val_score_grid_search_and_pipeline():
 @pytest.mark.parametrize("params, message", [
     (dict(method="mcmc"), "method"), (dict(lam=-1.0), "lam"),
     (dict(point="median"), "point"), (dict(eps=1.5), "eps"),
+    (dict(vb_family="banded"), "vb_family"), (dict(grid_size=1), "grid_size"),
 ])
 def test_bad_parameters_are_value_errors(params, message):
     X, y = _data(n=40)
     with pytest.raises(ValueError, match=message):
         PACBayesAUC(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("method", ["ep", "vb"])
+def test_gaussian_methods_score_with_the_approximation_mean(method):
+    from pac_particles.ep import EPLinear
+    from pac_particles.vb import GaussianVB
+    X, y = _data()
+    est = PACBayesAUC(method=method, lam=100.0, random_state=0).fit(X, y)
+    direct = (EPLinear(X, y == "yes", 100.0) if method == "ep" else
+              GaussianVB(X, y == "yes", 100.0, family="diagonal", seed=0)).fit()
+    np.testing.assert_allclose(est.posterior_.mean, direct.mean, rtol=1e-8)
+    reference = X @ est.coef_
+    assert roc_auc_score(y, reference) == pytest.approx(est.score(X, y))
+    assert est.log_evidence_ < 0 and est.bound_.grid_size == 1
+    assert est.score(X, y) > 0.8
+
+
+def test_ep_chooses_lam_by_its_leave_one_out_auc():
+    X, y = _data()
+    est = PACBayesAUC(method="ep", lam="cv", lam_max=500.0, grid_size=6).fit(X, y)
+    assert est.cv_.fold_auc.shape == (1, 6)
+    assert est.lam_ == est.cv_.grid[np.argmax(est.cv_.fold_auc[0])]
+    assert est.cv_auc_ == pytest.approx(est.cv_.fold_auc[0].max())
+    assert est.bound_.grid_size == 6
+
+
+def test_vb_chooses_lam_by_cross_validation():
+    X, y = _data(n=120)
+    est = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
+                      n_folds=3, random_state=0).fit(X, y)
+    assert est.cv_.fold_auc.shape == (3, 4)
+    assert est.lam_ in est.cv_.grid
