@@ -192,12 +192,20 @@ def check_lam(lam, name="lam"):
 
 # ----------------------------------------------------------------- loaders
 
-def _particles_dataset(cls_name, positive_label=1.0):
+_PIMA_NAMES = ["pregnancies", "glucose", "blood_pressure", "skin_thickness",
+               "insulin", "bmi", "pedigree", "age"]
+_LIVER_NAMES = ["age", "gender", "total_bilirubin", "direct_bilirubin",
+                "alkaline_phosphatase", "alamine_aminotransferase",
+                "aspartate_aminotransferase", "total_proteins", "albumin",
+                "albumin_globulin_ratio"]
+
+
+def _particles_dataset(cls_name, positive_label=1.0, names=None):
     def load():
         from particles import datasets
         raw = getattr(datasets, cls_name)().raw_data
         X, labels = raw[:, :-1], raw[:, -1]
-        return X, (labels == positive_label).astype(int), None
+        return X, (labels == positive_label).astype(int), names
     return load
 
 
@@ -209,10 +217,10 @@ def _breast_cancer():
 
 
 DATASETS = {
-    "pima": _particles_dataset("Pima"),          # 768 x 8, 1 = diabetes
+    "pima": _particles_dataset("Pima", names=_PIMA_NAMES),  # 768 x 8, 1 = diabetes
     "sonar": _particles_dataset("Sonar"),        # 208 x 60, 1 = rock (particles coding)
     "eeg": _particles_dataset("Eeg"),            # 14980 x 14, 1 = eyes closed
-    "liver": _particles_dataset("Liver", 1.0),   # 579 x 10, 1 = liver patient
+    "liver": _particles_dataset("Liver", 1.0, _LIVER_NAMES),  # 1 = liver patient
     "breast_cancer": _breast_cancer,             # 569 x 30, 1 = malignant
 }
 
