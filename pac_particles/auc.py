@@ -26,8 +26,32 @@ Example
     X = np.random.randn(4, 3)
     linear_auc_risk(theta, X[y == 1], X[y == 0])   # shape (100,)
 
+Positive-unlabelled (PU) data
+-----------------------------
+When only some positives are labelled (y = 1) and the rest of the data is
+unlabelled (y = 0), with a known fraction ``pi`` of positives among the
+unlabelled, treating unlabelled as negatives gives the PU pair risk
+
+    R_PU(s) = P(s(X+) < s(X_U)) + 0.5 P(tie),    X_U ~ pi P+ + (1 - pi) P-
+            = pi * [P(s(X+) < s(X+')) + 0.5 P(tie)] + (1 - pi) * R_PN(s)
+            = pi / 2 + (1 - pi) * R_PN(s),
+
+because the indicator loss is symmetric: for two independent positives,
+``P(s < s') + P(s > s') + P(s = s') = 1`` and the two strict events have the
+same probability, so the bracket is exactly 1/2 (ties counted 1/2). Hence
+``exp(-lam' R_PU) ∝ exp(-lam' (1 - pi) R_PN)``: the Gibbs posterior with
+inverse temperature ``lam`` on the positive-vs-negative risk is obtained from
+PU labels with ``lam' = lam / (1 - pi)`` (:func:`pu_lam`; exact in
+expectation, the empirical PU risk being an unbiased estimate of the
+right-hand side), and risks, AUCs and risk bounds measured on PU labels
+convert back by ``R_PN = (R_PU - pi/2) / (1 - pi)``
+(:func:`pu_corrected_risk`), i.e. ``AUC_PN = (AUC_PU - pi/2) / (1 - pi)``.
+
 References
 ----------
+du Plessis, M. C., Niu, G. and Sugiyama, M. (2014). Analysis of learning from
+positive and unlabeled data. NIPS 27.
+
 Hanley, J. A. and McNeil, B. J. (1982). The meaning and use of the area under a
 receiver operating characteristic (ROC) curve. Radiology 143(1), 29-36.
 """
@@ -36,7 +60,8 @@ import numpy as np
 import numba
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["binary_labels", "auc_risk", "split_risk", "linear_auc_risk"]
+__all__ = ["binary_labels", "auc_risk", "split_risk", "linear_auc_risk",
+           "pu_lam", "pu_corrected_risk"]
 
 # Score entries per BLAS block in ``linear_auc_risk`` (about 32 MB of float64).
 _BLOCK_ENTRIES = 4_000_000
@@ -204,3 +229,34 @@ def linear_auc_risk(theta, X_pos, X_neg):
             scores_pos, scores_neg = th @ X_pos.T, th @ X_neg.T
         out[start:start + block] = _risk_rows(scores_pos, scores_neg)
     return out
+
+
+def _check_pu_prior(pu_prior):
+    try:
+        pi = float(pu_prior)
+    except (TypeError, ValueError):
+        raise ValueError(f"pu_prior must be a number in [0, 1), got {pu_prior!r}")
+    if not 0.0 <= pi < 1.0:
+        raise ValueError(f"pu_prior (fraction of positives among the unlabelled) "
+                         f"must be in [0, 1), got {pi}")
+    return pi
+
+
+def pu_lam(lam, pu_prior):
+    """Inverse temperature on the PU risk that targets ``lam`` on the
+    positive-vs-negative risk: ``lam / (1 - pi)`` (None: ``lam`` unchanged)."""
+    if pu_prior is None:
+        return lam
+    return lam / (1.0 - _check_pu_prior(pu_prior))
+
+
+def pu_corrected_risk(risk_pu, pu_prior):
+    """Positive-vs-negative risk from a PU risk: ``(R_PU - pi/2) / (1 - pi)``.
+
+    Applies to empirical risks, expected risks and risk bounds alike (the map
+    is affine and increasing). ``None``: returned unchanged.
+    """
+    if pu_prior is None:
+        return risk_pu
+    pi = _check_pu_prior(pu_prior)
+    return (np.asarray(risk_pu) - 0.5 * pi) / (1.0 - pi)

@@ -126,7 +126,7 @@ from scipy import linalg, optimize
 from scipy.special import ndtr
 from threadpoolctl import threadpool_limits
 
-from .auc import split_risk
+from .auc import pu_lam, split_risk
 from .data import check_lam, validate_xy
 
 __all__ = ["EPLinear", "EPSpikeSlab", "EPGP", "EPResult", "SquaredExponential",
@@ -904,9 +904,12 @@ class _EPBase:
 
     _label = "EP"
 
-    def _setup_data(self, X, y, lam, standardize):
+    def _setup_data(self, X, y, lam, standardize, pu_prior=None):
         self.data = validate_xy(X, y, standardize=standardize)
-        self.lam = check_lam(lam)
+        # PU labels: lam / (1 - pi) on the observed risk (pac_particles.auc)
+        self.lam_pn = check_lam(lam)
+        self.pu_prior = pu_prior
+        self.lam = pu_lam(self.lam_pn, pu_prior)
         self.standardize = bool(standardize)
         y_bool = self.data.y
         self._perm = np.concatenate([np.flatnonzero(y_bool),
@@ -1035,6 +1038,11 @@ class EPLinear(_EPBase):
     tol : float > 0
         Convergence tolerance on the marginal moments.
     max_sweeps : int
+    pu_prior : float in [0, 1), optional
+        Positive-unlabelled labels (1 = labelled positive, 0 = unlabelled,
+        a fraction ``pu_prior`` of which is positive): ``lam / (1 - pu_prior)``
+        is used on the observed risk (see :mod:`pac_particles.auc`). The same
+        argument is accepted by :class:`EPSpikeSlab` and :class:`EPGP`.
 
     Examples
     --------
@@ -1050,8 +1058,9 @@ class EPLinear(_EPBase):
     _label = "EPLinear"
 
     def __init__(self, X, y, lam, prior_var=1.0, standardize=True,
-                 space="auto", damping=0.7, tol=1e-3, max_sweeps=500):
-        self._setup_data(X, y, lam, standardize)
+                 space="auto", damping=0.7, tol=1e-3, max_sweeps=500,
+                 pu_prior=None):
+        self._setup_data(X, y, lam, standardize, pu_prior)
         d = self.data.d
         pv = np.asarray(prior_var, dtype=float)
         if pv.ndim == 0:
@@ -1247,8 +1256,8 @@ class EPSpikeSlab(_EPBase):
     _label = "EPSpikeSlab"
 
     def __init__(self, X, y, lam, p=0.5, v0=0.0, v1=1.0, standardize=True,
-                 damping=0.7, tol=1e-3, max_sweeps=500):
-        self._setup_data(X, y, lam, standardize)
+                 damping=0.7, tol=1e-3, max_sweeps=500, pu_prior=None):
+        self._setup_data(X, y, lam, standardize, pu_prior)
         self.p, self.v0, self.v1 = _check_spike_slab(p, v0, v1)
         self.damping, self.tol, self.max_sweeps = _check_fit_options(
             damping, tol, max_sweeps)
@@ -1495,8 +1504,8 @@ class EPGP(_EPBase):
     _label = "EPGP"
 
     def __init__(self, X, y, lam, kernel, standardize=True, damping=0.7,
-                 tol=1e-3, max_sweeps=500):
-        self._setup_data(X, y, lam, standardize)
+                 tol=1e-3, max_sweeps=500, pu_prior=None):
+        self._setup_data(X, y, lam, standardize, pu_prior)
         self.damping, self.tol, self.max_sweeps = _check_fit_options(
             damping, tol, max_sweeps)
         n = self.data.n

@@ -26,7 +26,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .auc import auc_risk
+from .auc import auc_risk, pu_corrected_risk
 from .bounds import pac_bayes_bound_gaussian, smc_certificate
 from .data import check_lam, validate_xy
 from .ep import EPLinear
@@ -80,6 +80,14 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         MCMC step; default: the package's default move.
     eps : float in (0, 1)
         Confidence level 1 - eps of the reported PAC-Bayes certificate.
+    pu_prior : float in [0, 1), optional
+        Positive-unlabelled data: ``y``'s positive class marks labelled
+        positives, the other class unlabelled points of which a fraction
+        ``pu_prior`` is positive. The fit uses ``lam / (1 - pu_prior)`` on the
+        observed risk, and ``train_auc_``, ``score`` and
+        ``certified_auc_risk_`` are corrected to the positive-vs-negative
+        scale by ``AUC_PN = (AUC_PU - pi/2) / (1 - pi)`` (see
+        :mod:`pac_particles.auc`).
     random_state : int, optional
     n_jobs : int
         Parallel folds for ``lam='cv'`` (joblib).
@@ -96,6 +104,9 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     lam_ : the inverse temperature used.
     log_evidence_ : estimate of ``log Z(lam_)``: SMC estimate, EP energy, or
         the VB lower bound (ELBO).
+    certified_auc_risk_ : bound, holding with probability ``1 - eps``, on the
+        expected ``1 - AUC`` (positive vs negative) of the randomised
+        posterior score: ``bound_.auc_risk_bound_two_sample``, PU-corrected.
     bound_ : :class:`pac_particles.bounds.PACBayesBound`, the PAC-Bayes
         certificate at level ``1 - eps`` of the Gibbs posterior (union bound
         over the CV grid when ``lam='cv'``); ``bound_.auc_risk_bound_two_sample``
@@ -119,7 +130,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
                  grid_size=50, vb_family="diagonal",
                  prior_var=1.0, point="bayes_point", standardize=True,
                  n_particles=200, len_chain=10, move=None, eps=0.05,
-                 random_state=None, n_jobs=1, verbose=False):
+                 pu_prior=None, random_state=None, n_jobs=1, verbose=False):
         self.method = method
         self.lam = lam
         self.lam_max = lam_max
@@ -133,6 +144,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         self.len_chain = len_chain
         self.move = move
         self.eps = eps
+        self.pu_prior = pu_prior
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -155,6 +167,8 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
                              f"{self.vb_family!r}")
         if int(self.grid_size) < 2:
             raise ValueError(f"grid_size must be >= 2, got {self.grid_size}")
+        if self.pu_prior is not None:
+            pu_corrected_risk(0.5, self.pu_prior)  # validates the value
         if not 0 < self.eps < 1:
             raise ValueError(f"eps must be in (0, 1), got {self.eps}")
 
@@ -182,7 +196,10 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         self.coef_[data.columns] = theta / data.scale
         offset = -float(np.sum(data.center * theta / data.scale))
         train_scores = X @ self.coef_ + offset
-        self.train_auc_ = 1.0 - auc_risk(train_scores, positives)
+        self.train_auc_ = 1.0 - float(pu_corrected_risk(
+            auc_risk(train_scores, positives), self.pu_prior))
+        self.certified_auc_risk_ = float(pu_corrected_risk(
+            self.bound_.auc_risk_bound_two_sample, self.pu_prior))
         self.threshold_ = _youden_cut(positives, train_scores)
         # decision_function > 0 exactly where the score passes the threshold
         self.intercept_ = offset - self.threshold_
@@ -190,7 +207,8 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
 
     def _fit_smc(self, X, positives, d, lam_max, choose_lam):
         model_kwargs = dict(standardize=self.standardize,
-                            prior=gaussian_prior(d, self.prior_var))
+                            prior=gaussian_prior(d, self.prior_var),
+                            pu_prior=self.pu_prior)
         smc_kwargs = dict(n_particles=self.n_particles, len_chain=self.len_chain,
                           move=self.move)
         if choose_lam:
@@ -216,10 +234,10 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     def _approximation(self, X, positives, lam):
         if self.method == "ep":
             return EPLinear(X, positives, lam, prior_var=self.prior_var,
-                            standardize=self.standardize)
+                            standardize=self.standardize, pu_prior=self.pu_prior)
         return GaussianVB(X, positives, lam, prior_var=self.prior_var,
                           family=self.vb_family, standardize=self.standardize,
-                          seed=self.random_state)
+                          seed=self.random_state, pu_prior=self.pu_prior)
 
     def _fit_gaussian(self, X, positives, lam_max, choose_lam):
         if choose_lam:
@@ -247,7 +265,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         self.log_evidence_ = float(self.posterior_.log_z if self.method == "ep"
                                    else self.posterior_.elbo)
         self.bound_ = pac_bayes_bound_gaussian(
-            self.posterior_.mean, self.posterior_.cov, X, positives, self.lam_,
+            self.posterior_.mean, self.posterior_.cov, X, positives, approx.lam,
             prior_var=self.prior_var, standardize=self.standardize, eps=self.eps,
             grid_size=int(self.grid_size) if choose_lam else 1)
         if self.method == "ep":
@@ -266,9 +284,12 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         return self.classes_[positive.astype(int)]
 
     def score(self, X, y, sample_weight=None):
-        """AUC of the scores on ``(X, y)`` (not the accuracy)."""
-        return roc_auc_score(y == self.classes_[1], self.decision_function(X),
-                             sample_weight=sample_weight)
+        """AUC of the scores on ``(X, y)`` (not the accuracy); with
+        ``pu_prior``, ``y`` are PU labels and the AUC is corrected to the
+        positive-vs-negative scale."""
+        auc = roc_auc_score(y == self.classes_[1], self.decision_function(X),
+                            sample_weight=sample_weight)
+        return 1.0 - float(pu_corrected_risk(1.0 - auc, self.pu_prior))
 
 
 def _youden_cut(positives, scores):

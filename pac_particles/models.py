@@ -50,7 +50,7 @@ from scipy import optimize
 from particles import resampling as rs
 from particles import smc_samplers as ssp
 
-from .auc import linear_auc_risk
+from .auc import linear_auc_risk, pu_lam
 from .data import check_lam, validate_xy
 from .priors import gaussian_prior
 
@@ -73,6 +73,13 @@ class AUCGibbsModel(ssp.StaticModel):
     standardize : bool
         Standardise the columns of X (recommended with an isotropic prior,
         which otherwise weighs features by their units).
+    pu_prior : float in [0, 1), optional
+        Positive-unlabelled data: ``y = 1`` marks labelled positives, ``y = 0``
+        the unlabelled points, of which a fraction ``pu_prior`` is positive.
+        The model then uses ``lam / (1 - pu_prior)`` on the observed (PU) risk,
+        which targets ``lam`` on the positive-vs-negative risk (see
+        :mod:`pac_particles.auc`); ``self.lam`` is that observed-scale value,
+        ``self.lam_pn`` the one you gave.
 
     Attributes
     ----------
@@ -84,9 +91,11 @@ class AUCGibbsModel(ssp.StaticModel):
         Wall time spent inside :meth:`loglik` so far.
     """
 
-    def __init__(self, X, y, lam, prior=None, standardize=True):
+    def __init__(self, X, y, lam, prior=None, standardize=True, pu_prior=None):
         data = validate_xy(X, y, standardize=standardize)
-        self.lam = check_lam(lam)
+        self.lam_pn = check_lam(lam)
+        self.pu_prior = pu_prior
+        self.lam = pu_lam(self.lam_pn, pu_prior)
         if prior is None:
             prior = gaussian_prior(data.d)
         _check_theta_prior(prior, data.d)

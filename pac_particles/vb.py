@@ -106,6 +106,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import ndtr
 
+from .auc import pu_lam
 from .data import check_lam, validate_xy
 
 __all__ = ["GaussianVB", "VBResult", "FAMILIES", "expected_auc_risk",
@@ -639,6 +640,10 @@ class GaussianVB:
     block_entries : int, optional
         Pair entries per block of the exact computation (memory: two float64
         buffers of this size; default 10^6).
+    pu_prior : float in [0, 1), optional
+        Positive-unlabelled labels (1 = labelled positive, 0 = unlabelled, a
+        fraction ``pu_prior`` of which is positive): ``lam / (1 - pu_prior)``
+        is used on the observed risk (see :mod:`pac_particles.auc`).
 
     Attributes
     ----------
@@ -667,7 +672,8 @@ class GaussianVB:
 
     def __init__(self, X, y, lam=None, prior_var=1.0, family="full",
                  standardize=True, n_pairs=None, resample=True, seed=None,
-                 max_iter=None, tol=1e-6, step_size=0.02, block_entries=None):
+                 max_iter=None, tol=1e-6, step_size=0.02, block_entries=None,
+                 pu_prior=None):
         if family not in FAMILIES:
             raise ValueError(f"unknown family {family!r}; choose from "
                              f"{list(FAMILIES)}")
@@ -675,9 +681,12 @@ class GaussianVB:
         self.data = validate_xy(X, y, standardize=standardize,
                                 drop_constant=True)
         self.family = family
-        self.lam = (corollary21_lam(self.data.n_pos, self.data.n_neg,
-                                    self.data.d)
-                    if lam is None else check_lam(lam))
+        self.lam_pn = (corollary21_lam(self.data.n_pos, self.data.n_neg,
+                                       self.data.d)
+                       if lam is None else check_lam(lam))
+        # PU labels: lam / (1 - pi) on the observed risk (pac_particles.auc)
+        self.pu_prior = pu_prior
+        self.lam = pu_lam(self.lam_pn, pu_prior)
         if n_pairs is not None:
             if int(n_pairs) != n_pairs or int(n_pairs) < 1:
                 raise ValueError(f"n_pairs must be a positive integer, got "
