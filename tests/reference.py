@@ -73,3 +73,111 @@ class AngularQuadrature:
     @property
     def mean_angle(self):
         return np.arctan2(self.mean_u[1], self.mean_u[0])
+
+
+# ---------------------------------------------------------------- additions
+# for the MCMC-move tests: exact draws, bin probabilities, a plain-numpy twin
+# of the exact-ellipse kernel, and the exact d = 2 spike-and-slab posterior.
+
+def arc_weights(quad):
+    """Probability of each arc of an :class:`AngularQuadrature`."""
+    log_w = -quad.lam * quad.risk + np.log(np.diff(quad.edges))
+    w = np.exp(log_w - log_w.max())
+    return w / w.sum()
+
+
+def sample_angular_posterior(quad, size, rng):
+    """Exact draws (size, 2) from the Gibbs posterior of ``quad``: arc with
+    probability ~ length x exp(-lam R), uniform angle in it, Rayleigh radius
+    (prior N(0, I))."""
+    arcs = rng.choice(quad.risk.size, size=size, p=arc_weights(quad))
+    lo, hi = quad.edges[arcs], quad.edges[arcs + 1]
+    phi = lo + (hi - lo) * rng.uniform(size=size)
+    radius = np.sqrt(rng.chisquare(2, size=size))
+    return radius[:, None] * np.column_stack([np.cos(phi), np.sin(phi)])
+
+
+def angle_bin_probabilities(edges, arc_probs, bins):
+    """Probability of each angle bin ``[bins[k], bins[k+1])`` in [0, 2pi)
+    under a density uniform within each arc ``[edges[a], edges[a+1])``."""
+    lo, hi = edges[:-1], edges[1:]
+    density = np.where(hi > lo, arc_probs / np.where(hi > lo, hi - lo, 1.0), 0.0)
+    out = np.empty(len(bins) - 1)
+    for k in range(len(bins) - 1):
+        overlap = np.clip(np.minimum(hi, bins[k + 1]) - np.maximum(lo, bins[k]),
+                          0.0, None)
+        out[k] = np.sum(density * overlap)
+    return out
+
+
+def ellipse_arcs(a, b):
+    """Arcs of the mis-ordered pair count along the ellipse, plain numpy.
+
+    ``a``, ``b`` : (P,) score differences ``d_ij . theta`` and ``d_ij . nu``.
+    Returns ``edges`` (arcs ``[edges[k], edges[k+1])`` covering [0, 2pi]),
+    ``counts`` (mis-ordered pairs on each arc) and ``ties`` (pairs with
+    ``a = b = 0``, each worth 1/2 everywhere).
+    """
+    tie = (a == 0) & (b == 0)
+    a, b = a[~tie], b[~tie]
+    alpha = np.arctan2(b, a)
+    # a cos phi + b sin phi = r cos(phi - alpha) < 0 on (alpha + pi/2, alpha + 3pi/2)
+    enter = np.mod(alpha + np.pi / 2, 2 * np.pi)
+    leave = np.mod(alpha + 3 * np.pi / 2, 2 * np.pi)
+    events = np.concatenate([enter, leave])
+    change = np.concatenate([np.ones_like(enter), -np.ones_like(leave)])
+    order = np.argsort(events, kind="stable")
+    events, change = events[order], change[order]
+    bad_at_zero = np.sum(enter > leave)  # half-circles wrapping through 0
+    counts = bad_at_zero + np.concatenate([[0.0], np.cumsum(change)])
+    edges = np.concatenate([[0.0], events, [2 * np.pi]])
+    return edges, counts, int(tie.sum())
+
+
+def ellipse_angle_draw_reference(a, b, kappa_per_pair, u_arc, u_within,
+                                 min_arc=1e-12):
+    """One exact angle draw on an ellipse (plain-numpy twin of the numba
+    kernel in pac_particles.moves, same uniforms)."""
+    edges, counts, _ = ellipse_arcs(a, b)
+    lengths = np.diff(edges)
+    keep = lengths > min_arc  # rounding artefacts between coincident points
+    lowest = counts[keep].min()
+    excess = np.where(keep, counts - lowest, 0.0)
+    weights = np.where(keep, lengths * np.exp(-kappa_per_pair * excess), 0.0)
+    cum = np.cumsum(weights)
+    arc = min(np.searchsorted(cum, u_arc * cum[-1], side="right"),
+              np.flatnonzero(keep)[-1])
+    return edges[arc] + u_within * lengths[arc]
+
+
+class SpikeSlabQuadrature:
+    """Exact Gibbs posterior in d = 2 under the spike-and-slab prior.
+
+    Given z, theta ~ N(0, diag(v_z)), i.e. theta = sqrt(v_z) * u with
+    u ~ N(0, I), and the risk of theta on X is the risk of u on X sqrt(v_z):
+    an :class:`AngularQuadrature` per configuration z in {0, 1}^2 gives
+    Z(z); P(z | data) ~ prior(z) Z(z).
+    """
+
+    def __init__(self, X, y, lam, p, v0, v1):
+        self.configs = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=bool)
+        self.scales = np.sqrt(np.where(self.configs, v1, v0))
+        self.quads = [AngularQuadrature(X * s, y, lam) for s in self.scales]
+        log_prior = np.sum(np.where(self.configs, np.log(p), np.log1p(-p)), axis=1)
+        log_joint = log_prior + np.array([q.log_z for q in self.quads])
+        shift = log_joint.max()
+        self.log_z = shift + np.log(np.sum(np.exp(log_joint - shift)))
+        self.config_probs = np.exp(log_joint - self.log_z)
+        self.inclusion_probs = self.config_probs @ self.configs
+        self.mean = sum(w * s * q.mean for w, s, q in
+                        zip(self.config_probs, self.scales, self.quads))
+
+    def sample(self, size, rng):
+        """Exact joint draws: (theta (size, 2), z (size, 2) bool)."""
+        which = rng.choice(4, size=size, p=self.config_probs)
+        theta = np.empty((size, 2))
+        for k in range(4):
+            idx = np.flatnonzero(which == k)
+            theta[idx] = self.scales[k] * sample_angular_posterior(
+                self.quads[k], idx.size, rng)
+        return theta, self.configs[which]
