@@ -128,6 +128,7 @@ from threadpoolctl import threadpool_limits
 
 from .auc import pu_lam, split_risk
 from .data import check_lam, validate_xy
+from .priors import KernelJitterWarning, SquaredExponential, stable_cholesky
 
 __all__ = ["EPLinear", "EPSpikeSlab", "EPGP", "EPResult", "SquaredExponential",
            "EPConvergenceWarning", "KernelJitterWarning",
@@ -140,10 +141,6 @@ _LOO_BLOCK_ENTRIES = 4_000_000
 
 class EPConvergenceWarning(RuntimeWarning):
     """EP stopped before its moments converged (see ``EPResult.converged``)."""
-
-
-class KernelJitterWarning(RuntimeWarning):
-    """A kernel matrix needed jitter on its diagonal to be factorised."""
 
 
 # --------------------------------------------------------------- pair sites
@@ -1367,116 +1364,10 @@ def _check_spike_slab(p, v0, v1):
     return p, v0, v1
 
 
-class SquaredExponential:
-    """Squared-exponential kernel with ARD lengthscales.
-
-    ``k(x, x') = amplitude * exp(-0.5 * sum_k (x_k - x'_k)^2 / lengthscale_k^2)``
-
-    Parameters
-    ----------
-    lengthscale : float or array of shape (d,), > 0
-    amplitude : float > 0
-        Irrelevant to the AUC evidence (scores are scale free) but kept for
-        predictive variances.
-
-    ``log_params`` is ``[log lengthscale(s)..., log amplitude]``. Meant to move
-    to :mod:`pac_particles.priors` with the other GP kernels.
-    """
-
-    def __init__(self, lengthscale=1.0, amplitude=1.0):
-        ls = np.atleast_1d(np.asarray(lengthscale, dtype=float))
-        if ls.ndim != 1 or not np.all(np.isfinite(ls)) or np.any(ls <= 0):
-            raise ValueError("lengthscale must be a positive number or a 1-D "
-                             "array of positive numbers")
-        amplitude = float(amplitude)
-        if not (np.isfinite(amplitude) and amplitude > 0):
-            raise ValueError(f"amplitude must be > 0, got {amplitude}")
-        self.lengthscale = ls
-        self.amplitude = amplitude
-
-    def __repr__(self):
-        return (f"SquaredExponential(lengthscale="
-                f"{np.array2string(self.lengthscale, precision=4)}, "
-                f"amplitude={self.amplitude:.4g})")
-
-    @property
-    def log_params(self):
-        return np.concatenate([np.log(self.lengthscale),
-                               [math.log(self.amplitude)]])
-
-    @log_params.setter
-    def log_params(self, value):
-        value = np.asarray(value, dtype=float)
-        self.lengthscale = np.exp(value[:-1])
-        self.amplitude = float(np.exp(value[-1]))
-
-    def _scaled(self, X):
-        X = np.asarray(X, dtype=float)
-        if self.lengthscale.size not in (1, X.shape[1]):
-            raise ValueError(f"{self.lengthscale.size} lengthscales for "
-                             f"{X.shape[1]} input columns")
-        return X / self.lengthscale
-
-    def __call__(self, X1, X2=None):
-        A = self._scaled(X1)
-        B = A if X2 is None else self._scaled(X2)
-        sq = (np.sum(A * A, 1)[:, None] + np.sum(B * B, 1)[None, :]
-              - 2.0 * A @ B.T)
-        return self.amplitude * np.exp(-0.5 * np.maximum(sq, 0.0))
-
-    def diag(self, X):
-        return np.full(np.asarray(X).shape[0], self.amplitude)
-
-    def gradients(self, X):
-        """``dK / d log_params``: array (n_params, n, n) (small problems)."""
-        X = np.asarray(X, dtype=float)
-        K = self(X)
-        out = []
-        cols = ([X] if self.lengthscale.size == 1
-                else [X[:, [k]] for k in range(X.shape[1])])
-        for k, Xk in enumerate(cols):
-            sq = np.sum((Xk[:, None, :] - Xk[None, :, :]) ** 2, axis=-1)
-            out.append(K * sq / self.lengthscale[k] ** 2)
-        out.append(K)
-        return np.stack(out)
-
-    def contract_gradients(self, X, M):
-        """``sum_ab M_ab dK_ab / d log_params`` for symmetric M in O(n^2 d),
-        without forming the n x n derivative matrices."""
-        X = np.asarray(X, dtype=float)
-        K = self(X)
-        MK = M * K
-        row = MK.sum(axis=1)
-        # sum_ab MK_ab (x_ak - x_bk)^2 = 2 (row . x_k^2 - x_k' MK x_k)
-        per_col = 2.0 * (row @ (X * X) - np.einsum("ak,ak->k", X, MK @ X))
-        if self.lengthscale.size == 1:
-            g_len = np.array([per_col.sum() / self.lengthscale[0] ** 2])
-        else:
-            g_len = per_col / self.lengthscale ** 2
-        return np.concatenate([g_len, [np.sum(MK)]])
-
-
 def _cholesky_with_jitter(K, label):
-    """Lower Cholesky factor of K, adding jitter geometrically if needed."""
-    scale = max(float(np.mean(np.diag(K))), 1e-300)
-    jitter = 0.0
-    eye = np.eye(K.shape[0])
-    while True:
-        try:
-            C = np.linalg.cholesky(K + jitter * eye)
-            break
-        except np.linalg.LinAlgError:
-            jitter = 1e-10 * scale if jitter == 0 else 10 * jitter
-            if jitter > 1e-2 * scale:
-                raise ValueError(f"{label}: the kernel matrix is not positive "
-                                 f"semi-definite (Cholesky fails even with "
-                                 f"jitter {jitter / 10:.3g})")
-    if jitter > 0:
-        warnings.warn(f"{label}: kernel matrix singular to working precision; "
-                      f"added jitter {jitter:.3g} to its diagonal "
-                      f"({jitter / scale:.1e} of its mean)", KernelJitterWarning,
-                      stacklevel=3)
-    return C, jitter
+    """Lower Cholesky factor of K with geometric jitter (one implementation:
+    :func:`pac_particles.priors.stable_cholesky`)."""
+    return stable_cholesky(K, label=f"{label}: kernel matrix")
 
 
 class EPGP(_EPBase):

@@ -118,16 +118,30 @@ def _one_blas_thread():
     return _THREADPOOLS.limit(limits=1, user_api="blas")
 
 
+# float fields the moves act on: linear coefficients, or GP latent scores
+PARAM_FIELDS = ("theta", "s")
+
+
+def _param_field(arr):
+    if not arr.dtype.names:
+        return arr
+    for name in PARAM_FIELDS:
+        if name in arr.dtype.names:
+            return arr[name]
+    raise ValueError(f"particles have no field among {PARAM_FIELDS}: "
+                     f"{arr.dtype.names}")
+
+
 def _theta_field(arr):
-    """The (N, d) float coefficients of a particle array: field ``theta`` of
-    a structured array, or the array itself (a view; particles stores a
-    one-dimensional field with shape (N,), hence the reshape)."""
-    field = arr["theta"] if arr.dtype.names else arr
-    return field.reshape(arr.shape[0], -1)
+    """The (N, d) float parameters of a particle array: field ``theta`` (or
+    ``s``, the latent scores of a GP model) of a structured array, or the
+    array itself (a view; particles stores a one-dimensional field with shape
+    (N,), hence the reshape)."""
+    return _param_field(arr).reshape(arr.shape[0], -1)
 
 
 def _set_theta_field(arr, values):
-    field = arr["theta"] if arr.dtype.names else arr
+    field = _param_field(arr)
     field[...] = np.reshape(values, field.shape)
 
 
@@ -846,6 +860,8 @@ def make_move(name, model, **kwargs):
 def default_move(model):
     """The move :func:`~pac_particles.posterior.run_smc` uses by default.
 
+    :class:`EllipticalSlice` on the kernel's Cholesky factor for a
+    :class:`~pac_particles.models.GPAUCModel`;
     :class:`SpikeSlabMove` for a :class:`~pac_particles.priors.SpikeSlabPrior`;
     :class:`CalibratedEllipticalSlice` for a centred Gaussian prior (the most
     efficient move in ``diagnostics/compare_moves.py``: variance x time 2.6-7x
@@ -854,6 +870,9 @@ def default_move(model):
     walk); :class:`RegularizedRandomWalk` otherwise.
     """
     prior = getattr(model, "prior", None)
+    if getattr(model, "kernel_chol", None) is not None:
+        # GP latent scores: the exact prior ellipse, no n x n covariance fit
+        return EllipticalSlice(prior_chol=model.kernel_chol)
     if isinstance(prior, SpikeSlabPrior):
         return SpikeSlabMove(prior)
     if prior is not None and prior_gaussian_factor(prior) is not None:

@@ -152,6 +152,16 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
 
 def _check_move_fits_prior(mcmc, prior):
     """Refuse move/prior pairs that cannot work, with a clear message."""
+    if "s" in getattr(prior, "laws", {}) and isinstance(
+            mcmc, (ssp.ArrayRandomWalk, CalibratedEllipticalSlice)):
+        raise ValueError(
+            f"{type(mcmc).__name__} is refused for GP latent scores: it "
+            "calibrates on the n x n covariance of the particles, which is "
+            "singular or unstable unless there are many more particles than "
+            "training points (the failure reported for GP scores in the SMC-AUC "
+            "student report). Use the default, EllipticalSlice on the kernel's "
+            "Cholesky factor (model.kernel_chol), which follows the GP prior "
+            "exactly and needs no tuning")
     if isinstance(prior, SpikeSlabPrior):
         if np.any(prior.v0 <= 0):
             raise ValueError(
@@ -188,6 +198,10 @@ class SMCPosterior:
         tempering step for each collector).
     prior : the model's prior (used for Rao-Blackwellised inclusion
         probabilities).
+    predictor : the model, whose ``predict_scores`` maps a point estimate to
+        scores of new inputs (``x . theta`` for linear scores, the GP
+        conditional mean for :class:`~pac_particles.models.GPAUCModel`, whose
+        particles ``theta`` are the latent training scores ``s``).
     """
 
     theta: np.ndarray
@@ -202,6 +216,7 @@ class SMCPosterior:
     z: np.ndarray = None
     summaries: object = None
     prior: object = None
+    predictor: object = None
 
     @classmethod
     def from_smc(cls, smc, model, wall_time=float("nan"),
@@ -216,13 +231,15 @@ class SMCPosterior:
         z = np.asarray(th["z"], dtype=bool) if "z" in names else None
         exps = np.asarray(smc.X.shared["exponents"], dtype=float)
         log_z_path = np.concatenate([[0.0], smc.summaries.logLts])
-        theta = np.array(th["theta"], dtype=float).reshape(len(th), -1)
+        field = getattr(model, "param_name", "theta")
+        theta = np.array(th[field], dtype=float).reshape(len(th), -1)
         return cls(theta=theta, weights=smc.W.copy(),
                    lam=float(model.lam), log_z=float(smc.logLt), exponents=exps,
                    log_z_path=log_z_path, data=getattr(model, "data", None),
                    wall_time=wall_time, n_risk_evaluations=n_risk_evaluations,
                    z=z, summaries=smc.summaries,
-                   prior=getattr(model, "prior", None))
+                   prior=getattr(model, "prior", None),
+                   predictor=model if hasattr(model, "predict_scores") else None)
 
     # ---------------------------------------------------------------- path
     @property
@@ -314,7 +331,32 @@ class SMCPosterior:
         ``raw=False``: it is already preprocessed.
         """
         X_new = self.data.transform(X_new) if raw else np.asarray(X_new, float)
-        return X_new @ self.point_estimate(point)
+        if self.predictor is None:
+            return X_new @ self.point_estimate(point)
+        return self.predictor.predict_scores(X_new, self.point_estimate(point))
+
+    def predict(self, X_new, return_var=False, raw=True):
+        """Posterior predictive mean (and variance) of the scores of new inputs.
+
+        Linear scores: ``E[x . theta]`` and ``Var[x . theta]``. GP scores
+        (:class:`~pac_particles.models.GPAUCModel`): the mean
+        ``k_*' K^-1 E[s]`` and the variance ``Var[k_*' K^-1 s]`` over the
+        particles plus the GP conditional variance ``k_** - k_*' K^-1 k_*``.
+        """
+        X_new = self.data.transform(X_new) if raw else np.asarray(X_new, float)
+        cov = self.cov
+        if self.predictor is None or not hasattr(self.predictor, "kernel"):
+            mean = X_new @ self.mean
+            var = np.einsum("ij,jk,ik->i", X_new, np.atleast_2d(cov), X_new)
+            return (mean, var) if return_var else mean
+        mean, cond_var = self.predictor.predict_scores(X_new, self.mean,
+                                                       return_var=True)
+        if not return_var:
+            return mean
+        from scipy.linalg import cho_solve
+        A = cho_solve((self.predictor.kernel_chol, True),
+                      np.asarray(self.predictor.kernel(X_new, self.data.X)).T)
+        return mean, np.einsum("ji,jk,ki->i", A, cov, A) + cond_var
 
     def posterior_mean_score(self, X_new, raw=True):
         """Posterior mean of the score, ``E[x . theta]`` (equals scoring with

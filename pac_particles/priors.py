@@ -42,12 +42,17 @@ George, E. I. and McCulloch, R. E. (1993). Variable selection via Gibbs
 sampling. JASA 88, 881-889.
 """
 
+import warnings
+
 import numpy as np
 from particles import distributions as dists
 from scipy import special
+from scipy.linalg import solve_triangular
 
 __all__ = ["DiagonalNormal", "gaussian_prior", "prior_gaussian_factor",
-           "SpikeSlabPrior"]
+           "SpikeSlabPrior",
+           "SquaredExponential", "LinearKernel", "KernelJitterWarning", "gram_matrix",
+           "stable_cholesky", "CholeskyNormal"]
 
 _HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
 
@@ -112,12 +117,16 @@ def gaussian_prior(d, var=1.0):
 
 
 def prior_gaussian_factor(prior):
-    """Cholesky factor ``L`` (lower, d x d) of a Gaussian prior on ``theta``.
+    """Cholesky factor ``L`` (lower, d x d) of a Gaussian prior on ``theta``
+    (or on the latent scores ``s`` of a GP model).
 
-    Returns None when the ``theta`` field is not a centred Gaussian that we
+    Returns None when the field is not a centred Gaussian that we
     know how to sample from (elliptical moves then cannot be used).
     """
-    law = getattr(prior, "laws", {}).get("theta")
+    laws = getattr(prior, "laws", {})
+    law = laws.get("theta", laws.get("s"))
+    if isinstance(law, CholeskyNormal):
+        return law.chol
     if isinstance(law, DiagonalNormal):
         return np.diag(law.std)
     if isinstance(law, dists.MvNormal):
@@ -269,3 +278,204 @@ class SpikeSlabPrior(dists.ProbDist):
             return f"{float(a):.4g}" if np.ndim(a) == 0 else "array"
         return (f"SpikeSlabPrior(d={self.d}, p={fmt(self.p)}, v0={fmt(self.v0)}, "
                 f"v1={fmt(self.v1)})")
+
+
+# --------------------------------------------------------------- GP kernels
+
+class KernelJitterWarning(RuntimeWarning):
+    """A kernel matrix needed jitter on its diagonal to be factorised."""
+
+
+class SquaredExponential:
+    """Squared-exponential kernel with ARD lengthscales.
+
+    ``k(x, x') = amplitude * exp(-0.5 * sum_k (x_k - x'_k)^2 / lengthscale_k^2)``
+
+    Parameters
+    ----------
+    lengthscale : float or array of shape (d,), > 0
+    amplitude : float > 0
+        Irrelevant to the AUC (scores are scale free) but kept for predictive
+        variances.
+
+    ``log_params`` is ``[log lengthscale(s)..., log amplitude]``.
+    """
+
+    def __init__(self, lengthscale=1.0, amplitude=1.0):
+        ls = np.atleast_1d(np.asarray(lengthscale, dtype=float))
+        if ls.ndim != 1 or not np.all(np.isfinite(ls)) or np.any(ls <= 0):
+            raise ValueError("lengthscale must be a positive number or a 1-D "
+                             "array of positive numbers")
+        amplitude = float(amplitude)
+        if not (np.isfinite(amplitude) and amplitude > 0):
+            raise ValueError(f"amplitude must be > 0, got {amplitude}")
+        self.lengthscale = ls
+        self.amplitude = amplitude
+
+    def __repr__(self):
+        return (f"SquaredExponential(lengthscale="
+                f"{np.array2string(self.lengthscale, precision=4)}, "
+                f"amplitude={self.amplitude:.4g})")
+
+    @property
+    def log_params(self):
+        return np.concatenate([np.log(self.lengthscale), [np.log(self.amplitude)]])
+
+    @log_params.setter
+    def log_params(self, value):
+        value = np.asarray(value, dtype=float)
+        self.lengthscale = np.exp(value[:-1])
+        self.amplitude = float(np.exp(value[-1]))
+
+    def _scaled(self, X):
+        X = np.asarray(X, dtype=float)
+        if self.lengthscale.size not in (1, X.shape[1]):
+            raise ValueError(f"{self.lengthscale.size} lengthscales for "
+                             f"{X.shape[1]} input columns")
+        return X / self.lengthscale
+
+    def __call__(self, X1, X2=None):
+        A = self._scaled(X1)
+        B = A if X2 is None else self._scaled(X2)
+        sq = (np.sum(A * A, 1)[:, None] + np.sum(B * B, 1)[None, :]
+              - 2.0 * A @ B.T)
+        return self.amplitude * np.exp(-0.5 * np.maximum(sq, 0.0))
+
+    def diag(self, X):
+        return np.full(np.asarray(X).shape[0], self.amplitude)
+
+    def gradients(self, X):
+        """``dK / d log_params``: array (n_params, n, n) (small problems)."""
+        X = np.asarray(X, dtype=float)
+        K = self(X)
+        out = []
+        cols = ([X] if self.lengthscale.size == 1
+                else [X[:, [k]] for k in range(X.shape[1])])
+        for k, Xk in enumerate(cols):
+            sq = np.sum((Xk[:, None, :] - Xk[None, :, :]) ** 2, axis=-1)
+            out.append(K * sq / self.lengthscale[k] ** 2)
+        out.append(K)
+        return np.stack(out)
+
+    def contract_gradients(self, X, M):
+        """``sum_ab M_ab dK_ab / d log_params`` for symmetric M in O(n^2 d),
+        without forming the n x n derivative matrices."""
+        X = np.asarray(X, dtype=float)
+        MK = M * self(X)
+        row = MK.sum(axis=1)
+        # sum_ab MK_ab (x_ak - x_bk)^2 = 2 (row . x_k^2 - x_k' MK x_k)
+        per_col = 2.0 * (row @ (X * X) - np.einsum("ak,ak->k", X, MK @ X))
+        if self.lengthscale.size == 1:
+            g_len = np.array([per_col.sum() / self.lengthscale[0] ** 2])
+        else:
+            g_len = per_col / self.lengthscale ** 2
+        return np.concatenate([g_len, [np.sum(MK)]])
+
+
+class LinearKernel:
+    """Linear kernel ``k(x, x') = x' S0 x`` with ``S0 = diag(prior_var)``.
+
+    A GP with this kernel on the training inputs is the linear-score model
+    with prior ``theta ~ N(0, S0)``: ``s = X theta ~ N(0, X S0 X')``.
+    """
+
+    def __init__(self, prior_var=1.0):
+        prior_var = np.asarray(prior_var, dtype=float)
+        if not np.all(np.isfinite(prior_var)) or np.any(prior_var <= 0):
+            raise ValueError("prior_var must be finite and > 0")
+        self.prior_var = prior_var
+
+    def __repr__(self):
+        return f"LinearKernel(prior_var={self.prior_var})"
+
+    def __call__(self, X1, X2=None):
+        X1 = np.asarray(X1, dtype=float)
+        X2 = X1 if X2 is None else np.asarray(X2, dtype=float)
+        if self.prior_var.ndim == 1 and self.prior_var.size != X1.shape[1]:
+            raise ValueError(f"{self.prior_var.size} prior variances for "
+                             f"{X1.shape[1]} input columns")
+        return (X1 * self.prior_var) @ X2.T
+
+    def diag(self, X):
+        X = np.asarray(X, dtype=float)
+        return np.sum(X * X * self.prior_var, axis=1)
+
+
+def gram_matrix(kernel, X, label="kernel"):
+    """``kernel(X, X)`` checked: finite, square, symmetrised."""
+    K = np.asarray(kernel(X, X), dtype=float)
+    n = np.asarray(X).shape[0]
+    if K.shape != (n, n):
+        raise ValueError(f"{label} returned a matrix of shape {K.shape}, "
+                         f"expected ({n}, {n})")
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"{label} returned NaN or infinite entries")
+    return 0.5 * (K + K.T)
+
+
+def stable_cholesky(K, label="kernel matrix", max_relative_jitter=1e-2):
+    """Lower Cholesky factor of ``K``, adding jitter geometrically if needed.
+
+    Starts at ``1e-10 * mean(diag K)`` and multiplies by 10 until the
+    factorisation succeeds; warns with the jitter used, and raises
+    ValueError beyond ``max_relative_jitter * mean(diag K)``.
+
+    Returns
+    -------
+    (C, jitter)
+    """
+    scale = float(np.mean(np.diag(K)))
+    if not scale > 0:
+        raise ValueError(f"{label}: the diagonal must be positive (mean "
+                         f"{scale:.3g})")
+    jitter = 0.0
+    eye = np.eye(K.shape[0])
+    while True:
+        try:
+            C = np.linalg.cholesky(K + jitter * eye)
+            break
+        except np.linalg.LinAlgError:
+            jitter = 1e-10 * scale if jitter == 0 else 10 * jitter
+            if jitter > max_relative_jitter * scale:
+                raise ValueError(f"{label} is not positive semi-definite "
+                                 f"(Cholesky fails even with jitter "
+                                 f"{jitter / 10:.3g})")
+    if jitter > 0:
+        warnings.warn(f"{label} singular to working precision (duplicated "
+                      f"inputs?); added jitter {jitter:.3g} to its diagonal "
+                      f"({jitter / scale:.1e} of its mean)", KernelJitterWarning,
+                      stacklevel=3)
+    return C, jitter
+
+
+class CholeskyNormal(dists.ProbDist):
+    """Centred Gaussian ``N(0, C C')`` given its lower Cholesky factor ``C``.
+
+    The prior of the latent training scores of a GP (``C`` from
+    :func:`stable_cholesky`). ``rvs`` costs one (N, n) x (n, n) matmul,
+    ``logpdf`` one batched triangular solve.
+    """
+
+    def __init__(self, chol):
+        chol = np.asarray(chol, dtype=float)
+        if chol.ndim != 2 or chol.shape[0] != chol.shape[1]:
+            raise ValueError("chol must be a square matrix")
+        diag = np.diag(chol)
+        if np.any(diag <= 0) or not np.all(np.isfinite(chol)):
+            raise ValueError("chol must be a lower Cholesky factor (positive "
+                             "diagonal, finite)")
+        self.chol = np.tril(chol)
+        self._log_norm = -np.sum(np.log(diag)) - chol.shape[0] * _HALF_LOG_2PI
+
+    @property
+    def dim(self):
+        return self.chol.shape[0]
+
+    def rvs(self, size=None):
+        n = 1 if size is None else size
+        return np.random.standard_normal((n, self.dim)) @ self.chol.T
+
+    def logpdf(self, x):
+        x = np.atleast_2d(x)
+        z = solve_triangular(self.chol, x.T, lower=True, check_finite=False)
+        return self._log_norm - 0.5 * np.sum(z * z, axis=0)
