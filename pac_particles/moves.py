@@ -205,9 +205,14 @@ class _GaussianReference:
         """``0.5 theta' S^-1 theta`` for the particles ``rows`` (so that
         ``log N(theta; 0, S) = const - half_quad``)."""
         if self.chol is not None:
+            if getattr(self, "_chol_inv", None) is None:
+                # one inversion per reference; then a plain matmul per call,
+                # several times faster than a triangular solve on small d
+                self._chol_inv = linalg.solve_triangular(
+                    self.chol, np.eye(self.chol.shape[0]), lower=True)
             with _one_blas_thread():
-                w = linalg.solve_triangular(self.chol, theta.T, lower=True)
-            return 0.5 * np.sum(w * w, axis=0)
+                w = theta @ self._chol_inv.T
+            return 0.5 * np.sum(w * w, axis=1)
         std = self.std if self.std.ndim == 1 else self.std[rows]
         return 0.5 * np.sum((theta / std) ** 2, axis=1)
 

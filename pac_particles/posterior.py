@@ -96,7 +96,9 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
     seed : int, optional
         Seeds numpy's global generator, which ``particles`` draws from.
     verbose : bool
-        Print one progress line per tempering step to stderr.
+        Print one progress line per tempering step to stderr: step, exponent,
+        gamma, ESS before resampling, mean acceptance rate of the last move
+        (for slice moves, 1 / risk evaluations per move), log Z, elapsed time.
     collect : list of particles.collectors.Collector, optional
         Extra summaries computed at every tempering step (e.g.
         :class:`pac_particles.selection.PathScores`); available afterwards
@@ -139,10 +141,12 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
     for _ in smc:
         if verbose:
             exps = smc.X.shared["exponents"]
+            rates = smc.X.shared.get("acc_rates") or [[np.nan]]
             print(f"[pac_particles] step {smc.t:3d}  exponent {exps[-1]:.4g}  "
-                  f"gamma {model.lam * exps[-1]:.4g}  log Z {smc.logLt:.3f}  "
-                  f"{time.perf_counter() - start:.1f} s", file=sys.stderr,
-                  flush=True)
+                  f"gamma {model.lam * exps[-1]:.4g}  ESS {smc.wgts.ESS:.0f}  "
+                  f"acceptance {np.mean(rates[-1]) if rates[-1] else np.nan:.3f}  "
+                  f"log Z {smc.logLt:.3f}  {time.perf_counter() - start:.1f} s",
+                  file=sys.stderr, flush=True)
     check_reached_target(smc)
     return SMCPosterior.from_smc(
         smc, model, wall_time=time.perf_counter() - start,
