@@ -139,7 +139,7 @@ from typing import Optional
 import numpy as np
 from scipy.stats import beta
 
-from .auc import linear_auc_risk
+from .auc import linear_auc_risk, split_risk
 from .data import check_lam, validate_xy
 from .vb import expected_auc_risk, gaussian_kl, ordered_pairs_factor
 
@@ -475,7 +475,11 @@ def smc_certificate(post, eps=0.05, grid_size=1, eps_prevalence=None):
     weighted average of the particles' risks. See :func:`pac_bayes_bound_gibbs`.
     """
     data = post.data
-    risks = linear_auc_risk(post.theta, data.X_pos, data.X_neg)
+    if hasattr(getattr(post, "predictor", None), "kernel"):
+        # GP: the particles are the latent training scores themselves
+        risks = split_risk(post.theta[:, data.y], post.theta[:, ~data.y])
+    else:
+        risks = linear_auc_risk(post.theta, data.X_pos, data.X_neg)
     return pac_bayes_bound_gibbs(post.log_z, post.lam, data.n_pos, data.n_neg,
                                  expected_risk=float(post.weights @ risks),
                                  eps=eps, grid_size=grid_size,

@@ -27,18 +27,20 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .auc import auc_risk, pu_corrected_risk
-from .bounds import pac_bayes_bound_gaussian, smc_certificate
+from .bounds import pac_bayes_bound, pac_bayes_bound_gaussian, smc_certificate
 from .data import check_lam, validate_xy
-from .ep import EPLinear
-from .models import AUCGibbsModel
+from .ep import EPGP, EPLinear, EPSpikeSlab
+from .models import AUCGibbsModel, GPAUCModel
 from .posterior import POINT_ESTIMATES, run_smc
-from .priors import gaussian_prior
-from .selection import LamCVResult, cv_lambda
-from .vb import GaussianVB
+from .priors import SpikeSlabPrior, SquaredExponential, gaussian_prior
+from .selection import LamCVResult, cv_lambda, evidence_grid
+from .vb import GaussianVB, expected_auc_risk
 
 __all__ = ["PACBayesAUC"]
 
 METHODS = ("smc", "ep", "vb")
+PRIORS = ("gaussian", "spike_slab")
+HYPERPARAMETERS = ("fixed", "evidence")
 VB_FAMILIES = ("isotropic", "diagonal", "full")
 
 
@@ -66,6 +68,30 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         ``log(grid_size)`` for the data-driven choice.
     vb_family : {'isotropic', 'diagonal', 'full'}
         Covariance family of the VB approximation.
+    prior : {'gaussian', 'spike_slab'}
+        Prior of the linear coefficients: iid ``N(0, prior_var)``, or the
+        spike-and-slab ``prod_k [p N(0, v1) + (1 - p) N(0, v0)]`` (SMC and EP;
+        gives ``inclusion_probs_``).
+    spike_slab : tuple (p, v0, v1), optional
+        Spike-and-slab hyper-parameters; default
+        :class:`~pac_particles.priors.SpikeSlabPrior`'s (``p = 1 - exp(-1/d)``,
+        ``v0 = v1 / 100``, ``v1 = 1``). EP also accepts ``v0 = 0``.
+    kernel : callable, optional
+        A GP kernel ``kernel(X1, X2) -> Gram`` (e.g.
+        :class:`~pac_particles.priors.SquaredExponential`) or ``'rbf'`` for a
+        squared-exponential kernel of lengthscale ``sqrt(d)`` on the
+        standardised inputs: nonlinear scores with a Gaussian-process prior
+        (SMC: :class:`~pac_particles.models.GPAUCModel`; EP:
+        :class:`~pac_particles.ep.EPGP`). No ``coef_`` then.
+    hyperparameters : {'fixed', 'evidence'}
+        'evidence' maximises the (pseudo-)evidence ``log Z`` over the prior's
+        hyper-parameters before the final fit: with EP by gradient ascent
+        (ARD prior variances for the Gaussian prior, ``p`` and ``v0/v1`` for
+        spike-and-slab, lengthscales for GP kernels); with SMC over a grid
+        (``v0/v1`` in {1e-4, 1e-3, 1e-2, 1e-1} for spike-and-slab, the
+        lengthscale times {1/4, 1/2, 1, 2, 4} for the rbf kernel). The
+        isotropic Gaussian prior has nothing to tune: the risk is
+        scale-invariant, so ``log Z`` does not depend on ``prior_var``.
     prior_var : float
         Variance of the iid Gaussian prior (irrelevant for the ranking: the
         risk is scale-invariant; kept for the evidence's bookkeeping).
@@ -117,6 +143,9 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     cv_ : the LamCVResult when ``lam='cv'`` (for EP, one row: the
         leave-one-out AUC).
     n_features_in_ : number of input features.
+    inclusion_probs_ : posterior inclusion probabilities (spike-and-slab).
+    hyperparameters_ : the prior hyper-parameters used (after evidence
+        maximisation when asked).
 
     Notes
     -----
@@ -127,7 +156,8 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, method="smc", lam="cv", lam_max=None, n_folds=5,
-                 grid_size=50, vb_family="diagonal",
+                 grid_size=50, vb_family="diagonal", prior="gaussian",
+                 spike_slab=None, kernel=None, hyperparameters="fixed",
                  prior_var=1.0, point="bayes_point", standardize=True,
                  n_particles=200, len_chain=10, move=None, eps=0.05,
                  pu_prior=None, random_state=None, n_jobs=1, verbose=False):
@@ -137,6 +167,10 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         self.n_folds = n_folds
         self.grid_size = grid_size
         self.vb_family = vb_family
+        self.prior = prior
+        self.spike_slab = spike_slab
+        self.kernel = kernel
+        self.hyperparameters = hyperparameters
         self.prior_var = prior_var
         self.point = point
         self.standardize = standardize
@@ -165,6 +199,24 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         if self.vb_family not in VB_FAMILIES:
             raise ValueError(f"vb_family must be one of {VB_FAMILIES}, got "
                              f"{self.vb_family!r}")
+        if self.prior not in PRIORS:
+            raise ValueError(f"prior must be one of {PRIORS}, got {self.prior!r}")
+        if self.hyperparameters not in HYPERPARAMETERS:
+            raise ValueError(f"hyperparameters must be one of {HYPERPARAMETERS}, "
+                             f"got {self.hyperparameters!r}")
+        if self.kernel is not None and not (callable(self.kernel)
+                                            or self.kernel == "rbf"):
+            raise ValueError("kernel must be a callable kernel(X1, X2) or 'rbf'")
+        if self.kernel is not None and self.prior == "spike_slab":
+            raise ValueError("prior='spike_slab' is for linear scores: do not "
+                             "combine it with a GP kernel")
+        if self.method == "vb" and (self.kernel is not None
+                                    or self.prior == "spike_slab"):
+            raise ValueError("method='vb' supports the linear Gaussian prior "
+                             "only; use 'smc' or 'ep' for GP kernels and "
+                             "spike-and-slab priors")
+        if self.spike_slab is not None and len(tuple(self.spike_slab)) != 3:
+            raise ValueError("spike_slab must be a tuple (p, v0, v1)")
         if int(self.grid_size) < 2:
             raise ValueError(f"grid_size must be >= 2, got {self.grid_size}")
         if self.pu_prior is not None:
@@ -188,30 +240,82 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         d = validate_xy(X, positives).d
         lam_max = self.lam_max if self.lam_max is not None else 20.0 * len(y)
         choose_lam = isinstance(self.lam, str)
+        self.hyperparameters_ = self._initial_hyperparameters(d)
         if self.method == "smc":
-            theta, data = self._fit_smc(X, positives, d, lam_max, choose_lam)
+            self._fit_smc(X, positives, d, lam_max, choose_lam)
         else:
-            theta, data = self._fit_gaussian(X, positives, lam_max, choose_lam)
-        self.coef_ = np.zeros(self.n_features_in_)
-        self.coef_[data.columns] = theta / data.scale
-        offset = -float(np.sum(data.center * theta / data.scale))
-        train_scores = X @ self.coef_ + offset
+            self._fit_gaussian(X, positives, lam_max, choose_lam)
+        if self.kernel is None:
+            theta, data = self._point, self._data
+            self.coef_ = np.zeros(self.n_features_in_)
+            self.coef_[data.columns] = theta / data.scale
+            self._offset = -float(np.sum(data.center * theta / data.scale))
+        train_scores = self._raw_scores(X)
         self.train_auc_ = 1.0 - float(pu_corrected_risk(
             auc_risk(train_scores, positives), self.pu_prior))
         self.certified_auc_risk_ = float(pu_corrected_risk(
             self.bound_.auc_risk_bound_two_sample, self.pu_prior))
         self.threshold_ = _youden_cut(positives, train_scores)
-        # decision_function > 0 exactly where the score passes the threshold
-        self.intercept_ = offset - self.threshold_
+        if self.kernel is None:
+            # decision_function > 0 exactly where the score passes the threshold
+            self.intercept_ = self._offset - self.threshold_
         return self
 
+    def _initial_hyperparameters(self, d):
+        if self.kernel is not None:
+            kernel = (SquaredExponential(lengthscale=np.sqrt(d))
+                      if isinstance(self.kernel, str) else self.kernel)
+            return {"kernel": kernel}
+        if self.prior == "spike_slab":
+            p, v0, v1 = self.spike_slab if self.spike_slab is not None \
+                else (None, None, 1.0)
+            default = SpikeSlabPrior(d, p=p, v0=v0 if v0 else None, v1=v1)
+            return {"p": float(np.mean(default.p)),
+                    "v0": 0.0 if v0 == 0 else float(np.mean(default.v0)),
+                    "v1": float(np.mean(default.v1))}
+        return {"prior_var": self.prior_var}
+
+    def _smc_model(self, X, positives, lam, hyper):
+        common = dict(standardize=self.standardize, pu_prior=self.pu_prior)
+        if self.kernel is not None:
+            return GPAUCModel(X, positives, lam, kernel=hyper["kernel"], **common)
+        d = validate_xy(X, positives).d
+        if self.prior == "spike_slab":
+            prior = SpikeSlabPrior(d, p=hyper["p"], v0=hyper["v0"], v1=hyper["v1"])
+        else:
+            prior = gaussian_prior(d, hyper["prior_var"])
+        return AUCGibbsModel(X, positives, lam, prior=prior, **common)
+
+    def _smc_evidence(self, X, positives, lam, smc_kwargs):
+        """Grid search of log Z by SMC over the prior's hyper-parameters."""
+        hyper = self.hyperparameters_
+        if self.kernel is not None:
+            base = hyper["kernel"]
+            if not isinstance(base, SquaredExponential):
+                return hyper
+            grid = [{"kernel": SquaredExponential(base.lengthscale * f,
+                                                  base.amplitude)}
+                    for f in (0.25, 0.5, 1.0, 2.0, 4.0)]
+        elif self.prior == "spike_slab":
+            grid = [dict(hyper, v0=hyper["v1"] * r) for r in (1e-4, 1e-3, 1e-2, 1e-1)]
+        else:
+            return hyper  # isotropic Gaussian: log Z does not depend on prior_var
+        found = evidence_grid(lambda **h: self._smc_model(X, positives, lam, h),
+                              grid, seed=self.random_state, n_jobs=self.n_jobs,
+                              **smc_kwargs)
+        self.evidence_grid_ = found
+        return found.best_params
+
     def _fit_smc(self, X, positives, d, lam_max, choose_lam):
-        model_kwargs = dict(standardize=self.standardize,
-                            prior=gaussian_prior(d, self.prior_var),
-                            pu_prior=self.pu_prior)
         smc_kwargs = dict(n_particles=self.n_particles, len_chain=self.len_chain,
                           move=self.move)
         if choose_lam:
+            if self.kernel is not None or self.prior == "spike_slab":
+                raise ValueError("lam='cv' with SMC is for the linear Gaussian "
+                                 "prior; give a float lam (or use method='ep')")
+            model_kwargs = dict(standardize=self.standardize,
+                                prior=gaussian_prior(d, self.prior_var),
+                                pu_prior=self.pu_prior)
             self.cv_ = cv_lambda(X, positives, lam_max=lam_max,
                                  n_folds=self.n_folds, grid_size=self.grid_size,
                                  point=self.point, model_kwargs=model_kwargs,
@@ -221,23 +325,34 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             self.posterior_ = self.cv_.posterior
         else:
             self.lam_ = check_lam(self.lam)
-            model = AUCGibbsModel(X, positives, lam=self.lam_, **model_kwargs)
+            if self.hyperparameters == "evidence":
+                self.hyperparameters_ = self._smc_evidence(X, positives, self.lam_,
+                                                           smc_kwargs)
+            model = self._smc_model(X, positives, self.lam_, self.hyperparameters_)
             self.posterior_ = run_smc(model, seed=self.random_state,
                                       verbose=self.verbose, **smc_kwargs)
         self.log_evidence_ = self.posterior_.log_z
         self.bound_ = smc_certificate(
             self.posterior_, eps=self.eps,
             grid_size=int(self.grid_size) if choose_lam else 1)
-        return (self.posterior_.point_estimate(self.point),
-                self.posterior_.data)
+        if self.posterior_.z is not None:
+            self.inclusion_probs_ = self.posterior_.inclusion_probs
+        self._point = self.posterior_.point_estimate(self.point)
+        self._data = self.posterior_.data
 
     def _approximation(self, X, positives, lam):
-        if self.method == "ep":
-            return EPLinear(X, positives, lam, prior_var=self.prior_var,
-                            standardize=self.standardize, pu_prior=self.pu_prior)
-        return GaussianVB(X, positives, lam, prior_var=self.prior_var,
-                          family=self.vb_family, standardize=self.standardize,
-                          seed=self.random_state, pu_prior=self.pu_prior)
+        common = dict(standardize=self.standardize, pu_prior=self.pu_prior)
+        hyper = self.hyperparameters_
+        if self.method == "vb":
+            return GaussianVB(X, positives, lam, prior_var=self.prior_var,
+                              family=self.vb_family, seed=self.random_state,
+                              **common)
+        if self.kernel is not None:
+            return EPGP(X, positives, lam, kernel=hyper["kernel"], **common)
+        if self.prior == "spike_slab":
+            return EPSpikeSlab(X, positives, lam, p=hyper["p"], v0=hyper["v0"],
+                               v1=hyper["v1"], **common)
+        return EPLinear(X, positives, lam, prior_var=hyper["prior_var"], **common)
 
     def _fit_gaussian(self, X, positives, lam_max, choose_lam):
         if choose_lam:
@@ -261,22 +376,46 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         else:
             self.lam_ = check_lam(self.lam)
         approx = self._approximation(X, positives, self.lam_)
+        if self.hyperparameters == "evidence" and self.method == "ep":
+            approx.fit_hyperparameters()
+            self.hyperparameters_ = _ep_hyperparameters(approx)
+        self.approximation_ = approx
         self.posterior_ = approx.fit()
         self.log_evidence_ = float(self.posterior_.log_z if self.method == "ep"
                                    else self.posterior_.elbo)
-        self.bound_ = pac_bayes_bound_gaussian(
-            self.posterior_.mean, self.posterior_.cov, X, positives, approx.lam,
-            prior_var=self.prior_var, standardize=self.standardize, eps=self.eps,
-            grid_size=int(self.grid_size) if choose_lam else 1)
-        if self.method == "ep":
+        grid_size = int(self.grid_size) if choose_lam else 1
+        if self.kernel is not None:
+            self.bound_ = _gp_gaussian_bound(approx, self.posterior_, self.eps,
+                                             grid_size)
+        else:
+            prior_var = (self.hyperparameters_.get("prior_var", self.prior_var)
+                         if self.prior == "gaussian" else None)
+            self.bound_ = (pac_bayes_bound_gaussian(
+                self.posterior_.mean, self.posterior_.cov, X, positives,
+                approx.lam, prior_var=prior_var, standardize=self.standardize,
+                eps=self.eps, grid_size=grid_size) if prior_var is not None
+                else _spike_slab_bound(approx, self.posterior_, self.eps, grid_size))
+        if getattr(self.posterior_, "inclusion_probs", None) is not None:
+            self.inclusion_probs_ = self.posterior_.inclusion_probs
+        if self.method == "ep" and self.prior == "gaussian":
             self.cv_auc_ = approx.loo_auc()
-        return self.posterior_.mean, approx.data
+        self._point = self.posterior_.mean
+        self._data = approx.data
+
+    def _raw_scores(self, X):
+        if self.kernel is None:
+            return X @ self.coef_ + self._offset
+        if self.method == "smc":
+            return self.posterior_.score(X, point=self.point)
+        return self.approximation_.predict(X)
 
     def decision_function(self, X):
         """Scores: larger means more likely positive (``classes_[1]``)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=float, reset=False)
-        return X @ self.coef_ + self.intercept_
+        if self.kernel is None:
+            return X @ self.coef_ + self.intercept_
+        return self._raw_scores(X) - self.threshold_
 
     def predict(self, X):
         """Labels: ``classes_[1]`` where ``decision_function`` is positive."""
@@ -306,3 +445,47 @@ def _youden_cut(positives, scores):
 def _fitted(approximation):
     approximation.fit()
     return approximation
+
+
+def _ep_hyperparameters(approx):
+    if isinstance(approx, EPGP):
+        return {"kernel": approx.kernel}
+    if isinstance(approx, EPSpikeSlab):
+        return {"p": float(np.mean(approx.p)), "v0": float(np.mean(approx.v0)),
+                "v1": float(np.mean(approx.v1))}
+    return {"prior_var": np.array(approx.prior_var, dtype=float)}
+
+
+def _gaussian_kl(mean, cov, prior_cov):
+    """KL(N(mean, cov) || N(0, prior_cov)) by Cholesky factors."""
+    n = mean.size
+    Lp = np.linalg.cholesky(prior_cov)
+    Lq = np.linalg.cholesky(cov + 1e-12 * np.trace(cov) / n * np.eye(n))
+    A = np.linalg.solve(Lp, Lq)
+    b = np.linalg.solve(Lp, mean)
+    return 0.5 * (np.sum(A * A) + b @ b - n) + np.sum(np.log(np.diag(Lp))) \
+        - np.sum(np.log(np.diag(Lq)))
+
+
+def _gp_gaussian_bound(approx, result, eps, grid_size):
+    """Certificate of a Gaussian rho = N(m, S) on the GP latent scores:
+    expected risk in closed form on the score differences, KL to N(0, K)."""
+    data = approx.data
+    eye = np.eye(data.n)
+    K = approx._kernel_matrix()[np.ix_(approx._inv_perm, approx._inv_perm)]
+    K = K + approx.jitter_ * eye if getattr(approx, "jitter_", 0) else K
+    risk = expected_auc_risk(result.mean, result.cov, eye[data.y], eye[~data.y])
+    kl = _gaussian_kl(result.mean, result.cov, K)
+    return pac_bayes_bound(risk, max(kl, 0.0), approx.lam, data.n_pos, data.n_neg,
+                           eps, grid_size)
+
+
+def _spike_slab_bound(approx, result, eps, grid_size):
+    """Certificate of the EP spike-and-slab approximation: the Gibbs bound
+    through its evidence, ``lam E[R_n] + KL ~ -log Z`` (EP's log Z stands in
+    for the exact one)."""
+    from .bounds import pac_bayes_bound_gibbs
+    data = approx.data
+    risk = expected_auc_risk(result.mean, result.cov, data.X_pos, data.X_neg)
+    return pac_bayes_bound_gibbs(result.log_z, approx.lam, data.n_pos, data.n_neg,
+                                 expected_risk=risk, eps=eps, grid_size=grid_size)

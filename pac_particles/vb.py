@@ -169,29 +169,38 @@ def gaussian_kl(mean, cov, prior_var=1.0):
     """``KL(N(mean, cov) || N(0, prior_var I))`` in closed form.
 
     ``0.5 * (tr(S)/v + m'm/v - d + d log v - log det S)`` (proof of Corollary 11
-    of the dissertation). ``cov`` may be a (d, d) matrix or a (d,) vector of
+    of the dissertation); ``prior_var`` may also be a (d,) vector (ARD prior
+    ``N(0, diag(v))``: the same formula coordinate by coordinate). ``cov`` may be a (d, d) matrix or a (d,) vector of
     variances (diagonal covariance).
     """
     m = np.asarray(mean, dtype=float)
     if m.ndim != 1:
         raise ValueError(f"mean must be 1-D, got shape {m.shape}")
-    v = _check_prior_var(prior_var)
     d = m.shape[0]
+    if np.ndim(prior_var) == 1:  # ARD prior N(0, diag(v))
+        v = np.asarray(prior_var, dtype=float)
+        if v.shape != (d,) or not np.all(np.isfinite(v)) or np.any(v <= 0):
+            raise ValueError(f"prior_var must be positive, scalar or of shape "
+                             f"({d},)")
+    else:
+        v = np.full(d, _check_prior_var(prior_var))
     cov = np.asarray(cov, dtype=float)
     if cov.shape == (d,):
         if np.any(cov <= 0) or not np.all(np.isfinite(cov)):
             raise ValueError("diagonal covariance must be positive and finite")
-        trace, logdet = cov.sum(), np.log(cov).sum()
+        scaled_trace, logdet = np.sum(cov / v), np.log(cov).sum()
     elif cov.shape == (d, d):
         try:
             chol = np.linalg.cholesky(cov)
         except np.linalg.LinAlgError:
             raise ValueError("cov is not positive definite")
-        trace, logdet = np.trace(cov), 2.0 * np.log(np.diag(chol)).sum()
+        scaled_trace = np.sum(np.diag(cov) / v)
+        logdet = 2.0 * np.log(np.diag(chol)).sum()
     else:
         raise ValueError(f"cov must have shape ({d},) or ({d}, {d}), got "
                          f"{cov.shape}")
-    return 0.5 * (trace / v + m @ m / v - d + d * math.log(v) - logdet)
+    return 0.5 * (scaled_trace + np.sum(m * m / v) - d + np.sum(np.log(v))
+                  - logdet)
 
 
 def _check_prior_var(prior_var):

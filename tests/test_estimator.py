@@ -134,3 +134,70 @@ def test_vb_chooses_lam_by_cross_validation():
                       n_folds=3, random_state=0).fit(X, y)
     assert est.cv_.fold_auc.shape == (3, 4)
     assert est.lam_ in est.cv_.grid
+
+
+def _sparse(n=240, d=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X[:, :3] @ np.array([2.0, -2.0, 1.5]) + rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("method", ["smc", "ep"])
+def test_spike_slab_prior_gives_inclusion_probabilities(method):
+    X, y = _sparse()
+    est = PACBayesAUC(method=method, prior="spike_slab", spike_slab=(0.2, 0.01, 1.0),
+                      lam=240.0, n_particles=80, len_chain=5,
+                      random_state=0).fit(X, y)
+    assert est.inclusion_probs_.shape == (12,)
+    assert np.all(est.inclusion_probs_[:3] > 0.5)
+    assert np.mean(est.inclusion_probs_[3:] < 0.5) >= 0.8
+    assert est.hyperparameters_ == {"p": 0.2, "v0": 0.01, "v1": 1.0}
+
+
+@pytest.mark.parametrize("method", ["smc", "ep"])
+def test_gp_kernel_scores_circles(method):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 2))
+    y = (np.sum(X ** 2, axis=1) < 1.3).astype(int)
+    est = PACBayesAUC(method=method, kernel="rbf", lam=200.0, n_particles=50,
+                      len_chain=5, random_state=0).fit(X, y)
+    assert not hasattr(est, "coef_")
+    X_test = rng.normal(size=(1000, 2))
+    y_test = (np.sum(X_test ** 2, axis=1) < 1.3).astype(int)
+    assert est.score(X_test, y_test) > 0.95
+    assert np.array_equal(est.predict(X_test), (est.decision_function(X_test) > 0)
+                          .astype(int))
+    assert 0 < est.bound_.auc_risk_bound_two_sample < 1
+
+
+def test_evidence_maximisation_moves_the_spike_slab_hyperparameters():
+    X, y = _sparse()
+    fixed = PACBayesAUC(method="ep", prior="spike_slab", lam=240.0).fit(X, y)
+    tuned = PACBayesAUC(method="ep", prior="spike_slab", lam=240.0,
+                        hyperparameters="evidence").fit(X, y)
+    assert tuned.log_evidence_ >= fixed.log_evidence_ - 1e-6
+    assert tuned.hyperparameters_ != fixed.hyperparameters_
+
+
+def test_smc_evidence_grid_picks_the_best_spike_variance():
+    X, y = _sparse(n=150)
+    est = PACBayesAUC(method="smc", prior="spike_slab", lam=150.0,
+                      hyperparameters="evidence", n_particles=40, len_chain=4,
+                      random_state=0).fit(X, y)
+    grid = est.evidence_grid_
+    assert len(grid.params) == 4
+    assert est.hyperparameters_ == grid.params[int(np.argmax(grid.log_z))]
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(method="vb", kernel="rbf"), "vb"),
+    (dict(prior="lasso"), "prior"),
+    (dict(kernel=3), "kernel"),
+    (dict(prior="spike_slab", kernel="rbf"), "spike_slab"),
+    (dict(hyperparameters="ml"), "hyperparameters"),
+])
+def test_incompatible_options_are_value_errors(params, message):
+    X, y = _data(n=40)
+    with pytest.raises(ValueError, match=message):
+        PACBayesAUC(lam=10.0, **params).fit(X, y)
