@@ -246,16 +246,6 @@ def _smoothed_sampled(s_pos, s_neg, ip, jn, inv_norm, inv_h, need_risk,
 
 # ------------------------------------------------------- the smoothed risk
 
-def _check_positive(value, name):
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite positive number, got {value}")
-    return value
-
-
 def _check_count(value, name, minimum):
     if isinstance(value, bool) or int(value) != value or int(value) < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got "
@@ -355,7 +345,7 @@ def smoothed_auc_risk(theta, X_pos, X_neg, bandwidth=0.1, grad=False):
     risk : (N,) array (float for 1-D ``theta``); and ``grad`` (N, d) or (d,)
     when ``grad=True``.
     """
-    h = _check_positive(bandwidth, "bandwidth")
+    h = check_lam(bandwidth, "bandwidth")
     th = np.asarray(theta, dtype=float)
     X_pos = np.asarray(X_pos, dtype=float)
     X_neg = np.asarray(X_neg, dtype=float)
@@ -544,14 +534,14 @@ class SVGD:
                  step_size=0.05, max_iter=2000, tol=5e-4, seed=None,
                  verbose=False):
         self.lam = check_lam(lam)
-        self.prior_var = _check_positive(prior_var, "prior_var")
-        self.bandwidth = _check_positive(bandwidth, "bandwidth")
+        self.prior_var = check_lam(prior_var, "prior_var")
+        self.bandwidth = check_lam(bandwidth, "bandwidth")
         self.n_particles = _check_count(n_particles, "n_particles", 2)
         self.n_pairs = None if n_pairs is None else _check_count(
             n_pairs, "n_pairs", 1)
-        self.step_size = _check_positive(step_size, "step_size")
+        self.step_size = check_lam(step_size, "step_size")
         self.max_iter = _check_count(max_iter, "max_iter", 1)
-        self.tol = _check_positive(tol, "tol")
+        self.tol = check_lam(tol, "tol")
         self.seed = seed
         self.verbose = (100 if verbose is True else 0 if verbose is False
                         else _check_count(verbose, "verbose", 0))
