@@ -102,3 +102,17 @@ def test_evidence_does_not_depend_on_isotropic_prior_variance():
                         n_particles=300, len_chain=10, seed=0)
     # shrinking the informative direction's competitor raises the evidence
     assert ard.log_z[0] > exact + 0.5
+
+
+def test_cv_picks_an_interior_lam_when_large_lam_overfits():
+    """Two informative covariates among 60, n = 120: near the prior (small
+    lam) the score is diffuse, at large lam the posterior concentrates on
+    directions that overfit the noise covariates; the best lam is inside."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 60))
+    y = (X[:, :2] @ [1.0, 1.0] + rng.normal(size=120) > 0).astype(int)
+    cv = cv_lambda(X, y, lam_max=2e4, grid_decades=4, n_folds=4, grid_size=25,
+                   n_particles=100, len_chain=5, seed=0, refit=False)
+    assert cv.grid[0] < cv.best_lam < cv.grid[-1]
+    assert cv.mean_auc.max() > cv.mean_auc[0] + 0.02
+    assert cv.mean_auc.max() > cv.mean_auc[-1] + 0.05
