@@ -36,7 +36,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=None,
                         help="numba threads per run (default cores / n-jobs)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="results/compare_moves.csv")
+    parser.add_argument("--out", default="results/compare_moves.csv",
+                        help="CSV file, or a folder for compare_moves.csv")
     parser.add_argument("--quick", action="store_true",
                         help="4 runs, M = 50, chain 10: a smoke test")
     args = parser.parse_args(argv)
@@ -54,6 +55,8 @@ def main(argv=None):
                               n_jobs=args.n_jobs, numba_threads=args.threads,
                               seed=args.seed, label=name)
     print(format_move_table(rows))
+    if os.path.isdir(args.out) or not args.out.endswith(".csv"):
+        args.out = os.path.join(args.out, "compare_moves.csv")
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     fields = sorted({key for row in rows for key in row})
     with open(args.out, "w", newline="") as fh:

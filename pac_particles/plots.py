@@ -1,7 +1,8 @@
-"""Figures: ROC curves and marginal posteriors.
+"""Figures: ROC curves, marginal posteriors and sampler diagnostics.
 
 All functions draw on a matplotlib ``Axes`` (created if not given) and return
-it; :func:`save` writes a figure to a PNG. The non-interactive ``Agg`` backend
+it; :func:`save` writes a figure to a PNG, :func:`save_rows` the numbers
+behind it to a CSV. The non-interactive ``Agg`` backend
 is used when no display is available.
 
 Example
@@ -13,19 +14,24 @@ Example
     save(ax.figure, "roc.png")
 """
 
+import csv
 import os
 
 import matplotlib
 
 if not os.environ.get("DISPLAY"):
     matplotlib.use("Agg")
+import matplotlib.patches  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.metrics import roc_curve  # noqa: E402
 
 from .auc import auc_risk, binary_labels  # noqa: E402
 
-__all__ = ["plot_roc", "plot_marginals", "plot_cv_curve", "save"]
+__all__ = ["plot_roc", "plot_marginals", "plot_cv_curve",
+           "plot_adjusted_variance", "plot_boxplots_vs_k",
+           "plot_spike_slab_path", "save", "save_rows"]
 
 
 def _axes(ax, figsize=(5, 5)):
@@ -91,10 +97,191 @@ def plot_cv_curve(cv, ax=None):
     return ax
 
 
+def plot_adjusted_variance(k, adjusted_var, names=None, ax=None, title=None,
+                           reference=None):
+    """Adjusted variance of posterior-mean estimates against the number of
+    MCMC steps K, one line per coefficient (SMC-AUC student report, figure 4).
+
+    Parameters
+    ----------
+    k : (n_grid,) numbers of MCMC steps.
+    adjusted_var : (n_grid, n_coefficients), e.g.
+        :meth:`pac_particles.posterior.RepeatedRuns.adjusted_variance`
+        (``K x var over runs / mean estimated posterior variance``).
+    names : coefficient names (default ``theta[j]``).
+    ax : matplotlib Axes, optional.
+    title : str, optional.
+    reference : tuple ``(label, values)``, optional: a dashed black line,
+        e.g. ``("independent draws: K / N", k / N)`` (the adjusted variance
+        of an average of N independent draws from the posterior).
+
+    Returns
+    -------
+    matplotlib Axes (log-log axes; lower is better).
+    """
+    ax = _axes(ax, figsize=(6, 4))
+    k = np.asarray(k)
+    adjusted_var = np.atleast_2d(np.asarray(adjusted_var, dtype=float))
+    for j in range(adjusted_var.shape[1]):
+        ax.plot(k, adjusted_var[:, j], marker="o", ms=3, lw=1,
+                label=names[j] if names is not None else f"theta[{j}]")
+    if reference is not None:
+        ax.plot(k, reference[1], color="black", ls="--", lw=1, label=reference[0])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(k)
+    ax.set_xticklabels([str(v) for v in k])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_xlabel("K (MCMC steps)")
+    ax.set_ylabel("K x var(estimates) / mean posterior variance")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize="x-small", ncol=2)
+    return ax
+
+
+def plot_boxplots_vs_k(values_by_name, ax=None, ylabel="", title=None,
+                       xlabel="K (MCMC steps)"):
+    """Side-by-side box plots over independent runs, one group per K
+    (SMC-AUC student report, figures 3 and 5).
+
+    Parameters
+    ----------
+    values_by_name : dict ``name -> (k, values)``, ``k`` of shape (n_grid,)
+        and ``values`` of shape (n_grid, n_runs) (e.g. ``log_z`` of
+        :class:`pac_particles.posterior.RepeatedRuns` for standard and
+        waste-free SMC). The grids may differ; NaNs are dropped.
+    ax : matplotlib Axes, optional.
+    ylabel, title, xlabel : str.
+
+    Returns
+    -------
+    matplotlib Axes.
+    """
+    ax = _axes(ax, figsize=(7, 4))
+    grid = sorted({int(v) for k, _ in values_by_name.values() for v in k})
+    slot = {v: i for i, v in enumerate(grid)}
+    n = max(1, len(values_by_name))
+    width = 0.8 / n
+    handles = []
+    for m, (name, (k, values)) in enumerate(values_by_name.items()):
+        values = np.atleast_2d(np.asarray(values, dtype=float))
+        data = [row[np.isfinite(row)] for row in values]
+        positions = [slot[int(v)] - 0.4 + width * (m + 0.5) for v in k]
+        color = f"C{m}"
+        parts = ax.boxplot(data, positions=positions, widths=0.9 * width,
+                           patch_artist=True, manage_ticks=False,
+                           flierprops={"marker": ".", "markersize": 3,
+                                       "markeredgecolor": color})
+        for box in parts["boxes"]:
+            box.set(facecolor=color, alpha=0.5)
+        for median in parts["medians"]:
+            median.set(color="black")
+        handles.append(matplotlib.patches.Patch(facecolor=color, alpha=0.5,
+                                                label=name))
+    ax.set_xticks(range(len(grid)))
+    ax.set_xticklabels([str(v) for v in grid])
+    ax.set_xlim(-0.6, len(grid) - 0.4)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(handles=handles, fontsize="small")
+    return ax
+
+
+def plot_spike_slab_path(v0, means, inclusion_probs, names=None, ep=None,
+                         threshold=0.5, n_labels=6, axes=None):
+    """Regularisation plot of a spike-and-slab posterior against the spike
+    variance ``v0`` (Ridgway et al. 2014, figure 3).
+
+    Left: posterior means against ``v0`` (log scale), filled circles where the
+    posterior inclusion probability is at least ``threshold`` (the paper's
+    blue circles), open circles elsewhere. Right: the inclusion probabilities.
+
+    Parameters
+    ----------
+    v0 : (n_v0,) spike variances (> 0).
+    means, inclusion_probs : (n_v0, d), e.g. from
+        :func:`pac_particles.posterior.spike_slab_path`.
+    names : coefficient names (default ``theta[j]``).
+    ep : tuple ``(v0, means, inclusion_probs)``, optional: an approximation
+        (e.g. :class:`pac_particles.ep.EPSpikeSlab`) overlaid as dashed lines
+        of the same colours (its points with ``v0 = 0`` are left out of the
+        log axis).
+    threshold : float, inclusion probability of the filled circles.
+    n_labels : int
+        Colour and label the ``n_labels`` coefficients with the largest
+        inclusion probability over the grid; the others are drawn in grey.
+    axes : two matplotlib Axes, optional.
+
+    Returns
+    -------
+    array of two matplotlib Axes.
+    """
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    ax_mean, ax_prob = axes
+    v0 = np.asarray(v0, dtype=float)
+    means = np.atleast_2d(np.asarray(means, dtype=float))
+    probs = np.atleast_2d(np.asarray(inclusion_probs, dtype=float))
+    d = means.shape[1]
+    names = names if names is not None else [f"theta[{j}]" for j in range(d)]
+    highlighted = list(np.argsort(-probs.max(axis=0), kind="stable")[:n_labels])
+    for j in sorted(range(d), key=lambda j: j in highlighted):  # colours on top
+        if j in highlighted:
+            color = f"C{highlighted.index(j) % 10}"
+            lw, alpha, label = 1.2, 1.0, names[j]
+        else:
+            color, lw, alpha, label = "grey", 0.6, 0.5, None
+        ax_mean.plot(v0, means[:, j], color=color, lw=lw, alpha=alpha, label=label)
+        on = probs[:, j] >= threshold
+        ax_mean.scatter(v0[on], means[on, j], s=18, color=color, alpha=alpha,
+                        zorder=3)
+        ax_mean.scatter(v0[~on], means[~on, j], s=10, facecolors="none",
+                        edgecolors=color, lw=0.6, alpha=alpha, zorder=3)
+        ax_prob.plot(v0, probs[:, j], color=color, lw=lw, alpha=alpha,
+                     marker=".", ms=3, label=label)
+        if ep is not None:
+            ep_v0 = np.asarray(ep[0], dtype=float)
+            shown = ep_v0 > 0
+            ax_mean.plot(ep_v0[shown], np.asarray(ep[1])[shown, j], color=color,
+                         lw=0.8 * lw, alpha=alpha, ls="--")
+            ax_prob.plot(ep_v0[shown], np.asarray(ep[2])[shown, j], color=color,
+                         lw=0.8 * lw, alpha=alpha, ls="--")
+    ax_mean.axhline(0.0, color="grey", lw=0.6)
+    ax_prob.axhline(threshold, color="grey", lw=0.6, ls=":")
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xlabel("spike variance v0")
+    ax_mean.set_ylabel("posterior mean")
+    ax_mean.set_title(f"filled: inclusion probability >= {threshold:g}"
+                      + ("; dashed: EP" if ep is not None else ""))
+    ax_prob.set_ylabel("posterior inclusion probability")
+    ax_prob.set_ylim(-0.02, 1.02)
+    ax_mean.legend(fontsize="x-small")
+    return np.asarray(axes)
+
+
 def save(fig, path):
     """Save ``fig`` as a PNG (folders created) and close it."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return path
+
+
+def save_rows(rows, path):
+    """Write the numbers behind a figure as a CSV: ``rows`` is a list of
+    dicts (the header is the union of their keys, in order of appearance;
+    folders created). Returns ``path``."""
+    if not rows:
+        raise ValueError(f"no rows to write to {path}")
+    fields = list(dict.fromkeys(key for row in rows for key in row))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
     return path
