@@ -199,6 +199,13 @@ def _check_move_fits_prior(mcmc, prior):
         raise ValueError("SpikeSlabMove needs a SpikeSlabPrior")
 
 
+def directions(theta):
+    """Rows of ``theta`` scaled to unit norm (zero rows stay zero): the AUC
+    only sees the direction of a linear score."""
+    norms = np.linalg.norm(theta, axis=1, keepdims=True)
+    return theta / np.where(norms > 0, norms, 1.0)
+
+
 @dataclass
 class SMCPosterior:
     """Weighted particle approximation of an AUC Gibbs posterior.
@@ -286,8 +293,7 @@ class SMCPosterior:
 
     @property
     def directions(self):
-        norms = np.linalg.norm(self.theta, axis=1, keepdims=True)
-        return self.theta / np.where(norms > 0, norms, 1.0)
+        return directions(self.theta)
 
     @property
     def bayes_point(self):

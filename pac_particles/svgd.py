@@ -125,6 +125,7 @@ from threadpoolctl import ThreadpoolController
 
 from .auc import auc_risk, linear_auc_risk
 from .data import check_lam, validate_xy
+from .posterior import directions
 
 __all__ = ["SVGD", "SVGDResult", "SVGDConvergenceWarning", "smoothed_auc_risk",
            "stein_direction", "compare_with_smc", "format_comparison"]
@@ -433,8 +434,7 @@ class SVGDResult:
 
     @property
     def directions(self):
-        norms = np.linalg.norm(self.theta, axis=1, keepdims=True)
-        return self.theta / np.where(norms > 0, norms, 1.0)
+        return directions(self.theta)
 
     @property
     def bayes_point(self):
