@@ -237,7 +237,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             raise ValueError("y has only one class: AUC scoring needs positives "
                              "and negatives")
         positives = y == self.classes_[1]
-        d = validate_xy(X, positives).d
+        self._d = d = validate_xy(X, positives).d  # columns kept by the validator
         lam_max = self.lam_max if self.lam_max is not None else 20.0 * len(y)
         choose_lam = isinstance(self.lam, str)
         self.hyperparameters_ = self._initial_hyperparameters(d)
@@ -279,7 +279,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         common = dict(standardize=self.standardize, pu_prior=self.pu_prior)
         if self.kernel is not None:
             return GPAUCModel(X, positives, lam, kernel=hyper["kernel"], **common)
-        d = validate_xy(X, positives).d
+        d = self._d
         if self.prior == "spike_slab":
             prior = SpikeSlabPrior(d, p=hyper["p"], v0=hyper["v0"], v1=hyper["v1"])
         else:
