@@ -51,7 +51,7 @@ from particles import resampling as rs
 from particles import smc_samplers as ssp
 
 from particles import distributions as dists
-from scipy.linalg import cho_solve
+from scipy.linalg import cho_solve, solve_triangular
 
 from .auc import linear_auc_risk, pu_lam, split_risk
 from .data import check_lam, validate_xy
@@ -217,7 +217,7 @@ class GPAUCModel(ssp.StaticModel):
         mean = K_star @ cho_solve((self.kernel_chol, True), point)
         if not return_var:
             return mean
-        V = np.linalg.solve(self.kernel_chol, K_star.T)
+        V = solve_triangular(self.kernel_chol, K_star.T, lower=True)
         k_diag = (self.kernel.diag(X_new) if hasattr(self.kernel, "diag")
                   else np.diag(self.kernel(X_new, X_new)))
         return mean, np.maximum(k_diag - np.sum(V * V, axis=0), 0.0)
