@@ -292,7 +292,21 @@ class _EvaluationCounter:
 
 # ------------------------------------------------------ elliptical slice
 
-class EllipticalSlice(ssp.ArrayMCMC, _EvaluationCounter):
+class _PriorEllipseMove(ssp.ArrayMCMC, _EvaluationCounter):
+    """A move along ellipses of the fixed Gaussian ``self.reference``."""
+
+    @property
+    def dim(self):
+        return self.reference.dim
+
+    def calibrate(self, W, x):
+        d = _theta_field(x.theta).shape[1]
+        if d != self.dim:
+            raise ValueError(f"particles have dimension {d}, the move's "
+                             f"Gaussian prior {self.dim}")
+
+
+class EllipticalSlice(_PriorEllipseMove):
     """Elliptical slice sampling for a target ``N(0, S) * L(theta)``.
 
     Give the prior covariance ``S`` in exactly one form: its lower Cholesky
@@ -355,16 +369,6 @@ class EllipticalSlice(ssp.ArrayMCMC, _EvaluationCounter):
                 "SpikeSlabMove for a SpikeSlabPrior, RegularizedRandomWalk "
                 "otherwise")
         return cls(prior_chol=chol, **kwargs)
-
-    @property
-    def dim(self):
-        return self.reference.dim
-
-    def calibrate(self, W, x):
-        d = _theta_field(x.theta).shape[1]
-        if d != self.dim:
-            raise ValueError(f"particles have dimension {d}, the move's "
-                             f"Gaussian prior {self.dim}")
 
     def move_along(self, x, target, nu):
         """Slice step along the given ellipses ``theta cos + nu sin`` (one
@@ -614,7 +618,7 @@ def ellipse_angle_draws(a_pos, a_neg, b_pos, b_neg, kappa_per_pair, u_arc,
                       as_c(u_within, dtype=float))
 
 
-class ExactEllipseGibbs(ssp.ArrayMCMC, _EvaluationCounter):
+class ExactEllipseGibbs(_PriorEllipseMove):
     """Exact Gibbs draw of the angle on the ellipse ``theta cos + nu sin``.
 
     Along the ellipse the AUC risk is piecewise constant with at most 2P break
@@ -666,15 +670,6 @@ class ExactEllipseGibbs(ssp.ArrayMCMC, _EvaluationCounter):
         self.max_pairs = max_pairs
         self.reference = _as_reference(chol, None, None)
         self._reset_counts()
-
-    @property
-    def dim(self):
-        return self.reference.dim
-
-    def calibrate(self, W, x):
-        d = _theta_field(x.theta).shape[1]
-        if d != self.dim:
-            raise ValueError(f"particles have dimension {d}, the model {self.dim}")
 
     def draw_angles(self, theta, nu, epn):
         """Exact angle draws on the ellipses through ``theta`` (N, d) with

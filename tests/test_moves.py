@@ -16,8 +16,10 @@ from pac_particles.moves import (CalibratedEllipticalSlice, EllipticalSlice,
                                  tempering_exponent)
 from pac_particles.posterior import run_smc
 from pac_particles.priors import SpikeSlabPrior
-from reference import (AngularQuadrature, arc_weights, ellipse_angle_draw_reference,
-                       ellipse_arcs, sample_angular_posterior)
+from reference import (AngularQuadrature, arc_weights,
+                       assert_smc_matches_quadrature,
+                       ellipse_angle_draw_reference, ellipse_arcs,
+                       sample_angular_posterior)
 
 
 def _two_d_problem(n=200, seed=3):
@@ -286,18 +288,13 @@ def test_smc_with_move_matches_quadrature_in_two_dimensions(name, n_particles, n
     quadrature), with the move under test."""
     X, y = _two_d_problem()
     lam = float(len(y))
-    exact = AngularQuadrature(X, y, lam)
-    angles, log_zs = [], []
-    for seed in range(n_runs):
+
+    def run(seed):
         model = AUCGibbsModel(X, y, lam=lam, standardize=False)
-        post = run_smc(model, n_particles=n_particles, len_chain=10,
+        return run_smc(model, n_particles=n_particles, len_chain=10,
                        move=make_move(name, model), seed=seed)
-        angles.append(np.arctan2(post.mean[1], post.mean[0]))
-        log_zs.append(post.log_z)
-    standard_error = np.std(angles, ddof=1) / np.sqrt(len(angles))
-    assert abs(np.mean(angles) - exact.mean_angle) < 4 * standard_error + 0.005
-    assert abs(np.mean(log_zs) - exact.log_z) < 0.2
-    np.testing.assert_allclose(post.mean, exact.mean, atol=0.15)
+
+    assert_smc_matches_quadrature(X, y, lam, run, n_runs=n_runs)
 
 
 def test_elliptical_slice_in_standard_smc_matches_quadrature():
