@@ -56,7 +56,7 @@ from scipy.linalg import cho_solve, solve_triangular
 from .auc import linear_auc_risk, pu_lam, split_risk
 from .data import check_lam, validate_xy
 from .priors import (CholeskyNormal, SquaredExponential, gaussian_prior,
-                     gram_matrix, stable_cholesky)
+                     gram_matrix, param_array, stable_cholesky)
 
 __all__ = ["AUCGibbsModel", "GPAUCModel", "RobustAdaptiveTempering"]
 
@@ -114,10 +114,8 @@ class AUCGibbsModel(ssp.StaticModel):
     def risk(self, theta):
         """AUC risk ``R_n`` of particles ``theta`` ((N, d) array or a
         structured array with field ``theta``)."""
-        arr = theta["theta"] if theta.dtype.names else theta
-        # d = 1: particles stores a one-dimensional field as shape (N,)
-        arr = np.reshape(arr, (-1, self.d))
-        return linear_auc_risk(arr, self.data.X_pos, self.data.X_neg)
+        return linear_auc_risk(param_array(theta), self.data.X_pos,
+                               self.data.X_neg)
 
     def loglik(self, theta, t=None):
         """``-lam * R_n(theta)`` for each particle (``t`` is ignored: the
@@ -168,8 +166,6 @@ class GPAUCModel(ssp.StaticModel):
     data, kernel, gram (K), kernel_chol (C, K + jitter = C C'), jitter.
     """
 
-    param_name = "s"
-
     def __init__(self, X, y, lam, kernel=None, standardize=True, pu_prior=None):
         data = validate_xy(X, y, standardize=standardize)
         self.lam_pn = check_lam(lam)
@@ -197,8 +193,7 @@ class GPAUCModel(ssp.StaticModel):
     def risk(self, s):
         """AUC risk of latent score vectors ((N, n) array or structured
         array with field ``s``)."""
-        arr = s["s"] if s.dtype.names else s
-        arr = np.reshape(arr, (-1, self.data.n))
+        arr = param_array(s)
         return split_risk(arr[:, self.data.y], arr[:, ~self.data.y])
 
     def loglik(self, theta, t=None):

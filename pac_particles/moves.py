@@ -95,7 +95,8 @@ from particles import resampling as rs
 from particles import smc_samplers as ssp
 
 from .auc import _THREADPOOLS
-from .priors import SpikeSlabPrior, prior_gaussian_factor
+from .priors import (SpikeSlabPrior, param_array, param_field,
+                     prior_gaussian_factor)
 
 __all__ = ["RegularizedRandomWalk", "EllipticalSlice", "CalibratedEllipticalSlice",
            "ExactEllipseGibbs",
@@ -118,30 +119,11 @@ def _one_blas_thread():
     return _THREADPOOLS.limit(limits=1, user_api="blas")
 
 
-# float fields the moves act on: linear coefficients, or GP latent scores
-PARAM_FIELDS = ("theta", "s")
-
-
-def _param_field(arr):
-    if not arr.dtype.names:
-        return arr
-    for name in PARAM_FIELDS:
-        if name in arr.dtype.names:
-            return arr[name]
-    raise ValueError(f"particles have no field among {PARAM_FIELDS}: "
-                     f"{arr.dtype.names}")
-
-
-def _theta_field(arr):
-    """The (N, d) float parameters of a particle array: field ``theta`` (or
-    ``s``, the latent scores of a GP model) of a structured array, or the
-    array itself (a view; particles stores a one-dimensional field with shape
-    (N,), hence the reshape)."""
-    return _param_field(arr).reshape(arr.shape[0], -1)
+_theta_field = param_array
 
 
 def _set_theta_field(arr, values):
-    field = _param_field(arr)
+    field = param_field(arr)
     field[...] = np.reshape(values, field.shape)
 
 

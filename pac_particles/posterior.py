@@ -68,7 +68,7 @@ from .models import (AUCGibbsModel, RobustAdaptiveTempering,
                      check_reached_target)
 from .moves import (CalibratedEllipticalSlice, EllipticalSlice,
                     ExactEllipseGibbs, SpikeSlabMove, default_move, make_move)
-from .priors import SpikeSlabPrior
+from .priors import SpikeSlabPrior, param_array
 
 __all__ = ["run_smc", "SMCPosterior", "POINT_ESTIMATES", "compare_moves",
            "format_move_table", "repeated_runs", "RepeatedRuns",
@@ -258,8 +258,7 @@ class SMCPosterior:
         z = np.asarray(th["z"], dtype=bool) if "z" in names else None
         exps = np.asarray(smc.X.shared["exponents"], dtype=float)
         log_z_path = np.concatenate([[0.0], smc.summaries.logLts])
-        field = getattr(model, "param_name", "theta")
-        theta = np.array(th[field], dtype=float).reshape(len(th), -1)
+        theta = np.array(param_array(th), dtype=float)
         return cls(theta=theta, weights=smc.W.copy(),
                    lam=float(model.lam), log_z=float(smc.logLt), exponents=exps,
                    log_z_path=log_z_path, data=getattr(model, "data", None),

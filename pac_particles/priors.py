@@ -52,7 +52,8 @@ from scipy.linalg import solve_triangular
 __all__ = ["DiagonalNormal", "gaussian_prior", "prior_gaussian_factor",
            "SpikeSlabPrior",
            "SquaredExponential", "LinearKernel", "KernelJitterWarning", "gram_matrix",
-           "stable_cholesky", "CholeskyNormal"]
+           "stable_cholesky", "CholeskyNormal",
+           "param_array", "param_field"]
 
 _HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
 
@@ -114,6 +115,28 @@ def gaussian_prior(d, var=1.0):
         raise ValueError(f"var must be a scalar or have shape ({d},), got "
                          f"{variances.shape}")
     return dists.StructDist({"theta": DiagonalNormal(variances)})
+
+
+# float fields of a particle array: linear coefficients, or GP latent scores
+PARAM_FIELDS = ("theta", "s")
+
+
+def param_field(particles):
+    """The float parameter field (``theta``, or ``s`` for GP latent scores) of
+    a structured particle array, or the array itself if it is plain."""
+    if not particles.dtype.names:
+        return particles
+    for name in PARAM_FIELDS:
+        if name in particles.dtype.names:
+            return particles[name]
+    raise ValueError(f"particles have no field among {PARAM_FIELDS}: "
+                     f"{particles.dtype.names}")
+
+
+def param_array(particles):
+    """(N, d) view of the parameters of N particles. ``particles`` stores a
+    one-dimensional field with shape (N,), hence the reshape (d = 1)."""
+    return param_field(particles).reshape(particles.shape[0], -1)
 
 
 def prior_gaussian_factor(prior):

@@ -55,6 +55,7 @@ from .auc import auc_risk, binary_labels
 from .data import check_lam
 from .models import AUCGibbsModel
 from .posterior import POINT_ESTIMATES, SMCPosterior, run_smc
+from .priors import param_array
 
 __all__ = ["PathScores", "LamCVResult", "cv_lambda", "EvidenceGrid",
            "evidence_grid"]
@@ -72,7 +73,7 @@ class PathScores(collectors.Collector):
     signature = {"X_val": None, "point": "bayes_point"}
 
     def fetch(self, smc):
-        theta = np.reshape(smc.X.theta["theta"], (len(smc.X.theta), -1))
+        theta = param_array(smc.X.theta)
         current = SMCPosterior(theta=theta, weights=smc.W, lam=np.nan,
                                log_z=np.nan, exponents=np.zeros(1),
                                log_z_path=np.zeros(1))
