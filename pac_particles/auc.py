@@ -58,17 +58,15 @@ receiver operating characteristic (ROC) curve. Radiology 143(1), 29-36.
 
 import numpy as np
 import numba
-from threadpoolctl import ThreadpoolController
+
+from . import parallel
+from .checks import InputError, check_pu_prior
 
 __all__ = ["binary_labels", "auc_risk", "split_risk", "linear_auc_risk",
            "pu_lam", "pu_corrected_risk"]
 
 # Score entries per BLAS block in ``linear_auc_risk`` (about 32 MB of float64).
 _BLOCK_ENTRIES = 4_000_000
-# OpenBLAS worker threads keep spinning after a call and then fight the numba
-# threads of the risk kernel (measured 1.5-2x slower): run the score matmul on
-# one BLAS thread; the kernel's prange supplies the parallelism.
-_THREADPOOLS = ThreadpoolController()
 
 
 def binary_labels(y):
@@ -87,23 +85,23 @@ def binary_labels(y):
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        raise InputError(f"y must be 1-D, got shape {y.shape}")
     if y.dtype == bool:
         classes = np.unique(y)
     else:
         try:
             y = y.astype(float)
         except (TypeError, ValueError):
-            raise ValueError("y must be numeric or bool (0/1, -1/1, True/False)")
+            raise InputError("y must be numeric or bool (0/1, -1/1, True/False)")
         if not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinite values")
+            raise InputError("y contains NaN or infinite values")
         classes = np.unique(y)
     if classes.size == 1:
-        raise ValueError(
+        raise InputError(
             f"y has only one class ({classes[0]!r}); AUC needs at least one "
             "positive and one negative")
     if classes.size != 2:
-        raise ValueError(
+        raise InputError(
             f"y must be binary, found {classes.size} distinct values "
             f"{classes[:5].tolist()}{'...' if classes.size > 5 else ''}")
     return y == classes[1]
@@ -163,18 +161,11 @@ def _risk_rows_serial(scores_pos, scores_neg):
     return out
 
 
-# Below this many score entries a batch runs on one thread: waking the
-# thread pool costs more than the work, and when other processes hold the
-# cores, spinning OpenMP workers made small batches 10-20x slower (measured
-# on the slice moves, which evaluate a few shrinking particles at a time).
-_PARALLEL_MIN_ENTRIES = 50_000
-
-
 def _risk_rows(scores_pos, scores_neg):
-    if scores_pos.shape[0] * (scores_pos.shape[1] + scores_neg.shape[1]) \
-            < _PARALLEL_MIN_ENTRIES:
-        return _risk_rows_serial(scores_pos, scores_neg)
-    return _risk_rows_parallel(scores_pos, scores_neg)
+    kernel = parallel.dispatch(
+        _risk_rows_serial, _risk_rows_parallel,
+        scores_pos.shape[0] * (scores_pos.shape[1] + scores_neg.shape[1]))
+    return kernel(scores_pos, scores_neg)
 
 
 def split_risk(scores_pos, scores_neg):
@@ -218,11 +209,11 @@ def auc_risk(scores, y):
     pos = binary_labels(y)
     s = np.asarray(scores, dtype=float)
     if s.ndim not in (1, 2) or s.shape[-1] != pos.shape[0]:
-        raise ValueError(
+        raise InputError(
             f"scores must have shape (n,) or (N, n) with n = len(y) = "
             f"{pos.shape[0]}, got {s.shape}")
     if not np.all(np.isfinite(s)):
-        raise ValueError("scores contain NaN or infinite values")
+        raise InputError("scores contain NaN or infinite values")
     return split_risk(s[..., pos], s[..., ~pos])
 
 
@@ -251,21 +242,10 @@ def linear_auc_risk(theta, X_pos, X_neg):
     out = np.empty(n_particles)
     for start in range(0, n_particles, block):
         th = theta[start:start + block]
-        with _THREADPOOLS.limit(limits=1, user_api="blas"):
+        with parallel.one_blas_thread():
             scores_pos, scores_neg = th @ X_pos.T, th @ X_neg.T
         out[start:start + block] = _risk_rows(scores_pos, scores_neg)
     return out
-
-
-def _check_pu_prior(pu_prior):
-    try:
-        pi = float(pu_prior)
-    except (TypeError, ValueError):
-        raise ValueError(f"pu_prior must be a number in [0, 1), got {pu_prior!r}")
-    if not 0.0 <= pi < 1.0:
-        raise ValueError(f"pu_prior (fraction of positives among the unlabelled) "
-                         f"must be in [0, 1), got {pi}")
-    return pi
 
 
 def pu_lam(lam, pu_prior):
@@ -273,7 +253,7 @@ def pu_lam(lam, pu_prior):
     positive-vs-negative risk: ``lam / (1 - pi)`` (None: ``lam`` unchanged)."""
     if pu_prior is None:
         return lam
-    return lam / (1.0 - _check_pu_prior(pu_prior))
+    return lam / (1.0 - check_pu_prior(pu_prior))
 
 
 def pu_corrected_risk(risk_pu, pu_prior):
@@ -284,5 +264,5 @@ def pu_corrected_risk(risk_pu, pu_prior):
     """
     if pu_prior is None:
         return risk_pu
-    pi = _check_pu_prior(pu_prior)
+    pi = check_pu_prior(pu_prior)
     return (np.asarray(risk_pu) - 0.5 * pi) / (1.0 - pi)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .auc import binary_labels
+from .checks import InputError, check_positive
 
 __all__ = ["AUCData", "validate_xy", "check_lam", "load_dataset", "load_csv",
            "DATASETS"]
@@ -87,7 +88,7 @@ class AUCData:
         """Apply the training preprocessing to new inputs of the raw width."""
         X_new = _as_design_matrix(X_new, "X_new")
         if X_new.shape[1] != self.n_raw_features:
-            raise ValueError(
+            raise InputError(
                 f"X_new has {X_new.shape[1]} columns, the training data had "
                 f"{self.n_raw_features}")
         return (X_new[:, self.columns] - self.center) / self.scale
@@ -97,15 +98,15 @@ def _as_design_matrix(X, name="X"):
     try:
         X = np.asarray(X, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric array")
+        raise InputError(f"{name} must be a numeric array")
     if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got "
+        raise InputError(f"{name} must be 2-D (n_samples, n_features), got "
                          f"shape {X.shape}")
     if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} is empty: shape {X.shape}")
+        raise InputError(f"{name} is empty: shape {X.shape}")
     if not np.all(np.isfinite(X)):
         bad = np.argwhere(~np.isfinite(X))[0]
-        raise ValueError(f"{name} contains NaN or infinite values (first at "
+        raise InputError(f"{name} contains NaN or infinite values (first at "
                          f"row {bad[0]}, column {bad[1]})")
     return X
 
@@ -141,21 +142,21 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
     if y_arr.ndim == 2 and y_arr.shape[1] == 1:
         y_arr = y_arr[:, 0]
     if y_arr.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y_arr.shape}")
+        raise InputError(f"y must be 1-D, got shape {y_arr.shape}")
     if y_arr.shape[0] != X.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {y_arr.shape[0]} "
+        raise InputError(f"X has {X.shape[0]} rows but y has {y_arr.shape[0]} "
                          "entries")
     positives = binary_labels(y_arr)
     n_raw = X.shape[1]
     names = (list(feature_names) if feature_names is not None
              else [f"x{k + 1}" for k in range(n_raw)])
     if len(names) != n_raw:
-        raise ValueError(f"{len(names)} feature names for {n_raw} columns")
+        raise InputError(f"{len(names)} feature names for {n_raw} columns")
     columns = np.arange(n_raw)
     if drop_constant:
         constant = np.all(X == X[0], axis=0)
         if np.all(constant):
-            raise ValueError("every column of X is constant: no score can "
+            raise InputError("every column of X is constant: no score can "
                              "rank the data")
         if np.any(constant):
             warnings.warn(
@@ -180,14 +181,8 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
 
 
 def check_lam(lam, name="lam"):
-    """Return ``lam`` as a float, or raise ValueError unless 0 < lam < inf."""
-    try:
-        lam = float(lam)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {lam!r}")
-    if not np.isfinite(lam) or lam <= 0:
-        raise ValueError(f"{name} must be a finite positive number, got {lam}")
-    return lam
+    """Return ``lam`` as a float, or raise InputError unless 0 < lam < inf."""
+    return check_positive(lam, name)
 
 
 # ----------------------------------------------------------------- loaders
@@ -235,7 +230,7 @@ def load_dataset(name):
     """
     key = str(name).lower().replace("-", "_")
     if key not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r}; choose from "
+        raise InputError(f"unknown dataset {name!r}; choose from "
                          f"{sorted(DATASETS)}")
     return DATASETS[key]()
 
@@ -257,14 +252,14 @@ def load_csv(path, target=None, delimiter=","):
     elif target in header:
         k = header.index(target)
     else:
-        raise ValueError(f"target column {target!r} not in the header of "
+        raise InputError(f"target column {target!r} not in the header of "
                          f"{path}: {header[:10]}...")
     try:
         table = np.loadtxt(path, delimiter=delimiter, skiprows=1, ndmin=2)
     except ValueError as err:
-        raise ValueError(f"{path}: all columns must be numeric ({err})")
+        raise InputError(f"{path}: all columns must be numeric ({err})")
     if table.shape[1] != len(header):
-        raise ValueError(f"{path}: {len(header)} header names but "
+        raise InputError(f"{path}: {len(header)} header names but "
                          f"{table.shape[1]} columns")
     keep = [j for j in range(len(header)) if j != k]
     return table[:, keep], table[:, k], [header[j] for j in keep]

@@ -51,12 +51,13 @@ from particles import resampling as rs
 from particles import smc_samplers as ssp
 
 from particles import distributions as dists
-from scipy.linalg import cho_solve, solve_triangular
 
-from .auc import linear_auc_risk, pu_lam, split_risk
-from .data import check_lam, validate_xy
+from .checks import InputError, resolve_lam
+from .data import validate_xy
+from .gaussian import gp_predictive
 from .priors import (CholeskyNormal, SquaredExponential, gaussian_prior,
                      gram_matrix, param_array, stable_cholesky)
+from .risks import AUCRisk
 
 __all__ = ["AUCGibbsModel", "GPAUCModel", "RobustAdaptiveTempering"]
 
@@ -95,11 +96,15 @@ class AUCGibbsModel(ssp.StaticModel):
         Wall time spent inside :meth:`loglik` so far.
     """
 
+    #: linear scores ``x . theta`` (GP models have latent scores ``s``)
+    is_gp = False
+
     def __init__(self, X, y, lam, prior=None, standardize=True, pu_prior=None):
         data = validate_xy(X, y, standardize=standardize)
-        self.lam_pn = check_lam(lam)
+        self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
         self.pu_prior = pu_prior
-        self.lam = pu_lam(self.lam_pn, pu_prior)
+        self.empirical_risk = AUCRisk(data.y)
+        self._X_ordered = self.empirical_risk.ordered(data.X)
         if prior is None:
             prior = gaussian_prior(data.d)
         _check_theta_prior(prior, data.d)
@@ -114,8 +119,7 @@ class AUCGibbsModel(ssp.StaticModel):
     def risk(self, theta):
         """AUC risk ``R_n`` of particles ``theta`` ((N, d) array or a
         structured array with field ``theta``)."""
-        return linear_auc_risk(param_array(theta), self.data.X_pos,
-                               self.data.X_neg)
+        return self.empirical_risk.linear(param_array(theta), self._X_ordered)
 
     def loglik(self, theta, t=None):
         """``-lam * R_n(theta)`` for each particle (``t`` is ignored: the
@@ -166,15 +170,18 @@ class GPAUCModel(ssp.StaticModel):
     data, kernel, gram (K), kernel_chol (C, K + jitter = C C'), jitter.
     """
 
+    #: the parameter is the vector of latent training scores ``s``
+    is_gp = True
+
     def __init__(self, X, y, lam, kernel=None, standardize=True, pu_prior=None):
         data = validate_xy(X, y, standardize=standardize)
-        self.lam_pn = check_lam(lam)
+        self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
         self.pu_prior = pu_prior
-        self.lam = pu_lam(self.lam_pn, pu_prior)
+        self.empirical_risk = AUCRisk(data.y)
         if kernel is None:
             kernel = SquaredExponential(lengthscale=np.sqrt(data.d))
         if not callable(kernel):
-            raise ValueError("kernel must be callable: kernel(X1, X2) -> Gram "
+            raise InputError("kernel must be callable: kernel(X1, X2) -> Gram "
                              "matrix (e.g. pac_particles.priors.SquaredExponential)")
         self.kernel = kernel
         self.gram = gram_matrix(kernel, data.X, label="GP kernel")
@@ -193,8 +200,7 @@ class GPAUCModel(ssp.StaticModel):
     def risk(self, s):
         """AUC risk of latent score vectors ((N, n) array or structured
         array with field ``s``)."""
-        arr = param_array(s)
-        return split_risk(arr[:, self.data.y], arr[:, ~self.data.y])
+        return self.empirical_risk(param_array(s))
 
     def loglik(self, theta, t=None):
         """``-lam * R_n(s)`` for each particle."""
@@ -208,26 +214,31 @@ class GPAUCModel(ssp.StaticModel):
         """GP conditional mean ``k_*' K^-1 s`` at preprocessed inputs for a
         latent score vector ``point`` (and ``k_** - k_*' K^-1 k_*`` if
         ``return_var``)."""
+        return self.predictive(X_new, point, return_var=return_var)
+
+    def predictive(self, X_new, latent_mean, latent_cov=None, return_var=True):
+        """GP predictive at preprocessed inputs for latent training scores
+        ``s ~ N(latent_mean, latent_cov)``
+        (:func:`pac_particles.gaussian.gp_predictive`)."""
         K_star = np.asarray(self.kernel(X_new, self.data.X), dtype=float)
-        mean = K_star @ cho_solve((self.kernel_chol, True), point)
-        if not return_var:
-            return mean
-        V = solve_triangular(self.kernel_chol, K_star.T, lower=True)
-        k_diag = (self.kernel.diag(X_new) if hasattr(self.kernel, "diag")
-                  else np.diag(self.kernel(X_new, X_new)))
-        return mean, np.maximum(k_diag - np.sum(V * V, axis=0), 0.0)
+        k_diag = None
+        if return_var:
+            k_diag = (self.kernel.diag(X_new) if hasattr(self.kernel, "diag")
+                      else np.diag(self.kernel(X_new, X_new)))
+        return gp_predictive(self.kernel_chol, K_star, latent_mean, latent_cov,
+                             k_diag)
 
 
 def _check_theta_prior(prior, d):
     if not hasattr(prior, "rvs") or not hasattr(prior, "logpdf"):
-        raise ValueError("prior must be a particles distribution with rvs and "
+        raise InputError("prior must be a particles distribution with rvs and "
                          "logpdf (e.g. pac_particles.priors.gaussian_prior(d))")
     sample = prior.rvs(size=2)
     names = getattr(sample.dtype, "names", None) or ()
     if "theta" not in names:
-        raise ValueError("prior must be a StructDist with a field 'theta'")
+        raise InputError("prior must be a StructDist with a field 'theta'")
     if np.reshape(sample["theta"], (2, -1)).shape != (2, d):
-        raise ValueError(f"prior field 'theta' must have dimension d = {d} "
+        raise InputError(f"prior field 'theta' must have dimension d = {d} "
                          f"(columns after dropping constants), got "
                          f"{sample['theta'].shape[1:]}")
 

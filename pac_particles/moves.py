@@ -94,7 +94,7 @@ from scipy import linalg
 from particles import resampling as rs
 from particles import smc_samplers as ssp
 
-from .auc import _THREADPOOLS
+from . import parallel
 from .priors import (SpikeSlabPrior, param_array, param_field,
                      prior_gaussian_factor)
 
@@ -116,7 +116,7 @@ def _one_blas_thread():
     """Run small BLAS/LAPACK calls on one thread: OpenBLAS workers keep
     spinning after a call and slow the numba risk kernel that follows (as in
     :mod:`pac_particles.auc`); measured 10x on the slice loop at d = 2."""
-    return _THREADPOOLS.limit(limits=1, user_api="blas")
+    return parallel.one_blas_thread()
 
 
 _theta_field = param_array

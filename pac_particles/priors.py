@@ -42,12 +42,13 @@ George, E. I. and McCulloch, R. E. (1993). Variable selection via Gibbs
 sampling. JASA 88, 881-889.
 """
 
-import warnings
-
 import numpy as np
 from particles import distributions as dists
 from scipy import special
 from scipy.linalg import solve_triangular
+
+from .checks import InputError
+from .gaussian import KernelJitterWarning, jittered_cholesky
 
 __all__ = ["DiagonalNormal", "gaussian_prior", "prior_gaussian_factor",
            "SpikeSlabPrior",
@@ -69,9 +70,9 @@ class DiagonalNormal(dists.ProbDist):
     def __init__(self, variances):
         variances = np.asarray(variances, dtype=float)
         if variances.ndim != 1 or variances.size == 0:
-            raise ValueError("variances must be a non-empty 1-D array")
+            raise InputError("variances must be a non-empty 1-D array")
         if not np.all(np.isfinite(variances)) or np.any(variances <= 0):
-            raise ValueError("prior variances must be finite and > 0")
+            raise InputError("prior variances must be finite and > 0")
         self.variances = variances
         self.std = np.sqrt(variances)
         self._log_norm = -np.sum(np.log(self.std)) - variances.size * _HALF_LOG_2PI
@@ -108,11 +109,11 @@ def gaussian_prior(d, var=1.0):
     """
     d = int(d)
     if d < 1:
-        raise ValueError(f"prior dimension must be >= 1, got {d}")
+        raise InputError(f"prior dimension must be >= 1, got {d}")
     var = np.asarray(var, dtype=float)
     variances = np.full(d, float(var)) if var.ndim == 0 else var
     if variances.shape != (d,):
-        raise ValueError(f"var must be a scalar or have shape ({d},), got "
+        raise InputError(f"var must be a scalar or have shape ({d},), got "
                          f"{variances.shape}")
     return dists.StructDist({"theta": DiagonalNormal(variances)})
 
@@ -129,7 +130,7 @@ def param_field(particles):
     for name in PARAM_FIELDS:
         if name in particles.dtype.names:
             return particles[name]
-    raise ValueError(f"particles have no field among {PARAM_FIELDS}: "
+    raise InputError(f"particles have no field among {PARAM_FIELDS}: "
                      f"{particles.dtype.names}")
 
 
@@ -204,18 +205,18 @@ class SpikeSlabPrior(dists.ProbDist):
     def __init__(self, d, p=None, v0=None, v1=1.0):
         d = int(d)
         if d < 1:
-            raise ValueError(f"prior dimension must be >= 1, got {d}")
+            raise InputError(f"prior dimension must be >= 1, got {d}")
         self.d = d
         v1 = self._param(v1, "v1")
         if np.any(v1 <= 0):
-            raise ValueError(f"slab variance v1 must be > 0, got {v1}")
+            raise InputError(f"slab variance v1 must be > 0, got {v1}")
         p = 1.0 - np.exp(-1.0 / d) if p is None else p
         p = self._param(p, "p")
         if np.any(p <= 0) or np.any(p >= 1):
-            raise ValueError(f"inclusion probability p must be in (0, 1), got {p}")
+            raise InputError(f"inclusion probability p must be in (0, 1), got {p}")
         v0 = v1 / 100.0 if v0 is None else self._param(v0, "v0")
         if np.any(v0 < 0) or np.any(v0 >= v1):
-            raise ValueError(f"spike variance v0 must satisfy 0 <= v0 < v1, got "
+            raise InputError(f"spike variance v0 must satisfy 0 <= v0 < v1, got "
                              f"v0 = {v0}, v1 = {v1}")
         self.p, self.v0, self.v1 = p, v0, v1
         self.dtype = np.dtype([("theta", float, (d,)), ("z", bool, (d,))])
@@ -223,10 +224,10 @@ class SpikeSlabPrior(dists.ProbDist):
     def _param(self, value, name):
         arr = np.asarray(value, dtype=float)
         if arr.ndim > 1 or (arr.ndim == 1 and arr.shape != (self.d,)):
-            raise ValueError(f"{name} must be a scalar or have shape "
+            raise InputError(f"{name} must be a scalar or have shape "
                              f"({self.d},), got {arr.shape}")
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} must be finite, got {value}")
+            raise InputError(f"{name} must be finite, got {value}")
         return arr
 
     @classmethod
@@ -236,7 +237,7 @@ class SpikeSlabPrior(dists.ProbDist):
         below ``v1``."""
         n, d = int(n), int(d)
         if d < 2:
-            raise ValueError("Theorem 2.5 needs d >= 2 (v0 involves log d)")
+            raise InputError("Theorem 2.5 needs d >= 2 (v0 involves log d)")
         v0 = min(1.0 / (2.0 * n * d * np.log(d)), 0.5 * float(v1))
         return cls(d, p=1.0 - np.exp(-1.0 / d), v0=v0, v1=v1)
 
@@ -261,7 +262,7 @@ class SpikeSlabPrior(dists.ProbDist):
     def logpdf(self, x):
         """Log density of the augmented prior at structured array ``x``."""
         if np.any(self.v0 == 0):
-            raise ValueError("v0 = 0 (a Dirac spike): the spike-and-slab prior "
+            raise InputError("v0 = 0 (a Dirac spike): the spike-and-slab prior "
                              "has no density; use v0 > 0 for SMC")
         theta, z = x["theta"], x["z"]
         var = self.variances(z)
@@ -286,7 +287,7 @@ class SpikeSlabPrior(dists.ProbDist):
     def marginal_logpdf(self, theta):
         """Log density of the mixture prior of theta ((N, d) or (d,))."""
         if np.any(self.v0 == 0):
-            raise ValueError("v0 = 0: the mixture has no density")
+            raise InputError("v0 = 0: the mixture has no density")
         theta = np.asarray(theta, dtype=float)
 
         def log_normal(v):
@@ -304,10 +305,6 @@ class SpikeSlabPrior(dists.ProbDist):
 
 
 # --------------------------------------------------------------- GP kernels
-
-class KernelJitterWarning(RuntimeWarning):
-    """A kernel matrix needed jitter on its diagonal to be factorised."""
-
 
 class SquaredExponential:
     """Squared-exponential kernel with ARD lengthscales.
@@ -327,11 +324,11 @@ class SquaredExponential:
     def __init__(self, lengthscale=1.0, amplitude=1.0):
         ls = np.atleast_1d(np.asarray(lengthscale, dtype=float))
         if ls.ndim != 1 or not np.all(np.isfinite(ls)) or np.any(ls <= 0):
-            raise ValueError("lengthscale must be a positive number or a 1-D "
+            raise InputError("lengthscale must be a positive number or a 1-D "
                              "array of positive numbers")
         amplitude = float(amplitude)
         if not (np.isfinite(amplitude) and amplitude > 0):
-            raise ValueError(f"amplitude must be > 0, got {amplitude}")
+            raise InputError(f"amplitude must be > 0, got {amplitude}")
         self.lengthscale = ls
         self.amplitude = amplitude
 
@@ -353,7 +350,7 @@ class SquaredExponential:
     def _scaled(self, X):
         X = np.asarray(X, dtype=float)
         if self.lengthscale.size not in (1, X.shape[1]):
-            raise ValueError(f"{self.lengthscale.size} lengthscales for "
+            raise InputError(f"{self.lengthscale.size} lengthscales for "
                              f"{X.shape[1]} input columns")
         return X / self.lengthscale
 
@@ -405,7 +402,7 @@ class LinearKernel:
     def __init__(self, prior_var=1.0):
         prior_var = np.asarray(prior_var, dtype=float)
         if not np.all(np.isfinite(prior_var)) or np.any(prior_var <= 0):
-            raise ValueError("prior_var must be finite and > 0")
+            raise InputError("prior_var must be finite and > 0")
         self.prior_var = prior_var
 
     def __repr__(self):
@@ -415,7 +412,7 @@ class LinearKernel:
         X1 = np.asarray(X1, dtype=float)
         X2 = X1 if X2 is None else np.asarray(X2, dtype=float)
         if self.prior_var.ndim == 1 and self.prior_var.size != X1.shape[1]:
-            raise ValueError(f"{self.prior_var.size} prior variances for "
+            raise InputError(f"{self.prior_var.size} prior variances for "
                              f"{X1.shape[1]} input columns")
         return (X1 * self.prior_var) @ X2.T
 
@@ -429,46 +426,15 @@ def gram_matrix(kernel, X, label="kernel"):
     K = np.asarray(kernel(X, X), dtype=float)
     n = np.asarray(X).shape[0]
     if K.shape != (n, n):
-        raise ValueError(f"{label} returned a matrix of shape {K.shape}, "
+        raise InputError(f"{label} returned a matrix of shape {K.shape}, "
                          f"expected ({n}, {n})")
     if not np.all(np.isfinite(K)):
-        raise ValueError(f"{label} returned NaN or infinite entries")
+        raise InputError(f"{label} returned NaN or infinite entries")
     return 0.5 * (K + K.T)
 
 
-def stable_cholesky(K, label="kernel matrix", max_relative_jitter=1e-2):
-    """Lower Cholesky factor of ``K``, adding jitter geometrically if needed.
-
-    Starts at ``1e-10 * mean(diag K)`` and multiplies by 10 until the
-    factorisation succeeds; warns with the jitter used, and raises
-    ValueError beyond ``max_relative_jitter * mean(diag K)``.
-
-    Returns
-    -------
-    (C, jitter)
-    """
-    scale = float(np.mean(np.diag(K)))
-    if not scale > 0:
-        raise ValueError(f"{label}: the diagonal must be positive (mean "
-                         f"{scale:.3g})")
-    jitter = 0.0
-    eye = np.eye(K.shape[0])
-    while True:
-        try:
-            C = np.linalg.cholesky(K + jitter * eye)
-            break
-        except np.linalg.LinAlgError:
-            jitter = 1e-10 * scale if jitter == 0 else 10 * jitter
-            if jitter > max_relative_jitter * scale:
-                raise ValueError(f"{label} is not positive semi-definite "
-                                 f"(Cholesky fails even with jitter "
-                                 f"{jitter / 10:.3g})")
-    if jitter > 0:
-        warnings.warn(f"{label} singular to working precision (duplicated "
-                      f"inputs?); added jitter {jitter:.3g} to its diagonal "
-                      f"({jitter / scale:.1e} of its mean)", KernelJitterWarning,
-                      stacklevel=3)
-    return C, jitter
+# the kernel-matrix factorisation of the GP models (kept under its old name)
+stable_cholesky = jittered_cholesky
 
 
 class CholeskyNormal(dists.ProbDist):
@@ -482,10 +448,10 @@ class CholeskyNormal(dists.ProbDist):
     def __init__(self, chol):
         chol = np.asarray(chol, dtype=float)
         if chol.ndim != 2 or chol.shape[0] != chol.shape[1]:
-            raise ValueError("chol must be a square matrix")
+            raise InputError("chol must be a square matrix")
         diag = np.diag(chol)
         if np.any(diag <= 0) or not np.all(np.isfinite(chol)):
-            raise ValueError("chol must be a lower Cholesky factor (positive "
+            raise InputError("chol must be a lower Cholesky factor (positive "
                              "diagonal, finite)")
         self.chol = np.tril(chol)
         self._log_norm = -np.sum(np.log(diag)) - chol.shape[0] * _HALF_LOG_2PI

@@ -1,0 +1,84 @@
+"""Threads: when a numba kernel runs in parallel, and BLAS on one thread.
+
+Every numba kernel of the package comes in two compiled versions, a serial
+one and a ``prange`` one, over the same inner function. :func:`use_parallel`
+is the one rule that chooses between them: below :data:`MIN_PARALLEL_WORK`
+inner-loop items (score entries, pairs, pair x particle terms) waking numba's
+thread pool costs more than the work, and when other processes hold the
+cores spinning OpenMP workers made small batches 10-20x slower (measured on
+the slice moves, which evaluate a few shrinking particles at a time).
+
+:func:`one_blas_thread` runs the BLAS calls around the kernels on one
+thread: OpenBLAS workers keep spinning after a call and then fight the numba
+threads that follow (measured 1.5-2x slower on the risk kernel, 10x on the
+slice loop at d = 2); the kernels' ``prange`` supplies the parallelism.
+
+Tests force either version with :func:`forced` to check that both give the
+same numbers.
+
+Example
+-------
+::
+
+    from pac_particles import parallel
+    with parallel.forced("parallel"):
+        ...                                  # every kernel takes its prange version
+    with parallel.one_blas_thread():
+        scores = theta @ X.T
+"""
+
+import contextlib
+
+from threadpoolctl import ThreadpoolController
+
+__all__ = ["MIN_PARALLEL_WORK", "use_parallel", "dispatch", "forced",
+           "one_blas_thread", "blas_threads"]
+
+#: Inner-loop items below which a kernel runs on one thread.
+MIN_PARALLEL_WORK = 50_000
+
+_MODES = ("auto", "serial", "parallel")
+_mode = "auto"
+_CONTROLLER = ThreadpoolController()
+
+
+def use_parallel(work):
+    """Whether a kernel over ``work`` inner-loop items should use its
+    ``prange`` version (always/never inside :func:`forced`)."""
+    if _mode == "serial":
+        return False
+    if _mode == "parallel":
+        return True
+    return work >= MIN_PARALLEL_WORK
+
+
+def dispatch(serial, parallel, work):
+    """The serial or the parallel compiled version of a kernel, for
+    ``work`` items."""
+    return parallel if use_parallel(work) else serial
+
+
+@contextlib.contextmanager
+def forced(mode):
+    """Within the block, every kernel runs its ``mode`` version
+    (``"serial"``, ``"parallel"`` or ``"auto"``)."""
+    global _mode
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
+    previous, _mode = _mode, mode
+    try:
+        yield
+    finally:
+        _mode = previous
+
+
+def blas_threads(limit):
+    """Context manager limiting BLAS to ``limit`` threads (None: no limit)."""
+    if limit is None:
+        return contextlib.nullcontext()
+    return _CONTROLLER.limit(limits=int(limit), user_api="blas")
+
+
+def one_blas_thread():
+    """Context manager running BLAS on one thread (see module docstring)."""
+    return blas_threads(1)
