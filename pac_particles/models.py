@@ -15,8 +15,9 @@ normalises by the ``n (n - 1)`` ordered pairs instead; their ``gamma`` equals
 our ``lam * n (n - 1) / (2 n_pos n_neg)``. Their EP section uses
 ``gamma' = gamma / (n_pos n_neg)`` per pair, which is our convention.
 
-:class:`RobustAdaptiveTempering` is ``particles``' adaptive tempering with a
-bracket for the next exponent that cannot fail on steep targets.
+:class:`~pac_particles.tempering.RobustAdaptiveTempering` (re-exported here)
+is ``particles``' adaptive tempering with a bracket for the next exponent that
+cannot fail on steep targets.
 
 Example
 -------
@@ -46,11 +47,8 @@ Dau, H.-D. and Chopin, N. (2022). Waste-free Sequential Monte Carlo. JRSS B 84,
 import time
 
 import numpy as np
-from scipy import optimize
-from particles import resampling as rs
-from particles import smc_samplers as ssp
-
 from particles import distributions as dists
+from particles import smc_samplers as ssp
 
 from .checks import InputError, resolve_lam
 from .data import validate_xy
@@ -58,11 +56,41 @@ from .gaussian import gp_predictive
 from .priors import (CholeskyNormal, SquaredExponential, gaussian_prior,
                      gram_matrix, param_array, stable_cholesky)
 from .risks import AUCRisk
+# the tempering Feynman-Kac model, importable from here as in the README
+from .tempering import RobustAdaptiveTempering, check_reached_target
 
-__all__ = ["AUCGibbsModel", "GPAUCModel", "RobustAdaptiveTempering"]
+__all__ = ["AUCGibbsModel", "GPAUCModel", "RobustAdaptiveTempering",
+           "check_reached_target"]
 
 
-class AUCGibbsModel(ssp.StaticModel):
+class _GibbsModel(ssp.StaticModel):
+    """What every Gibbs model shares: validated data, ``lam`` (resolved once
+    for PU labels), its empirical risk, and ``loglik = -lam * risk`` with the
+    bookkeeping that ``run_smc`` reports."""
+
+    def _setup(self, X, y, lam, standardize, pu_prior):
+        data = validate_xy(X, y, standardize=standardize)
+        self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
+        self.pu_prior = pu_prior
+        self.empirical_risk = AUCRisk(data.y)
+        self.n_risk_evaluations = 0
+        self.loglik_seconds = 0.0
+        return data
+
+    def risk(self, theta):
+        raise NotImplementedError
+
+    def loglik(self, theta, t=None):
+        """``-lam * R_n`` for each particle (``t`` is ignored: the
+        pseudo-likelihood does not factorise over data points)."""
+        start = time.perf_counter()
+        out = -self.lam * np.atleast_1d(self.risk(theta))
+        self.n_risk_evaluations += out.shape[0]
+        self.loglik_seconds += time.perf_counter() - start
+        return out
+
+
+class AUCGibbsModel(_GibbsModel):
     """AUC Gibbs posterior for linear scores, a ``particles`` static model.
 
     Parameters
@@ -100,17 +128,12 @@ class AUCGibbsModel(ssp.StaticModel):
     is_gp = False
 
     def __init__(self, X, y, lam, prior=None, standardize=True, pu_prior=None):
-        data = validate_xy(X, y, standardize=standardize)
-        self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
-        self.pu_prior = pu_prior
-        self.empirical_risk = AUCRisk(data.y)
+        data = self._setup(X, y, lam, standardize, pu_prior)
         self._X_ordered = self.empirical_risk.ordered(data.X)
         if prior is None:
             prior = gaussian_prior(data.d)
         _check_theta_prior(prior, data.d)
         super().__init__(data=data, prior=prior)
-        self.n_risk_evaluations = 0
-        self.loglik_seconds = 0.0
 
     @property
     def d(self):
@@ -121,21 +144,12 @@ class AUCGibbsModel(ssp.StaticModel):
         structured array with field ``theta``)."""
         return self.empirical_risk.linear(param_array(theta), self._X_ordered)
 
-    def loglik(self, theta, t=None):
-        """``-lam * R_n(theta)`` for each particle (``t`` is ignored: the
-        pseudo-likelihood does not factorise over data points)."""
-        start = time.perf_counter()
-        out = -self.lam * self.risk(theta)
-        self.n_risk_evaluations += out.shape[0]
-        self.loglik_seconds += time.perf_counter() - start
-        return out
-
     def predict_scores(self, X_new, point):
         """Scores ``X_new @ point`` of preprocessed inputs (``data.transform``)."""
         return X_new @ point
 
 
-class GPAUCModel(ssp.StaticModel):
+class GPAUCModel(_GibbsModel):
     """AUC Gibbs posterior with a Gaussian-process prior on the scores.
 
     The parameter is the vector ``s`` of latent scores of the n training
@@ -174,10 +188,7 @@ class GPAUCModel(ssp.StaticModel):
     is_gp = True
 
     def __init__(self, X, y, lam, kernel=None, standardize=True, pu_prior=None):
-        data = validate_xy(X, y, standardize=standardize)
-        self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
-        self.pu_prior = pu_prior
-        self.empirical_risk = AUCRisk(data.y)
+        data = self._setup(X, y, lam, standardize, pu_prior)
         if kernel is None:
             kernel = SquaredExponential(lengthscale=np.sqrt(data.d))
         if not callable(kernel):
@@ -189,8 +200,6 @@ class GPAUCModel(ssp.StaticModel):
             self.gram, label="GP kernel matrix")
         prior = dists.StructDist({"s": CholeskyNormal(self.kernel_chol)})
         super().__init__(data=data, prior=prior)
-        self.n_risk_evaluations = 0
-        self.loglik_seconds = 0.0
 
     @property
     def d(self):
@@ -201,14 +210,6 @@ class GPAUCModel(ssp.StaticModel):
         """AUC risk of latent score vectors ((N, n) array or structured
         array with field ``s``)."""
         return self.empirical_risk(param_array(s))
-
-    def loglik(self, theta, t=None):
-        """``-lam * R_n(s)`` for each particle."""
-        start = time.perf_counter()
-        out = -self.lam * np.atleast_1d(self.risk(theta))
-        self.n_risk_evaluations += out.shape[0]
-        self.loglik_seconds += time.perf_counter() - start
-        return out
 
     def predict_scores(self, X_new, point, return_var=False):
         """GP conditional mean ``k_*' K^-1 s`` at preprocessed inputs for a
@@ -241,51 +242,3 @@ def _check_theta_prior(prior, d):
         raise InputError(f"prior field 'theta' must have dimension d = {d} "
                          f"(columns after dropping constants), got "
                          f"{sample['theta'].shape[1:]}")
-
-
-class RobustAdaptiveTempering(ssp.AdaptiveTempering):
-    """Adaptive tempering whose exponent search cannot fail.
-
-    ``particles`` 0.4 solves ``ESS(delta) = ESSrmin * N`` with
-    ``brentq(f, 1e-12, 1 - epn)``, which raises when the ESS already falls
-    below target at ``delta = 1e-12`` (a very steep target), and its absolute
-    tolerance of 2e-12 is coarser than such increments. Here the left end of
-    the bracket is shrunk until the sign changes and the tolerance follows it. ``done`` is unchanged;
-    use :func:`check_reached_target` after a run since ``particles`` stops
-    silently at ``max_iter``.
-    """
-
-    def logG(self, t, xp, x):
-        ess_min = self.ESSrmin * x.N
-        epn = x.shared["exponents"][-1]
-
-        def ess_gap(delta):
-            return rs.essl(delta * x.llik) - ess_min
-
-        if ess_gap(1.0 - epn) > 0:
-            delta, new_epn = 1.0 - epn, 1.0  # last step: exactly 1
-        else:
-            left = min(1e-12, 0.5 * (1.0 - epn))
-            while ess_gap(left) <= 0 and left > 1e-300:
-                left *= 1e-3
-            if ess_gap(left) <= 0:
-                raise RuntimeError(
-                    "adaptive tempering cannot make progress: the ESS collapses "
-                    "for any positive increment (log-likelihood not finite?)")
-            # absolute xtol scaled to the bracket: particles' default 2e-12
-            # would be coarser than the increment itself on steep targets
-            delta = optimize.brentq(ess_gap, left, 1.0 - epn, xtol=1e-6 * left)
-            new_epn = epn + delta
-        x.shared["exponents"].append(new_epn)
-        return self.logG_tempering(x, delta)
-
-
-def check_reached_target(smc):
-    """Raise RuntimeError unless a tempering run reached exponent 1."""
-    final = smc.X.shared["exponents"][-1]
-    if final < 1.0:
-        raise RuntimeError(
-            f"tempering stopped at exponent {final:.4g} < 1 after {smc.t} "
-            f"steps (max_iter = {smc.fk.max_iter}); increase max_iter or the "
-            "number of particles")
-    return final
