@@ -7,12 +7,15 @@ from particles import distributions as dists
 from particles import smc_samplers as ssp
 from scipy import stats
 
+from pac_particles import parallel
 from pac_particles.auc import linear_auc_risk
-from pac_particles.models import AUCGibbsModel
+from pac_particles.checks import InputError
+from pac_particles.models import AUCGibbsModel, GPAUCModel
 from pac_particles.moves import (CalibratedEllipticalSlice, EllipticalSlice,
                                  ExactEllipseGibbs,
                                  RegularizedRandomWalk, SpikeSlabMove,
-                                 default_move, ellipse_angle_draws, make_move,
+                                 check_move_fits, default_move,
+                                 ellipse_angle_draws, make_move,
                                  tempering_exponent)
 from pac_particles.posterior import run_smc
 from pac_particles.priors import SpikeSlabPrior
@@ -84,6 +87,19 @@ def test_exact_ellipse_kernel_matches_numpy_reference(binary):
             expected.append(ellipse_angle_draw_reference(a, b, kappa, u_arc[r],
                                                          u_within[r]))
         np.testing.assert_allclose(phi, expected, atol=1e-12)
+
+
+def test_exact_ellipse_kernels_serial_and_parallel_agree():
+    rng = np.random.default_rng(4)
+    a_pos, a_neg = rng.normal(size=(40, 9)), rng.normal(size=(40, 11))
+    b_pos, b_neg = rng.normal(size=(40, 9)), rng.normal(size=(40, 11))
+    u_arc, u_within = rng.uniform(size=40), rng.uniform(size=40)
+    draws = {}
+    for mode in ("serial", "parallel"):
+        with parallel.forced(mode):
+            draws[mode] = ellipse_angle_draws(a_pos, a_neg, b_pos, b_neg, 0.3,
+                                              u_arc, u_within)
+    np.testing.assert_array_equal(draws["serial"], draws["parallel"])
 
 
 def test_arc_counts_equal_the_risk_kernel_along_the_ellipse():
@@ -321,6 +337,30 @@ def test_default_move_is_the_calibrated_slice_for_gaussian_priors():
     assert post.exponents[-1] == 1.0
     spike = AUCGibbsModel(X, y, lam=5.0, prior=SpikeSlabPrior(2, p=0.5, v0=0.1))
     assert isinstance(default_move(spike), SpikeSlabMove)
+
+
+def test_check_move_fits_refuses_moves_that_cannot_work_with_the_model():
+    X, y = _two_d_problem(n=40)
+    gp = GPAUCModel(X, y, lam=5.0)
+    for move in (RegularizedRandomWalk(), CalibratedEllipticalSlice()):
+        with pytest.raises(InputError, match="refused for GP latent scores"):
+            check_move_fits(move, gp)
+    check_move_fits(default_move(gp), gp)
+    spike = AUCGibbsModel(X, y, lam=5.0, prior=SpikeSlabPrior(2, p=0.5, v0=0.1))
+    for move in (RegularizedRandomWalk(), CalibratedEllipticalSlice(),
+                 EllipticalSlice(prior_var=[1.0, 1.0]), ExactEllipseGibbs(
+                     AUCGibbsModel(X, y, lam=5.0))):
+        with pytest.raises(InputError, match="cannot move spike-and-slab"):
+            check_move_fits(move, spike)
+    check_move_fits(SpikeSlabMove(spike.prior), spike)
+    gaussian = AUCGibbsModel(X, y, lam=5.0)
+    with pytest.raises(InputError, match="SpikeSlabMove needs a SpikeSlabPrior"):
+        check_move_fits(SpikeSlabMove(spike.prior), gaussian)
+    spike.prior = SpikeSlabPrior(2, p=0.5, v0=0.0)
+    with pytest.raises(InputError, match="Dirac spike"):
+        check_move_fits(SpikeSlabMove.__new__(SpikeSlabMove), spike)
+    with pytest.raises(InputError, match="Dirac spike"):
+        SpikeSlabMove(spike.prior)
 
 
 def test_run_smc_without_move_runs_the_default_move():
