@@ -215,7 +215,7 @@ def test_tied_pairs_count_one_half():
     log_z, mean, _ = gibbs_quadrature_2d(X, y, 20.0)
     ep = EPLinear(X, y, lam=20.0, standardize=False, tol=1e-8, max_sweeps=5000)
     res = ep.fit()
-    assert ep._graph.n_ties == 2
+    assert ep._sites.n_ties == 2
     # rows: positives, columns: negatives, both in input order
     assert res.site_precision[1, -1] == 0 and res.site_precision[2, -2] == 0
     assert -0.35 < res.log_z - log_z < 0.0
