@@ -10,9 +10,10 @@ cross-validation (leave-one-out) AUC, and compares with
   GP-EP-AUC;
 * the same parallel EP written the way the paper describes it (appendix
   B.2: per-pair cavities ``d' V d`` and ``Lambda = S0^-1 + sum_ij K_ij d d'``,
-  O(P d^2 + d^3) per sweep), defined below as the naive baseline; it runs
-  with the same damping and stopping rule and must land on the same fixed
-  point (the maximum difference of the posterior means is printed).
+  O(P d^2 + d^3) per sweep), :func:`pac_particles.ep.pairwise.pairwise_ep`,
+  as the naive baseline; it runs with the same damping and stopping rule and
+  must land on the same fixed point (the maximum difference of the posterior
+  means is printed).
 
 GP-EP (squared-exponential kernel, lengthscale sqrt(d), no hyper-parameter
 search) is timed on the data sets of the paper's GP column.
@@ -27,7 +28,7 @@ paper's Colon data (22 positives, 40 negatives, 20 informative genes).
 
 Usage::
 
-    python scripts/bench_ep.py                  # everything, ~2-4 minutes
+    python scripts/bench_ep.py                  # everything
     python scripts/bench_ep.py --skip-naive --skip-gp
     python scripts/bench_ep.py --data-dir /path/to/shared/datasets
 """
@@ -39,11 +40,12 @@ import time
 import warnings
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from pac_particles import parallel
 from pac_particles.data import load_csv, load_dataset
 from pac_particles.ep import (EPGP, EPLinear, KernelJitterWarning,
-                              SquaredExponential, pair_tilted_moments)
+                              SquaredExponential)
+from pac_particles.ep.pairwise import pairwise_ep
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA_DIR = os.path.join(REPO, "..", "shared", "datasets")
@@ -80,57 +82,6 @@ def datasets(data_dir, seed):
     X[:22, :20] += 0.8
     out["colon"] = (X, y, "synthetic 62 x 2000, 22/40")
     return out
-
-
-def naive_ep(X_pos, X_neg, lam, damping, tol, max_sweeps, chunk=4_000_000):
-    """Parallel EP with per-pair d x d algebra (paper appendix B.2).
-
-    Same sites, same damped parallel update and stopping rule as
-    :class:`EPLinear` (without its adaptive damping), prior N(0, I).
-    Returns (mean, n_sweeps, seconds per sweep).
-    """
-    d = X_pos.shape[1]
-    n_pos, n_neg = X_pos.shape[0], X_neg.shape[0]
-    kappa = lam / (n_pos * n_neg)
-    ii, jj = np.divmod(np.arange(n_pos * n_neg), n_neg)
-    # tied pairs (x_i == x_j) only contribute a constant: no site
-    active = np.any(X_pos[ii] != X_neg[jj], axis=1)
-    ii, jj = ii[active], jj[active]
-    K = np.zeros(ii.size)
-    h = np.zeros(ii.size)
-    step = max(1, chunk // d)
-    old = None
-    start = time.perf_counter()
-    sweep = 0
-    for sweep in range(max_sweeps + 1):
-        lam_mat = np.eye(d)
-        eta = np.zeros(d)
-        for s in range(0, ii.size, step):
-            D = X_pos[ii[s:s + step]] - X_neg[jj[s:s + step]]
-            lam_mat += (D * K[s:s + step, None]).T @ D        # O(c d^2)
-            eta += D.T @ h[s:s + step]
-        V = np.linalg.inv(lam_mat)                            # O(d^3)
-        m = V @ eta
-        mu = np.empty(ii.size)
-        var = np.empty(ii.size)
-        for s in range(0, ii.size, step):
-            D = X_pos[ii[s:s + step]] - X_neg[jj[s:s + step]]
-            mu[s:s + step] = D @ m
-            var[s:s + step] = np.einsum("ij,ij->i", D @ V, D)  # O(c d^2)
-        if old is not None:
-            change = np.max(np.maximum(np.abs(mu - old[0]) / np.sqrt(var),
-                                       np.abs(var - old[1]) / var))
-            if change < tol:
-                break
-        if sweep == max_sweeps:
-            break
-        old = (mu, var)
-        tau_c = 1 / var - K
-        nu_c = mu / var - h
-        _, m_t, v_t = pair_tilted_moments(nu_c / tau_c, 1 / tau_c, kappa)
-        K += damping * ((1 / v_t - tau_c) - K)
-        h += damping * ((m_t / v_t - nu_c) - h)
-    return m, sweep, (time.perf_counter() - start) / max(sweep, 1)
 
 
 def timed(fn, repeats):
@@ -183,14 +134,14 @@ def main():
         per_sweep = seconds / max(res.n_sweeps, 1)
         naive = ("", "", "")
         if not args.skip_naive:
-            with threadpool_limits(args.blas_threads, user_api="blas"):
+            with parallel.blas_threads(args.blas_threads):
                 # the damping our run settled on (it may have lowered it)
-                m_naive, sweeps, naive_per_sweep = naive_ep(
-                    ep.data.X_pos, ep.data.X_neg, lam, res.damping, ep.tol,
-                    args.naive_max_sweeps)
-            naive = (f"{naive_per_sweep:.4g}",
-                     f"{naive_per_sweep / per_sweep:.1f}x",
-                     f"{np.max(np.abs(m_naive - res.mean)):.1e}")
+                ref = pairwise_ep(ep.data.X, ep.data.y, lam,
+                                  damping=res.damping, tol=ep.tol,
+                                  max_sweeps=args.naive_max_sweeps)
+            naive = (f"{ref.seconds_per_sweep:.4g}",
+                     f"{ref.seconds_per_sweep / per_sweep:.1f}x",
+                     f"{np.max(np.abs(ref.mean - res.mean)):.1e}")
         print(f"| {name} | {ep.data.n} | {ep.data.d} | {ep.data.n_pairs} | "
               f"{res.space} | {res.n_sweeps} | {seconds:.3g} | "
               f"{paper if paper else ''} | "

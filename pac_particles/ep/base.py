@@ -1,0 +1,160 @@
+"""Plumbing shared by the EP models: data and risk, the EP run, LOO, evidence
+maximisation.
+
+:class:`_EPBase` validates the data once, builds the risk
+(:class:`pac_particles.risks.AUCRisk`, whose order -- positives first -- is
+the order of every n-vector inside EP), resolves ``lam`` (and the PU
+correction) through :func:`pac_particles.checks.resolve_lam`, runs the core
+(:func:`pac_particles.ep.core._run_ep`) with BLAS limited to
+``blas_threads``, assembles the :class:`~pac_particles.ep.core.EPResult`
+and offers the leave-one-out scores [OW00]. :func:`_maximise` maximises
+``log_z`` over hyper-parameters with L-BFGS-B, using the gradient that is
+exact at an EP fixed point [See05].
+
+A model subclass supplies the factor ``C`` of the prior covariance of the
+training scores and the prior sites, and turns the whitened posterior back
+into its parameter (:mod:`~pac_particles.ep.linear`,
+:mod:`~pac_particles.ep.spike_slab`, :mod:`~pac_particles.ep.gp`).
+
+Example
+-------
+::
+
+    from pac_particles.ep import EPLinear
+    ep = EPLinear(X, y, lam=len(y))
+    ep.fit(); ep.loo_auc()
+
+References
+----------
+[OW00] Opper, M. and Winther, O. (2000). Gaussian processes for
+classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
+
+[See05] Seeger, M. (2005). Expectation propagation for exponential families.
+Technical report, University of California at Berkeley.
+"""
+
+import warnings
+
+import numpy as np
+from scipy import optimize
+
+from .. import parallel
+from ..checks import resolve_lam
+from ..data import validate_xy
+from ..gaussian import KernelJitterWarning
+from ..risks import AUCRisk, duplicate_groups
+from .core import EPConvergenceWarning, EPResult, _run_ep, _Sites
+from .loo import _loo_scores
+
+
+class _EPBase:
+    """Shared plumbing: data order, the EP loop, LOO, result assembly."""
+
+    _label = "EP"
+
+    def _setup_data(self, X, y, lam, standardize, pu_prior=None):
+        self.data = validate_xy(X, y, standardize=standardize)
+        # PU labels: lam / (1 - pi) on the observed risk (pac_particles.auc)
+        self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
+        self.pu_prior = pu_prior
+        self.standardize = bool(standardize)
+        self.risk = AUCRisk(self.data.y)
+        self._perm = self.risk.order
+        self._inv_perm = self.risk.inverse_order
+        self._Xs = self.risk.ordered(self.data.X)
+        self.n_pos, self.n_neg = self.data.n_pos, self.data.n_neg
+        self.result_ = None
+        self._run = None
+        # BLAS threads inside the EP loop: its many small triangular solves
+        # and products run far slower multi-threaded (OpenBLAS wakes idle
+        # threads per call, and they compete with numba's threads); the O(P)
+        # pair pass is parallelised with numba instead. None = no limit.
+        self.blas_threads = 1
+
+    def _input_sites(self):
+        """Sites of the pairs whose inputs differ (a linear score ties the
+        others for every theta)."""
+        tied = self.risk.tied_sites(duplicate_groups(self._Xs))
+        return _Sites(self.risk, tied, self.lam)
+
+    def _fit_core(self, C, prior, space, warm_start):
+        init = None
+        if warm_start and self._run is not None:
+            init = (self._run.W, self._run.H)
+        with parallel.blas_threads(self.blas_threads):
+            run = _run_ep(C, self._sites, prior, self.damping, self.tol,
+                          self.max_sweeps, init=init, label=self._label)
+        self._run = run
+        self._C = C
+        self._prior = prior
+        st = run.state
+        return EPResult(
+            mean=None, log_z=float(run.log_z), n_sweeps=run.n_sweeps,
+            converged=run.converged, damping=run.damping,
+            max_change=run.max_change, site_precision=run.W, site_shift=run.H,
+            score_mean=st.score_mean[self._inv_perm],
+            score_var=st.score_var[self._inv_perm], n_improper=run.n_improper,
+            space=space, history=run.history)
+
+    def _require_fit(self):
+        if self._run is None:
+            self.fit()
+        return self._run
+
+    def loo_scores(self, return_var=False):
+        """Approximate leave-one-out scores of the training points.
+
+        All the pair sites involving point i are removed from the global EP
+        approximation (not refitted) [OW00]; the resulting Gaussian gives
+        the predictive score of point i. Cost O(P r^2 + n r^3), r = min(d, n)
+        (r = n for EPGP), against n refits.
+
+        Returns
+        -------
+        mean : (n,) LOO score means, in input order
+        var : (n,) LOO score variances (if ``return_var``)
+        """
+        run = self._require_fit()
+        with parallel.blas_threads(self.blas_threads):
+            mean, var = _loo_scores(self._C, self._sites, run.W, run.H,
+                                    run.state)
+        bad = ~(np.isfinite(mean) & (var > 0))
+        if np.any(bad):
+            warnings.warn(f"{int(bad.sum())} leave-one-out cavities are "
+                          "improper; their posterior marginal is used instead",
+                          EPConvergenceWarning, stacklevel=2)
+            mean[bad] = run.state.score_mean[bad]
+            var[bad] = run.state.score_var[bad]
+        mean, var = mean[self._inv_perm], var[self._inv_perm]
+        return (mean, var) if return_var else mean
+
+    def loo_auc(self):
+        """EP cross-validation AUC: ``1 - R_n`` of the leave-one-out scores."""
+        return 1.0 - self.risk(self.loo_scores())
+
+
+def _maximise(model, objective, x0, bounds, options, ep_tol):
+    """Maximise ``log_z`` with L-BFGS-B; ``objective(x) -> (log_z, grad)``.
+
+    EP runs warm-started at a tolerance ``ep_tol`` tighter than the model's:
+    the gradient is exact only at the fixed point, and a loosely converged
+    objective makes the line search fail.
+    """
+    def neg(x):
+        with warnings.catch_warnings():
+            # trial points may need jitter or more sweeps: report at the end
+            warnings.simplefilter("ignore", EPConvergenceWarning)
+            warnings.simplefilter("ignore", KernelJitterWarning)
+            val, grad = objective(x)
+        if not np.isfinite(val):
+            # an EP failure at a trial point: push the line search back
+            return 1e10, np.zeros_like(x)
+        return -val, -grad
+
+    tol = model.tol
+    model.tol = min(tol, ep_tol)
+    try:
+        return optimize.minimize(neg, x0, jac=True, method="L-BFGS-B",
+                                 bounds=bounds, options=options)
+    finally:
+        model.tol = tol

@@ -1,0 +1,222 @@
+"""The AUC pair sites of EP: tilted moments and the fused O(P) site pass.
+
+The risk ``lam R_n`` factorises over the ``P = n_pos n_neg`` positive/negative
+pairs, so the Gibbs target has one *site* per pair, a step function of the
+margin ``u_ij = s_i - s_j`` [RACL14, section 3.3]::
+
+    t_ij(u) = exp(-kappa 1{u < 0}),       kappa = lam / P
+
+(the paper's EP section calls ``kappa`` ``gamma'``). Under a Gaussian cavity
+``N(mu, s^2)`` its tilted moments are closed-form,
+``Z = e^-kappa + (1 - e^-kappa) Phi(mu / s)`` (:func:`pair_tilted_moments`).
+Each site is approximated by ``q_ij(u) = exp(-site_precision u^2 / 2 +
+site_shift u)``.
+
+The numba kernels do one EP pass over every pair at once: from the node
+marginals of the scores and the pos x neg block of their covariance (what
+:meth:`pac_particles.risks.AUCRisk.cross_block` gives), the pair marginal,
+its change since the previous pass, and the undamped site update
+(:func:`pair_sweep`); and the sites' share of the EP energy
+(:func:`pair_energy`). Both run row by row over the positives, ``prange``
+when the pass is large enough (:func:`pac_particles.parallel.dispatch`).
+
+Example
+-------
+::
+
+    from pac_particles.ep.sites import pair_tilted_moments
+    log_z, mean, var = pair_tilted_moments(mu=0.3, var=1.0, kappa=0.01)
+
+References
+----------
+[RACL14] Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014).
+PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.3 and
+appendix B.2.
+
+Minka, T. (2001). Expectation Propagation for approximate Bayesian inference.
+UAI 17, 362-369.
+"""
+
+import math
+
+import numba
+import numpy as np
+from scipy.special import ndtr
+
+from .. import parallel
+
+__all__ = ["pair_tilted_moments", "pair_sweep", "pair_energy"]
+
+
+def pair_tilted_moments(mu, var, kappa):
+    """Moments of a pair site times a Gaussian cavity, in closed form.
+
+    For ``u ~ N(mu, var)`` and ``t(u) = exp(-kappa 1{u < 0})``::
+
+        Z    = e^-kappa + (1 - e^-kappa) Phi(z),       z = mu / sqrt(var)
+        mean = mu + sqrt(var) beta,                    beta = (1 - e^-kappa) phi(z) / Z
+        var' = var (1 - beta (beta + z))
+
+    Parameters
+    ----------
+    mu, var : arrays (broadcastable), ``var > 0``
+    kappa : float > 0
+
+    Returns
+    -------
+    log_z, mean, var : arrays of the tilted distribution ``t(u) N(u; mu, var)``.
+    """
+    mu = np.asarray(mu, dtype=float)
+    var = np.asarray(var, dtype=float)
+    s = np.sqrt(var)
+    z = mu / s
+    a = -np.expm1(-kappa)
+    zz = np.exp(-kappa) + a * ndtr(z)
+    beta = a * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) / zz
+    return np.log(zz), mu + s * beta, var * (1.0 - beta * (beta + z))
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+@numba.njit(cache=True, inline="always")
+def _pair_tilted(tau_c, nu_c, c, a):
+    """EP update of one pair site from its cavity ``N(nu_c/tau_c, 1/tau_c)``.
+
+    Returns ``(Z, site_precision, site_shift)`` of the full update, in the
+    form ``site_precision = tau_c rho / (1 - rho)``, ``site_shift =
+    (z rho + beta) / (s_c (1 - rho))``, ``rho = beta (beta + z)``, which
+    avoids the cancellation of ``1/var_tilted - 1/var_cavity`` for weak
+    sites (see :func:`pair_tilted_moments` for the notation).
+    """
+    s_c = math.sqrt(1.0 / tau_c)
+    z = nu_c * s_c                       # mu_c / s_c
+    zz = c + a * 0.5 * math.erfc(-z * _SQRT_HALF)
+    beta = a * _INV_SQRT_2PI * math.exp(-0.5 * z * z) / zz
+    rho = beta * (beta + z)
+    if not rho < 1.0:
+        # the tilted variance var_c (1 - rho) is positive in exact arithmetic
+        return zz, math.inf, math.inf
+    inv = 1.0 / (1.0 - rho)
+    return zz, tau_c * rho * inv, (z * rho + beta) * inv / s_c
+
+
+@numba.njit(cache=True, inline="always")
+def _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift, active,
+              c, a, has_previous, pair_mean, pair_var, target_prec,
+              target_shift, row_change, row_improper):
+    """The pairs (i, .) of positive i: see :func:`pair_sweep`."""
+    n_pos, n_neg = site_prec.shape
+    worst = 0.0
+    bad = 0
+    for j in range(n_neg):
+        target_prec[i, j] = site_prec[i, j]
+        target_shift[i, j] = site_shift[i, j]
+        if not active[i, j]:
+            continue
+        m = score_mean[i] - score_mean[n_pos + j]
+        both = score_var[i] + score_var[n_pos + j]
+        v = both - 2.0 * cov_pn[i, j]
+        # rounding in a difference of nearly equal terms must not give v <= 0
+        if v < 1e-13 * both:
+            v = 1e-13 * both
+        inv_v = 1.0 / v
+        if has_previous:
+            dm = m - pair_mean[i, j]
+            ch = max(dm * dm * inv_v, ((v - pair_var[i, j]) * inv_v) ** 2)
+            if not ch <= worst:       # also catches NaN
+                worst = ch
+        pair_mean[i, j] = m
+        pair_var[i, j] = v
+        tau_c = inv_v - site_prec[i, j]
+        nu_c = m * inv_v - site_shift[i, j]
+        if not (tau_c > 0.0 and math.isfinite(tau_c) and math.isfinite(nu_c)):
+            bad += 1
+            continue
+        _, prec, shift = _pair_tilted(tau_c, nu_c, c, a)
+        if not (math.isfinite(prec) and math.isfinite(shift)):
+            bad += 1
+            continue
+        target_prec[i, j] = prec
+        target_shift[i, j] = shift
+    row_change[i] = math.sqrt(worst)
+    row_improper[i] = bad
+
+
+@numba.njit(cache=True)
+def _pair_sweep_serial(score_mean, score_var, cov_pn, site_prec, site_shift,
+                       active, kappa, has_previous, pair_mean, pair_var,
+                       target_prec, target_shift, row_change, row_improper):
+    c, a = math.exp(-kappa), -math.expm1(-kappa)
+    for i in range(site_prec.shape[0]):
+        _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift,
+                  active, c, a, has_previous, pair_mean, pair_var, target_prec,
+                  target_shift, row_change, row_improper)
+
+
+@numba.njit(cache=True, parallel=True)
+def _pair_sweep_parallel(score_mean, score_var, cov_pn, site_prec, site_shift,
+                         active, kappa, has_previous, pair_mean, pair_var,
+                         target_prec, target_shift, row_change, row_improper):
+    c, a = math.exp(-kappa), -math.expm1(-kappa)
+    for i in numba.prange(site_prec.shape[0]):
+        _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift,
+                  active, c, a, has_previous, pair_mean, pair_var, target_prec,
+                  target_shift, row_change, row_improper)
+
+
+def pair_sweep(score_mean, score_var, cov_pn, site_prec, site_shift, active,
+               kappa, has_previous, pair_mean, pair_var, target_prec,
+               target_shift, row_change, row_improper):
+    """One fused O(P) pass over the pairs (writes into the last six arrays).
+
+    From the node marginals (``score_mean``, ``score_var``, positives first)
+    and the pos x neg block ``cov_pn`` of the score covariance it computes
+    every pair marginal ``u_ij ~ N(pair_mean, pair_var)``, its change since
+    the previous pass (``|d mean| / sd`` and ``|d var| / var``, per row of
+    positives in ``row_change``; the buffers hold the previous values on
+    entry) and the undamped EP update of each site (``target_*``). A site
+    whose cavity is improper keeps its value (removing it would not define a
+    tilted distribution) and is counted in ``row_improper``. Sites outside
+    ``active`` (tied pairs) are skipped.
+    """
+    kernel = parallel.dispatch(_pair_sweep_serial, _pair_sweep_parallel,
+                               work=site_prec.size)
+    kernel(score_mean, score_var, cov_pn, site_prec, site_shift, active,
+           kappa, has_previous, pair_mean, pair_var, target_prec,
+           target_shift, row_change, row_improper)
+
+
+@numba.njit(cache=True)
+def pair_energy(pair_mean, pair_var, site_prec, site_shift, active, kappa):
+    """Per-row sums of ``log Z_ij + phi(cavity) - phi(posterior)``.
+
+    ``phi(tau, nu) = nu^2 / (2 tau) - log(tau) / 2`` is the log-normaliser of
+    a 1-D Gaussian in natural parameters (the 2 pi cancels). Returns
+    ``(row energies, row counts of improper cavities)``.
+    """
+    c = math.exp(-kappa)
+    a = -math.expm1(-kappa)
+    n_pos, n_neg = site_prec.shape
+    energy = np.zeros(n_pos)
+    improper = np.zeros(n_pos, dtype=np.int64)
+    for i in range(n_pos):
+        total = 0.0
+        bad = 0
+        for j in range(n_neg):
+            if not active[i, j]:
+                continue
+            tau = 1.0 / pair_var[i, j]
+            tau_c = tau - site_prec[i, j]
+            nu_c = pair_mean[i, j] * tau - site_shift[i, j]
+            if not (tau_c > 0.0 and math.isfinite(tau_c)):
+                bad += 1
+                continue
+            mu_c = nu_c / tau_c
+            zz, _, _ = _pair_tilted(tau_c, nu_c, c, a)
+            total += (math.log(zz) + 0.5 * mu_c * nu_c - 0.5 * math.log(tau_c)
+                      - 0.5 * pair_mean[i, j] ** 2 * tau + 0.5 * math.log(tau))
+        energy[i] = total
+        improper[i] = bad
+    return energy, improper
