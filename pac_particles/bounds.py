@@ -126,9 +126,9 @@ harmless: the risk is invariant to shifts.
 
 References
 ----------
-Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of variational
-approximations of Gibbs posteriors. Journal of Machine Learning Research 17(239),
-1-41.
+[ARC16] Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of
+variational approximations of Gibbs posteriors. Journal of Machine Learning
+Research 17(239), 1-41.
 
 Catoni, O. (2007). PAC-Bayesian supervised classification: the thermodynamics of
 statistical learning. IMS Lecture Notes Monograph Series 56.

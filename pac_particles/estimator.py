@@ -7,6 +7,13 @@ scikit-learn conventions (parameters stored by ``__init__``, fitted attributes
 with a trailing underscore, ``random_state``), so it works in
 ``cross_val_score(..., scoring="roc_auc")``, ``GridSearchCV`` and ``Pipeline``.
 
+The estimator only assembles: the data are validated once per fit
+(:func:`pac_particles.data.validate_xy`), ``lam`` is chosen by
+:mod:`pac_particles.selection` (one grid, one K-fold machinery, EP's
+leave-one-out criterion), and the certificate ``bound_`` comes from
+:mod:`pac_particles.bounds`. Bad parameters raise
+:class:`pac_particles.checks.InputError`.
+
 Example
 -------
 >>> from sklearn.model_selection import cross_val_score
@@ -17,6 +24,17 @@ Example
 >>> scores = cross_val_score(est, X, y, scoring="roc_auc", cv=3)
 >>> bool(scores.mean() > 0.75)
 True
+
+References
+----------
+[ARC16] Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of
+variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
+
+[OW00] Opper, M. and Winther, O. (2000). Gaussian processes for
+classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
+
+[RACL14] Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014).
+PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
 import numpy as np
