@@ -29,13 +29,24 @@ Under the Hoeffding assumption with ``f(lam', n) = lam'^2 / (n - 1)``
 
 * Gaussian ``rho`` (VB, EP): ``E_rho[r_n] = q_n E_rho[R_n]`` in closed form
   (:func:`pac_particles.vb.expected_auc_risk`) and ``KL`` in closed form
-  (:func:`pac_bayes_bound_gaussian`).
+  (:func:`pac_particles.gaussian.gaussian_kl`): linear scores with a Gaussian
+  prior (:func:`pac_bayes_bound_gaussian`), or GP latent training scores
+  ``s ~ N(m, S)`` with the prior ``N(0, K)`` (:func:`pac_bayes_bound_gp`; the
+  pairs' differences are ``e_i - e_j``).
 * The Gibbs posterior itself (SMC): ``lam E[R_n] + KL = lam' E[r_n] + KL = -log Z``
   (Proposition 6 with ``rho`` the Gibbs posterior), so the bound is
   ``-log Z / lam' + lam' / (n - 1) + log(1/eps) / lam'``
-  (:func:`pac_bayes_bound_gibbs`).
+  (:func:`pac_bayes_bound_gibbs`; :func:`smc_certificate` for an SMC run,
+  linear or GP: the particles' risks come from ``model.risk``). EP's
+  spike-and-slab approximation uses the same bound with EP's ``log Z`` in
+  place of the exact one.
 * ``lam`` chosen from a grid of ``K`` values *using the data*: a union bound over
-  the grid replaces ``log(1/eps)`` by ``log(K / eps)`` (``grid_size=K``).
+  the grid replaces ``log(1/eps)`` by ``log(K / eps)`` (``grid_size=K``);
+  :func:`pac_particles.selection.lam_grid` is that grid.
+
+Sample sizes come either as bare class counts ``n_pos, n_neg`` or from the
+empirical risk itself (``risk=``, a :class:`pac_particles.risks.Risk`): its
+class counts give ``q_n`` and its ``n_independent`` the two-sample term below.
 
 The theorem needs ``lam'`` fixed before seeing the sample. The Corollary 21
 default (:func:`pac_particles.vb.corollary21_lam`) fixes ``lam' = sqrt(d(n-1))/2``
@@ -83,7 +94,6 @@ Usage
 -----
 ::
 
-    from pac_particles.auc import linear_auc_risk
     from pac_particles.bounds import pac_bayes_bound_gaussian, pac_bayes_bound_gibbs
     from pac_particles.vb import GaussianVB
 
@@ -97,10 +107,11 @@ Usage
 
     # Gibbs posterior from SMC (post = run_smc(model, ...), model.lam = lam);
     # grid_size=K if lam was picked among K values with the data
-    data = model.data
-    risks = linear_auc_risk(post.theta, data.X_pos, data.X_neg)
-    cert = pac_bayes_bound_gibbs(post.log_z, post.lam, data.n_pos, data.n_neg,
-                                 expected_risk=post.weights @ risks,
+    cert = smc_certificate(post, eps=0.05, grid_size=K)
+    # the same, by hand: the sample sizes from the model's empirical risk
+    cert = pac_bayes_bound_gibbs(post.log_z, post.lam,
+                                 risk=model.empirical_risk,
+                                 expected_risk=post.weights @ model.risk(post.theta),
                                  eps=0.05, grid_size=K)
 
 Data-dependent priors
@@ -115,9 +126,9 @@ harmless: the risk is invariant to shifts.
 
 References
 ----------
-Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of variational
-approximations of Gibbs posteriors. Journal of Machine Learning Research 17(239),
-1-41.
+[ARC16] Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of
+variational approximations of Gibbs posteriors. Journal of Machine Learning
+Research 17(239), 1-41.
 
 Catoni, O. (2007). PAC-Bayesian supervised classification: the thermodynamics of
 statistical learning. IMS Lecture Notes Monograph Series 56.
@@ -139,12 +150,17 @@ from typing import Optional
 import numpy as np
 from scipy.stats import beta
 
-from .auc import linear_auc_risk, split_risk
+from .checks import (InputError, check_count, check_positive,
+                     check_probability)
 from .data import check_lam, validate_xy
-from .vb import expected_auc_risk, gaussian_kl, ordered_pairs_factor
+from .gaussian import gaussian_kl
+from .risks import AUCRisk
+# about the bound's normalisation, kept next to the VB default lam they serve
+from .vb import expected_auc_risk, ordered_pairs_factor
 
 __all__ = ["PACBayesBound", "pac_bayes_bound", "pac_bayes_bound_gaussian",
-           "pac_bayes_bound_gibbs", "prevalence_factor_lower", "smc_certificate"]
+           "pac_bayes_bound_gp", "pac_bayes_bound_gibbs",
+           "prevalence_factor_lower", "smc_certificate"]
 
 # R <= P(Y_1 != Y_2) = 2 pi (1 - pi) <= 1/2 for every score
 TRIVIAL_BOUND = 0.5
@@ -228,28 +244,31 @@ class PACBayesBound:
         return self.bound < self.trivial
 
 
-def _check_eps(eps, name="eps"):
-    try:
-        eps = float(eps)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1), got {eps!r}")
-    if not 0.0 < eps < 1.0:
-        raise ValueError(f"{name} must be in (0, 1), got {eps}")
-    return eps
-
-
 def _check_counts(n_pos, n_neg):
-    if int(n_pos) != n_pos or int(n_neg) != n_neg:
-        raise ValueError(f"n_pos and n_neg must be integers, got {n_pos}, "
-                         f"{n_neg}")
-    n_pos, n_neg = int(n_pos), int(n_neg)
+    n_pos = check_count(n_pos, "n_pos", minimum=0)
+    n_neg = check_count(n_neg, "n_neg", minimum=0)
     if n_pos + n_neg < 2:
-        raise ValueError(f"n = n_pos + n_neg must be at least 2, got "
+        raise InputError(f"n = n_pos + n_neg must be at least 2, got "
                          f"{n_pos + n_neg}")
     if n_pos < 1 or n_neg < 1:
-        raise ValueError(f"need at least one positive and one negative, got "
+        raise InputError(f"need at least one positive and one negative, got "
                          f"n_pos={n_pos}, n_neg={n_neg}")
     return n_pos, n_neg
+
+
+def _sample_sizes(n_pos, n_neg, risk):
+    """``(n_pos, n_neg, n_independent)`` from bare class counts or from the
+    empirical risk (a :class:`pac_particles.risks.Risk`); bare counts are
+    those of the AUC risk, whose ``n_independent`` is ``min(n_pos, n_neg)``."""
+    if risk is None:
+        if n_pos is None or n_neg is None:
+            raise InputError("give the class counts n_pos and n_neg, or risk")
+        n_pos, n_neg = _check_counts(n_pos, n_neg)
+        return n_pos, n_neg, min(n_pos, n_neg)
+    if n_pos is not None or n_neg is not None:
+        raise InputError("give either risk or n_pos and n_neg, not both")
+    n_pos, n_neg = _check_counts(risk.n_pos, risk.n_neg)
+    return n_pos, n_neg, check_count(risk.n_independent, "n_independent")
 
 
 def prevalence_factor_lower(n_pos, n_neg, eps_prevalence):
@@ -259,28 +278,25 @@ def prevalence_factor_lower(n_pos, n_neg, eps_prevalence):
     Clopper-Pearson interval for ``pi`` from ``n_pos`` successes in ``n`` trials.
     """
     n_pos, n_neg = _check_counts(n_pos, n_neg)
-    alpha = _check_eps(eps_prevalence, "eps_prevalence")
+    alpha = check_probability(eps_prevalence, "eps_prevalence")
     n = n_pos + n_neg
     lo = beta.ppf(alpha / 2.0, n_pos, n - n_pos + 1)
     hi = beta.ppf(1.0 - alpha / 2.0, n_pos + 1, n - n_pos)
     return float(min(2.0 * lo * (1.0 - lo), 2.0 * hi * (1.0 - hi)))
 
 
-def _certificate(free_energy, lam, n_pos, n_neg, eps, grid_size, eps_prevalence,
+def _certificate(free_energy, lam, sizes, eps, grid_size, eps_prevalence,
                  expected_risk=None, kl=None):
-    """Assemble the Corollary 19 bound from ``lam E_rho[R_n] + KL``."""
+    """Assemble the Corollary 19 bound from ``lam E_rho[R_n] + KL``;
+    ``sizes = (n_pos, n_neg, n_independent)`` from :func:`_sample_sizes`."""
     lam = check_lam(lam)
-    n_pos, n_neg = _check_counts(n_pos, n_neg)
-    eps = _check_eps(eps)
-    if isinstance(grid_size, bool) or int(grid_size) != grid_size:
-        raise ValueError(f"grid_size must be an integer >= 1, got {grid_size!r}")
-    grid_size = int(grid_size)
-    if grid_size < 1:
-        raise ValueError(f"grid_size must be at least 1, got {grid_size}")
+    n_pos, n_neg, n_independent = sizes
+    eps = check_probability(eps, "eps")
+    grid_size = check_count(grid_size, "grid_size")
     eps_prevalence = eps if eps_prevalence is None \
-        else _check_eps(eps_prevalence, "eps_prevalence")
+        else check_probability(eps_prevalence, "eps_prevalence")
     if eps + eps_prevalence >= 1.0:
-        raise ValueError(f"eps + eps_prevalence must be below 1, got "
+        raise InputError(f"eps + eps_prevalence must be below 1, got "
                          f"{eps + eps_prevalence}")
     n = n_pos + n_neg
     q_n = ordered_pairs_factor(n_pos, n_neg)
@@ -291,7 +307,7 @@ def _certificate(free_energy, lam, n_pos, n_neg, eps, grid_size, eps_prevalence,
     q_lo = prevalence_factor_lower(n_pos, n_neg, eps_prevalence)
     log_term = math.log(grid_size / eps)
     two_sample = ((free_energy + log_term) / lam
-                  + lam / (8.0 * min(n_pos, n_neg)))
+                  + lam / (8.0 * n_independent))
     return PACBayesBound(
         bound=bound,
         empirical_term=None if expected_risk is None else q_n * expected_risk,
@@ -309,19 +325,12 @@ def _certificate(free_energy, lam, n_pos, n_neg, eps, grid_size, eps_prevalence,
 
 
 def _check_risk(expected_risk):
-    try:
-        r = float(expected_risk)
-    except (TypeError, ValueError):
-        raise ValueError(f"expected_risk must be a number in [0, 1], got "
-                         f"{expected_risk!r}")
-    if not 0.0 <= r <= 1.0:
-        raise ValueError(f"expected_risk must be in [0, 1] (a fraction of "
-                         f"pos/neg pairs), got {r}")
-    return r
+    # a fraction of pos/neg pairs
+    return check_probability(expected_risk, "expected_risk", closed=True)
 
 
-def pac_bayes_bound(expected_risk, kl, lam, n_pos, n_neg, eps=0.05,
-                    grid_size=1, eps_prevalence=None):
+def pac_bayes_bound(expected_risk, kl, lam, n_pos=None, n_neg=None, eps=0.05,
+                    grid_size=1, eps_prevalence=None, risk=None):
     """Corollary 19 bound for any ``rho`` from ``E_rho[R_n]`` and ``KL(rho, prior)``.
 
     With probability at least ``1 - eps``::
@@ -341,13 +350,16 @@ def pac_bayes_bound(expected_risk, kl, lam, n_pos, n_neg, eps=0.05,
     lam : float
         Our inverse temperature (multiplies ``R_n``), > 0.
     n_pos, n_neg : int
-        Class counts of the training sample.
+        Class counts of the training sample (or give ``risk``).
     eps : float in (0, 1), default 0.05
     grid_size : int >= 1, default 1
         Number of candidate values ``lam`` was chosen from using the data.
     eps_prevalence : float in (0, 1), optional
         Level of the class-prevalence interval behind
         ``auc_risk_bound_rigorous`` (default ``eps``).
+    risk : pac_particles.risks.Risk, optional
+        The empirical risk of the training sample, instead of ``n_pos,
+        n_neg``: its class counts and ``n_independent``.
 
     Returns
     -------
@@ -362,15 +374,22 @@ def pac_bayes_bound(expected_risk, kl, lam, n_pos, n_neg, eps=0.05,
     (0.2901, True, 0.5797)
     """
     expected_risk = _check_risk(expected_risk)
-    try:
-        kl = float(kl)
-    except (TypeError, ValueError):
-        raise ValueError(f"kl must be a non-negative number, got {kl!r}")
-    if not np.isfinite(kl) or kl < 0:
-        raise ValueError(f"kl must be finite and non-negative, got {kl}")
+    kl = check_positive(kl, "kl", allow_zero=True)
     lam = check_lam(lam)
-    return _certificate(lam * expected_risk + kl, lam, n_pos, n_neg, eps,
-                        grid_size, eps_prevalence, expected_risk, kl)
+    return _certificate(lam * expected_risk + kl, lam,
+                        _sample_sizes(n_pos, n_neg, risk), eps, grid_size,
+                        eps_prevalence, expected_risk, kl)
+
+
+def _gaussian_bound(mean, cov, prior_var, X_pos, X_neg, lam, risk, eps,
+                    grid_size, eps_prevalence):
+    """Corollary 19 for ``rho = N(mean, cov)`` on parameters whose scores
+    are ``X @ theta``: closed-form ``E_rho[R_n]`` and KL to ``N(0, prior_var)``."""
+    kl = gaussian_kl(mean, cov, prior_var)
+    expected_risk = expected_auc_risk(mean, cov, X_pos, X_neg)
+    return pac_bayes_bound(expected_risk, max(kl, 0.0), lam, eps=eps,
+                           grid_size=grid_size, eps_prevalence=eps_prevalence,
+                           risk=risk)
 
 
 def pac_bayes_bound_gaussian(mean, cov, X, y, lam, prior_var=1.0,
@@ -390,7 +409,8 @@ def pac_bayes_bound_gaussian(mean, cov, X, y, lam, prior_var=1.0,
     lam : float
         Our inverse temperature for the bound (usually the one ``rho`` was
         fitted with; any value fixed in advance is valid).
-    prior_var : float, default 1.0
+    prior_var : float or (d,) array, default 1.0
+        Isotropic or ARD (diagonal) prior variances.
     standardize : bool, default True
     eps, grid_size, eps_prevalence : see :func:`pac_bayes_bound`.
 
@@ -402,17 +422,55 @@ def pac_bayes_bound_gaussian(mean, cov, X, y, lam, prior_var=1.0,
     mean = np.asarray(mean, dtype=float)
     cov = np.asarray(cov, dtype=float)
     if mean.shape != (data.d,) or cov.shape != (data.d, data.d):
-        raise ValueError(f"mean and cov must have shapes ({data.d},) and "
+        raise InputError(f"mean and cov must have shapes ({data.d},) and "
                          f"({data.d}, {data.d}) (columns kept by validate_xy), "
                          f"got {mean.shape} and {cov.shape}")
-    kl = gaussian_kl(mean, cov, prior_var)
-    risk = expected_auc_risk(mean, cov, data.X_pos, data.X_neg)
-    return pac_bayes_bound(risk, max(kl, 0.0), lam, data.n_pos, data.n_neg,
-                           eps, grid_size, eps_prevalence)
+    return _gaussian_bound(mean, cov, prior_var, data.X_pos, data.X_neg, lam,
+                           AUCRisk(data.y), eps, grid_size, eps_prevalence)
 
 
-def pac_bayes_bound_gibbs(log_z, lam, n_pos, n_neg, expected_risk=None,
-                          eps=0.05, grid_size=1, eps_prevalence=None):
+def pac_bayes_bound_gp(mean, cov, kernel_matrix, y, lam, eps=0.05, grid_size=1,
+                       eps_prevalence=None):
+    """Corollary 19 bound for a Gaussian ``rho = N(mean, cov)`` on the latent
+    training scores of a GP prior ``N(0, K)`` (GP-EP).
+
+    The parameters are the scores themselves, so the pairs' differences are
+    ``e_i - e_j``: ``E_rho[R_n]`` is :func:`pac_particles.vb.expected_auc_risk`
+    with identity rows and ``KL(rho || N(0, K))`` is in closed form with the
+    full prior covariance.
+
+    Parameters
+    ----------
+    mean : (n,) array, in the order of ``y``.
+    cov : (n, n) array.
+    kernel_matrix : (n, n) array
+        ``K`` (plus the jitter the fit used), in the order of ``y``.
+    y : (n,) binary labels of the training points.
+    lam : float
+    eps, grid_size, eps_prevalence : see :func:`pac_bayes_bound`.
+
+    Returns
+    -------
+    PACBayesBound
+    """
+    risk = AUCRisk(y)
+    n = risk.n
+    mean = np.asarray(mean, dtype=float)
+    cov = np.asarray(cov, dtype=float)
+    K = np.asarray(kernel_matrix, dtype=float)
+    if mean.shape != (n,) or cov.shape != (n, n) or K.shape != (n, n):
+        raise InputError(f"mean, cov and kernel_matrix must have shapes "
+                         f"({n},), ({n}, {n}), ({n}, {n}), got {mean.shape}, "
+                         f"{cov.shape}, {K.shape}")
+    eye = np.eye(n)
+    return _gaussian_bound(mean, cov, K, eye[risk.positives],
+                           eye[~risk.positives], lam, risk, eps, grid_size,
+                           eps_prevalence)
+
+
+def pac_bayes_bound_gibbs(log_z, lam, n_pos=None, n_neg=None,
+                          expected_risk=None, eps=0.05, grid_size=1,
+                          eps_prevalence=None, risk=None):
     """Corollary 19 bound for the Gibbs posterior ``∝ prior exp(-lam R_n)``.
 
     Since ``lam E[R_n] + KL(Gibbs, prior) = -log Z``,::
@@ -431,10 +489,11 @@ def pac_bayes_bound_gibbs(log_z, lam, n_pos, n_neg, expected_risk=None,
     lam : float
         Our inverse temperature of the Gibbs posterior.
     n_pos, n_neg : int
+        Class counts (or give ``risk``).
     expected_risk : float, optional
         Posterior mean of ``R_n`` (e.g. the weighted mean of the particles'
         risks); splits the free energy into empirical and KL terms.
-    eps, grid_size, eps_prevalence : see :func:`pac_bayes_bound`.
+    eps, grid_size, eps_prevalence, risk : see :func:`pac_bayes_bound`.
 
     Returns
     -------
@@ -444,11 +503,11 @@ def pac_bayes_bound_gibbs(log_z, lam, n_pos, n_neg, expected_risk=None,
     try:
         log_z = float(log_z)
     except (TypeError, ValueError):
-        raise ValueError(f"log_z must be a number, got {log_z!r}")
+        raise InputError(f"log_z must be a number, got {log_z!r}")
     # 0 <= R_n <= 1 forces -lam <= log Z <= 0
     slack = 1e-9 * max(1.0, lam)
     if not np.isfinite(log_z) or log_z > slack or log_z < -lam - slack:
-        raise ValueError(f"log_z must lie in [-lam, 0] = [{-lam}, 0] for a "
+        raise InputError(f"log_z must lie in [-lam, 0] = [{-lam}, 0] for a "
                          f"risk in [0, 1], got {log_z}")
     kl = None
     if expected_risk is not None:
@@ -463,24 +522,26 @@ def pac_bayes_bound_gibbs(log_z, lam, n_pos, n_neg, expected_risk=None,
         free_energy = lam * expected_risk + kl      # >= -log_z
     else:
         free_energy = -log_z
-    return _certificate(free_energy, lam, n_pos, n_neg, eps, grid_size,
-                        eps_prevalence, expected_risk, kl)
+    return _certificate(free_energy, lam, _sample_sizes(n_pos, n_neg, risk),
+                        eps, grid_size, eps_prevalence, expected_risk, kl)
 
 
 def smc_certificate(post, eps=0.05, grid_size=1, eps_prevalence=None):
-    """Certificate of an SMC run of a linear AUC Gibbs posterior.
+    """Certificate of an SMC run of an AUC Gibbs posterior, linear or GP.
 
     ``post`` is a :class:`pac_particles.posterior.SMCPosterior` (its ``log_z``,
-    ``lam``, particles and ``data``); the expected empirical risk is the
-    weighted average of the particles' risks. See :func:`pac_bayes_bound_gibbs`.
+    ``lam``, particles and model, ``post.predictor``); the expected empirical
+    risk is the weighted average of the particles' risks ``model.risk`` (the
+    scores ``x . theta``, or the GP latent scores themselves) and the sample
+    sizes are the model's ``empirical_risk``. See :func:`pac_bayes_bound_gibbs`.
     """
-    data = post.data
-    if hasattr(getattr(post, "predictor", None), "kernel"):
-        # GP: the particles are the latent training scores themselves
-        risks = split_risk(post.theta[:, data.y], post.theta[:, ~data.y])
-    else:
-        risks = linear_auc_risk(post.theta, data.X_pos, data.X_neg)
-    return pac_bayes_bound_gibbs(post.log_z, post.lam, data.n_pos, data.n_neg,
-                                 expected_risk=float(post.weights @ risks),
+    model = post.predictor
+    if model is None:
+        raise InputError("smc_certificate needs the posterior's model "
+                         "(post.predictor) to compute the particles' risks")
+    return pac_bayes_bound_gibbs(post.log_z, post.lam,
+                                 expected_risk=float(post.weights
+                                                     @ model.risk(post.theta)),
                                  eps=eps, grid_size=grid_size,
-                                 eps_prevalence=eps_prevalence)
+                                 eps_prevalence=eps_prevalence,
+                                 risk=model.empirical_risk)

@@ -7,6 +7,13 @@ scikit-learn conventions (parameters stored by ``__init__``, fitted attributes
 with a trailing underscore, ``random_state``), so it works in
 ``cross_val_score(..., scoring="roc_auc")``, ``GridSearchCV`` and ``Pipeline``.
 
+The estimator only assembles: the data are validated once per fit
+(:func:`pac_particles.data.validate_xy`), ``lam`` is chosen by
+:mod:`pac_particles.selection` (one grid, one K-fold machinery, EP's
+leave-one-out criterion), and the certificate ``bound_`` comes from
+:mod:`pac_particles.bounds`. Bad parameters raise
+:class:`pac_particles.checks.InputError`.
+
 Example
 -------
 >>> from sklearn.model_selection import cross_val_score
@@ -17,23 +24,39 @@ Example
 >>> scores = cross_val_score(est, X, y, scoring="roc_auc", cv=3)
 >>> bool(scores.mean() > 0.75)
 True
+
+References
+----------
+[ARC16] Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of
+variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
+
+[OW00] Opper, M. and Winther, O. (2000). Gaussian processes for
+classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
+
+[RACL14] Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014).
+PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import roc_auc_score, roc_curve
-from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .auc import auc_risk, pu_corrected_risk
-from .bounds import pac_bayes_bound, pac_bayes_bound_gaussian, smc_certificate
-from .data import check_lam, validate_xy
+from .bounds import (pac_bayes_bound_gaussian, pac_bayes_bound_gibbs,
+                     pac_bayes_bound_gp, smc_certificate)
+from .checks import (InputError, check_choice, check_count, check_positive,
+                     check_probability, check_pu_prior)
+from .data import validate_xy
 from .ep import EPGP, EPLinear, EPSpikeSlab
 from .models import AUCGibbsModel, GPAUCModel
 from .posterior import POINT_ESTIMATES, run_smc
 from .priors import SpikeSlabPrior, SquaredExponential, gaussian_prior
-from .selection import LamCVResult, cv_lambda, evidence_grid
+from .risks import AUCRisk
+from .selection import (RefitScorer, cross_validate_lam, cv_lambda,
+                        evidence_grid, lam_grid, loo_lambda)
+from .vb import FAMILIES as VB_FAMILIES
 from .vb import GaussianVB, expected_auc_risk
 
 __all__ = ["PACBayesAUC"]
@@ -41,7 +64,6 @@ __all__ = ["PACBayesAUC"]
 METHODS = ("smc", "ep", "vb")
 PRIORS = ("gaussian", "spike_slab")
 HYPERPARAMETERS = ("fixed", "evidence")
-VB_FAMILIES = ("isotropic", "diagonal", "full")
 
 
 class PACBayesAUC(ClassifierMixin, BaseEstimator):
@@ -56,7 +78,8 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     lam : float or 'cv'
         Inverse temperature on the fraction of mis-ordered pairs, or 'cv' to
         choose it on the grid of ``grid_size`` log-spaced values from
-        ``lam_max / 1000`` to ``lam_max``: SMC by ``n_folds`` cross-validation
+        ``lam_max / 1000`` to ``lam_max``
+        (:func:`pac_particles.selection.lam_grid`): SMC by ``n_folds`` cross-validation
         along one tempering path per fold; EP by its leave-one-out AUC
         (Opper & Winther, no refit); VB by ``n_folds`` cross-validation.
     lam_max : float, optional
@@ -189,40 +212,33 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         return tags
 
     def _check_params(self):
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if self.point not in POINT_ESTIMATES:
-            raise ValueError(f"point must be one of {POINT_ESTIMATES}, got "
-                             f"{self.point!r}")
+        check_choice(self.method, "method", METHODS)
+        check_choice(self.point, "point", POINT_ESTIMATES)
         if not (isinstance(self.lam, str) and self.lam == "cv"):
-            check_lam(self.lam)
-        if self.vb_family not in VB_FAMILIES:
-            raise ValueError(f"vb_family must be one of {VB_FAMILIES}, got "
-                             f"{self.vb_family!r}")
-        if self.prior not in PRIORS:
-            raise ValueError(f"prior must be one of {PRIORS}, got {self.prior!r}")
-        if self.hyperparameters not in HYPERPARAMETERS:
-            raise ValueError(f"hyperparameters must be one of {HYPERPARAMETERS}, "
-                             f"got {self.hyperparameters!r}")
+            check_positive(self.lam, "lam")
+        if self.lam_max is not None:
+            check_positive(self.lam_max, "lam_max")
+        check_choice(self.vb_family, "vb_family", VB_FAMILIES)
+        check_choice(self.prior, "prior", PRIORS)
+        check_choice(self.hyperparameters, "hyperparameters", HYPERPARAMETERS)
         if self.kernel is not None and not (callable(self.kernel)
                                             or self.kernel == "rbf"):
-            raise ValueError("kernel must be a callable kernel(X1, X2) or 'rbf'")
+            raise InputError("kernel must be a callable kernel(X1, X2) or 'rbf'")
         if self.kernel is not None and self.prior == "spike_slab":
-            raise ValueError("prior='spike_slab' is for linear scores: do not "
+            raise InputError("prior='spike_slab' is for linear scores: do not "
                              "combine it with a GP kernel")
         if self.method == "vb" and (self.kernel is not None
                                     or self.prior == "spike_slab"):
-            raise ValueError("method='vb' supports the linear Gaussian prior "
+            raise InputError("method='vb' supports the linear Gaussian prior "
                              "only; use 'smc' or 'ep' for GP kernels and "
                              "spike-and-slab priors")
         if self.spike_slab is not None and len(tuple(self.spike_slab)) != 3:
-            raise ValueError("spike_slab must be a tuple (p, v0, v1)")
-        if int(self.grid_size) < 2:
-            raise ValueError(f"grid_size must be >= 2, got {self.grid_size}")
+            raise InputError("spike_slab must be a tuple (p, v0, v1)")
+        check_count(self.grid_size, "grid_size", minimum=2)
+        check_count(self.n_folds, "n_folds", minimum=2)
         if self.pu_prior is not None:
-            pu_corrected_risk(0.5, self.pu_prior)  # validates the value
-        if not 0 < self.eps < 1:
-            raise ValueError(f"eps must be in (0, 1), got {self.eps}")
+            check_pu_prior(self.pu_prior)
+        check_probability(self.eps, "eps")
 
     def fit(self, X, y):
         """Fit the Gibbs posterior on ``(X, y)``; returns self."""
@@ -231,24 +247,28 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_ = unique_labels(y)
         if self.classes_.size > 2:
-            raise ValueError("Only binary classification is supported. Got "
+            raise InputError("Only binary classification is supported. Got "
                              f"{self.classes_.size} classes")
         if self.classes_.size < 2:
-            raise ValueError("y has only one class: AUC scoring needs positives "
-                             "and negatives")
+            raise InputError("y has only one class: AUC scoring needs "
+                             "positives and negatives")
         positives = y == self.classes_[1]
-        self._d = d = validate_xy(X, positives).d  # columns kept by the validator
+        # The one validation of the fit: it drops constant columns (with a
+        # warning), so the models, folds and bounds below see none.
+        self._columns = validate_xy(X, positives).columns
+        X_kept = X[:, self._columns]
+        self._d = d = self._columns.size
         lam_max = self.lam_max if self.lam_max is not None else 20.0 * len(y)
         choose_lam = isinstance(self.lam, str)
         self.hyperparameters_ = self._initial_hyperparameters(d)
         if self.method == "smc":
-            self._fit_smc(X, positives, d, lam_max, choose_lam)
+            self._fit_smc(X_kept, positives, d, lam_max, choose_lam)
         else:
-            self._fit_gaussian(X, positives, lam_max, choose_lam)
+            self._fit_gaussian(X_kept, positives, lam_max, choose_lam)
         if self.kernel is None:
             theta, data = self._point, self._data
             self.coef_ = np.zeros(self.n_features_in_)
-            self.coef_[data.columns] = theta / data.scale
+            self.coef_[self._columns[data.columns]] = theta / data.scale
             self._offset = -float(np.sum(data.center * theta / data.scale))
         train_scores = self._raw_scores(X)
         self.train_auc_ = 1.0 - float(pu_corrected_risk(
@@ -311,7 +331,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
                           move=self.move)
         if choose_lam:
             if self.kernel is not None or self.prior == "spike_slab":
-                raise ValueError("lam='cv' with SMC is for the linear Gaussian "
+                raise InputError("lam='cv' with SMC is for the linear Gaussian "
                                  "prior; give a float lam (or use method='ep')")
             model_kwargs = dict(standardize=self.standardize,
                                 prior=gaussian_prior(d, self.prior_var),
@@ -324,7 +344,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             self.lam_ = self.cv_.best_lam
             self.posterior_ = self.cv_.posterior
         else:
-            self.lam_ = check_lam(self.lam)
+            self.lam_ = check_positive(self.lam, "lam")
             if self.hyperparameters == "evidence":
                 self.hyperparameters_ = self._smc_evidence(X, positives, self.lam_,
                                                            smc_kwargs)
@@ -356,25 +376,19 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
 
     def _fit_gaussian(self, X, positives, lam_max, choose_lam):
         if choose_lam:
-            grid = np.geomspace(lam_max / 1000.0, lam_max, int(self.grid_size))
+            grid = lam_grid(lam_max, self.grid_size)
             if self.method == "ep":
                 # leave-one-out by removing each point's sites: no refit
-                rows = [[_fitted(self._approximation(X, positives, lam)).loo_auc()
-                         for lam in grid]]
+                self.cv_ = loo_lambda(grid, lambda lam: _fitted(
+                    self._approximation(X, positives, lam)).loo_auc())
             else:
-                folds = StratifiedKFold(n_splits=int(self.n_folds), shuffle=True,
-                                        random_state=self.random_state)
-                rows = []
-                for tr, va in folds.split(X, positives):
-                    rows.append([1.0 - auc_risk(
-                        _fitted(self._approximation(X[tr], positives[tr], lam))
-                        .predict(X[va]), positives[va]) for lam in grid])
-            fold_auc = np.array(rows)
-            self.cv_ = LamCVResult(grid=grid, fold_auc=fold_auc,
-                                   best_lam=float(grid[np.argmax(fold_auc.mean(0))]))
+                self.cv_ = cross_validate_lam(
+                    X, positives, grid, RefitScorer(self._approximation),
+                    n_folds=self.n_folds, seed=self.random_state,
+                    n_jobs=self.n_jobs)
             self.lam_ = self.cv_.best_lam
         else:
-            self.lam_ = check_lam(self.lam)
+            self.lam_ = check_positive(self.lam, "lam")
         approx = self._approximation(X, positives, self.lam_)
         if self.hyperparameters == "evidence" and self.method == "ep":
             approx.fit_hyperparameters()
@@ -383,18 +397,8 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         self.posterior_ = approx.fit()
         self.log_evidence_ = float(self.posterior_.log_z if self.method == "ep"
                                    else self.posterior_.elbo)
-        grid_size = int(self.grid_size) if choose_lam else 1
-        if self.kernel is not None:
-            self.bound_ = _gp_gaussian_bound(approx, self.posterior_, self.eps,
-                                             grid_size)
-        else:
-            prior_var = (self.hyperparameters_.get("prior_var", self.prior_var)
-                         if self.prior == "gaussian" else None)
-            self.bound_ = (pac_bayes_bound_gaussian(
-                self.posterior_.mean, self.posterior_.cov, X, positives,
-                approx.lam, prior_var=prior_var, standardize=self.standardize,
-                eps=self.eps, grid_size=grid_size) if prior_var is not None
-                else _spike_slab_bound(approx, self.posterior_, self.eps, grid_size))
+        self.bound_ = self._gaussian_certificate(
+            approx, int(self.grid_size) if choose_lam else 1)
         if getattr(self.posterior_, "inclusion_probs", None) is not None:
             self.inclusion_probs_ = self.posterior_.inclusion_probs
         if self.method == "ep" and self.prior == "gaussian":
@@ -402,12 +406,36 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         self._point = self.posterior_.mean
         self._data = approx.data
 
+    def _gaussian_certificate(self, approx, grid_size):
+        """The PAC-Bayes certificate of the fitted Gaussian approximation
+        (:mod:`pac_particles.bounds`), on the data ``approx`` validated."""
+        result, data = self.posterior_, approx.data
+        common = dict(eps=self.eps, grid_size=grid_size)
+        if self.kernel is not None:
+            return pac_bayes_bound_gp(result.mean, result.cov,
+                                      _ep_gp_prior_cov(approx), data.y,
+                                      approx.lam, **common)
+        if self.prior == "spike_slab":
+            # the Gibbs bound through the evidence, lam E[R_n] + KL ~ -log Z,
+            # with EP's log Z standing in for the exact one
+            return pac_bayes_bound_gibbs(
+                result.log_z, approx.lam, risk=AUCRisk(data.y),
+                expected_risk=expected_auc_risk(result.mean, result.cov,
+                                                data.X_pos, data.X_neg),
+                **common)
+        prior_var = self.hyperparameters_.get("prior_var", self.prior_var)
+        # data.X is preprocessed already: standardising it again is the identity
+        return pac_bayes_bound_gaussian(result.mean, result.cov, data.X, data.y,
+                                        approx.lam, prior_var=prior_var,
+                                        standardize=False, **common)
+
     def _raw_scores(self, X):
         if self.kernel is None:
             return X @ self.coef_ + self._offset
+        X_kept = X[:, self._columns]
         if self.method == "smc":
-            return self.posterior_.score(X, point=self.point)
-        return self.approximation_.predict(X)
+            return self.posterior_.score(X_kept, point=self.point)
+        return self.approximation_.predict(X_kept)
 
     def decision_function(self, X):
         """Scores: larger means more likely positive (``classes_[1]``)."""
@@ -456,36 +484,9 @@ def _ep_hyperparameters(approx):
     return {"prior_var": np.array(approx.prior_var, dtype=float)}
 
 
-def _gaussian_kl(mean, cov, prior_cov):
-    """KL(N(mean, cov) || N(0, prior_cov)) by Cholesky factors."""
-    n = mean.size
-    Lp = np.linalg.cholesky(prior_cov)
-    Lq = np.linalg.cholesky(cov + 1e-12 * np.trace(cov) / n * np.eye(n))
-    A = np.linalg.solve(Lp, Lq)
-    b = np.linalg.solve(Lp, mean)
-    return 0.5 * (np.sum(A * A) + b @ b - n) + np.sum(np.log(np.diag(Lp))) \
-        - np.sum(np.log(np.diag(Lq)))
-
-
-def _gp_gaussian_bound(approx, result, eps, grid_size):
-    """Certificate of a Gaussian rho = N(m, S) on the GP latent scores:
-    expected risk in closed form on the score differences, KL to N(0, K)."""
-    data = approx.data
-    eye = np.eye(data.n)
+def _ep_gp_prior_cov(approx):
+    """GP-EP's prior covariance of the training scores, in input order, with
+    the jitter its fit added to the kernel matrix."""
     K = approx._kernel_matrix()[np.ix_(approx._inv_perm, approx._inv_perm)]
-    K = K + approx.jitter_ * eye if getattr(approx, "jitter_", 0) else K
-    risk = expected_auc_risk(result.mean, result.cov, eye[data.y], eye[~data.y])
-    kl = _gaussian_kl(result.mean, result.cov, K)
-    return pac_bayes_bound(risk, max(kl, 0.0), approx.lam, data.n_pos, data.n_neg,
-                           eps, grid_size)
-
-
-def _spike_slab_bound(approx, result, eps, grid_size):
-    """Certificate of the EP spike-and-slab approximation: the Gibbs bound
-    through its evidence, ``lam E[R_n] + KL ~ -log Z`` (EP's log Z stands in
-    for the exact one)."""
-    from .bounds import pac_bayes_bound_gibbs
-    data = approx.data
-    risk = expected_auc_risk(result.mean, result.cov, data.X_pos, data.X_neg)
-    return pac_bayes_bound_gibbs(result.log_z, approx.lam, data.n_pos, data.n_neg,
-                                 expected_risk=risk, eps=eps, grid_size=grid_size)
+    jitter = getattr(approx, "jitter_", 0)
+    return K + jitter * np.eye(approx.data.n) if jitter else K

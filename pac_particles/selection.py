@@ -1,19 +1,34 @@
 """Choosing ``lam`` and prior hyper-parameters.
 
-Cross-validation of ``lam`` along the tempering path
-    One adaptive-tempering run per fold, from the prior to ``lam_max``, visits
-    the Gibbs posteriors at ``gamma_t = lam_max * exponent_t`` for free. The
-    :class:`PathScores` collector records, at every step, the scores of the
-    held-out fold under the current point estimate; so each fold yields a
-    whole validation-AUC curve ``gamma -> AUC`` without re-running anything.
-    Curves are put on a common log-spaced grid fixed in advance (linear
-    interpolation in ``log gamma``), averaged over folds, the best ``lam`` is picked and the
-    model refitted on all data (:func:`cv_lambda`).
+The grid of ``lam``
+    :func:`lam_grid` -- ``grid_size`` log-spaced values below ``lam_max``,
+    fixed before seeing the data: the certificate of the chosen value pays
+    ``log(grid_size)`` (a union bound over the grid). Every method chooses
+    on it.
+
+Cross-validation of ``lam``
+    :func:`cross_validate_lam` is the one K-fold machinery (stratified folds,
+    per-fold seeds, folds in parallel through joblib, a :class:`LamCVResult`);
+    what a fold computes is a *scorer* returning its validation-AUC curve:
+
+    * :class:`SMCPathScorer` -- one adaptive-tempering run per fold, from the
+      prior to ``lam_max``, visits the Gibbs posteriors at
+      ``gamma_t = lam_max * exponent_t`` for free. The :class:`PathScores`
+      collector records, at every step, the scores of the held-out fold under
+      the current point estimate; so each fold yields a whole validation-AUC
+      curve ``gamma -> AUC`` without re-running anything (:func:`cv_lambda`
+      adds the refit on all data).
+    * :class:`RefitScorer` -- one fit per grid value (Gaussian VB).
+
+    Curves are put on the grid (linear interpolation in ``log gamma``) and
+    averaged over folds; the best ``lam`` is the grid value of highest mean.
+    :func:`loo_lambda` gives the same result from a leave-one-out AUC that
+    needs no refit (EP's cavity scores [OW00]).
 
 Evidence maximisation
     For prior hyper-parameters ``xi`` (spike-and-slab ``p, v0, v1``, ARD
-    variances, GP lengthscales), the empirical bound of Ridgway et al. (2014,
-    section 3.1) is minimised by maximising ``log Z_{xi, lam}``;
+    variances, GP lengthscales), the empirical bound of [RACL14, Sec. 3.1]
+    is minimised by maximising ``log Z_{xi, lam}``;
     :func:`evidence_grid` estimates it by SMC over a grid (independent runs in
     parallel through joblib). Under an *isotropic* Gaussian prior there is
     nothing to tune: the risk is invariant to ``theta -> c theta``, so the
@@ -40,8 +55,11 @@ Example
 
 References
 ----------
-Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014). PAC-Bayesian AUC
-classification and scoring. NIPS 27, section 3.1.
+[OW00] Opper, M. and Winther, O. (2000). Gaussian processes for
+classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
+
+[RACL14] Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014).
+PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.1.
 """
 
 from dataclasses import dataclass, field
@@ -52,13 +70,14 @@ from particles import collectors
 from sklearn.model_selection import StratifiedKFold
 
 from .auc import auc_risk, binary_labels
-from .data import check_lam
+from .checks import InputError, check_choice, check_count, check_positive
 from .models import AUCGibbsModel
 from .posterior import POINT_ESTIMATES, SMCPosterior, run_smc
 from .priors import param_array
 
-__all__ = ["PathScores", "LamCVResult", "cv_lambda", "EvidenceGrid",
-           "evidence_grid"]
+__all__ = ["PathScores", "LamCVResult", "lam_grid", "stratified_folds",
+           "cross_validate_lam", "loo_lambda", "SMCPathScorer", "RefitScorer",
+           "cv_lambda", "EvidenceGrid", "evidence_grid"]
 
 
 class PathScores(collectors.Collector):
@@ -81,17 +100,34 @@ class PathScores(collectors.Collector):
                 self.X_val @ current.point_estimate(self.point))
 
 
+def lam_grid(lam_max, grid_size=50, decades=3.0):
+    """The candidate values of ``lam``: ``grid_size`` log-spaced values from
+    ``lam_max / 10**decades`` to ``lam_max``.
+
+    The grid is fixed before seeing the data (it depends on ``n`` at most,
+    through ``lam_max``), so a PAC-Bayes certificate at the ``lam`` chosen on
+    it holds with ``log(grid_size / eps)`` in place of ``log(1 / eps)``: a
+    union bound over the grid (``grid_size=`` of :mod:`pac_particles.bounds`).
+    """
+    lam_max = check_positive(lam_max, "lam_max")
+    grid_size = check_count(grid_size, "grid_size", minimum=2)
+    decades = check_positive(decades, "grid_decades")
+    return np.geomspace(lam_max / 10.0 ** decades, lam_max, grid_size)
+
+
 @dataclass
 class LamCVResult:
-    """Cross-validation of ``lam`` along the tempering path.
+    """Cross-validation of ``lam`` on a grid.
 
     Attributes
     ----------
     grid : (G,) log-spaced values of ``gamma``.
-    fold_auc : (n_folds, G) validation AUC of each fold on the grid.
+    fold_auc : (n_folds, G) validation AUC of each fold on the grid (one row
+        for a leave-one-out criterion).
     mean_auc, std_auc : (G,) mean and standard deviation over folds.
     best_lam : the grid value with the highest mean validation AUC.
-    fold_paths : per fold, ``(gammas, aucs)`` exactly as visited by its run.
+    fold_paths : per fold, ``(gammas, aucs)`` exactly as scored (the
+        tempering path's exponents for SMC, the grid otherwise).
     posterior : the refitted SMCPosterior at ``best_lam`` (if refit).
     """
 
@@ -111,15 +147,108 @@ class LamCVResult:
             else np.zeros(self.grid.size)
 
 
-def _fold_path(X_tr, y_tr, X_val, y_val, lam_max, point, model_kwargs,
-               smc_kwargs, seed):
-    model = AUCGibbsModel(X_tr, y_tr, lam=lam_max, **model_kwargs)
-    collector = PathScores(X_val=model.data.transform(X_val), point=point)
-    post = run_smc(model, seed=seed, collect=[collector], **smc_kwargs)
-    steps = post.summaries.pathScores
-    gammas = np.array([lam_max * e for e, _ in steps])
-    aucs = np.array([1.0 - auc_risk(s, y_val) for _, s in steps])
-    return gammas, aucs
+def _on_grid(grid, paths):
+    """Validation-AUC curves ``(gammas, aucs)`` put on the grid (linear in
+    ``log gamma``; below a curve's first point, its first value) and the
+    grid value of highest mean."""
+    fold_auc = np.array([np.interp(np.log(grid), np.log(g), a)
+                         for g, a in paths])
+    return LamCVResult(grid=grid, fold_auc=fold_auc,
+                       best_lam=float(grid[np.argmax(fold_auc.mean(axis=0))]),
+                       fold_paths=list(paths))
+
+
+def stratified_folds(positives, n_folds, seed=None):
+    """``(train, validation)`` index pairs of a shuffled stratified K-fold
+    split (``seed`` None: 0, so that a split is always reproducible)."""
+    n_folds = check_count(n_folds, "n_folds", minimum=2)
+    positives = binary_labels(positives)
+    if min(positives.sum(), (~positives).sum()) < n_folds:
+        raise InputError(f"each class needs at least n_folds = {n_folds} "
+                         "members for stratified cross-validation")
+    split = StratifiedKFold(n_splits=n_folds, shuffle=True,
+                            random_state=0 if seed is None else int(seed))
+    return list(split.split(np.zeros((positives.size, 1)), positives))
+
+
+def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1):
+    """K-fold cross-validation of ``lam`` over ``grid`` with any fitting method.
+
+    Parameters
+    ----------
+    X, y : training data (raw inputs, binary labels).
+    grid : (G,) candidate values, from :func:`lam_grid`.
+    scorer : callable
+        ``scorer(X_train, y_train, X_val, y_val, grid, seed) -> (gammas,
+        aucs)``: the validation-AUC curve of one fold, at the values it
+        visited (:class:`SMCPathScorer`: one tempering path;
+        :class:`RefitScorer`: one fit per grid value). Curves are put on the
+        grid by :func:`_on_grid`.
+    n_folds : int, stratified folds (:func:`stratified_folds`).
+    seed : int, optional; the split, and fold k gets ``seed + k``.
+    n_jobs : int, folds in parallel through joblib.
+
+    Returns
+    -------
+    LamCVResult (no posterior: the refit is the caller's).
+    """
+    positives = binary_labels(y)
+    folds = stratified_folds(positives, n_folds, seed)
+    X = np.asarray(X, dtype=float)
+    paths = Parallel(n_jobs=n_jobs)(
+        delayed(scorer)(X[tr], positives[tr], X[va], positives[va], grid,
+                        None if seed is None else int(seed) + k)
+        for k, (tr, va) in enumerate(folds))
+    return _on_grid(grid, paths)
+
+
+def loo_lambda(grid, loo_auc):
+    """Choose ``lam`` by a leave-one-out AUC computed without refitting
+    (EP's cavity scores [OW00]): ``loo_auc(lam) -> float`` at each grid
+    value; one row in the returned :class:`LamCVResult`."""
+    return _on_grid(grid, [(grid, np.array([loo_auc(lam) for lam in grid]))])
+
+
+class SMCPathScorer:
+    """Fold scorer of :func:`cross_validate_lam`: one adaptive-tempering run
+    from the prior to ``lam_max`` on the training part, the held-out AUC of
+    the point estimate at every step (:class:`PathScores`)."""
+
+    def __init__(self, lam_max, point="bayes_point", model_kwargs=None,
+                 smc_kwargs=None):
+        self.lam_max = lam_max
+        self.point = point
+        self.model_kwargs = dict(model_kwargs or {})
+        self.smc_kwargs = dict(smc_kwargs or {})
+
+    def __call__(self, X_tr, y_tr, X_val, y_val, grid, seed):
+        model = AUCGibbsModel(X_tr, y_tr, lam=self.lam_max, **self.model_kwargs)
+        collector = PathScores(X_val=model.data.transform(X_val),
+                               point=self.point)
+        post = run_smc(model, seed=seed, collect=[collector], **self.smc_kwargs)
+        steps = post.summaries.pathScores
+        gammas = np.array([self.lam_max * e for e, _ in steps])
+        aucs = np.array([1.0 - auc_risk(s, y_val) for _, s in steps])
+        return gammas, aucs
+
+
+class RefitScorer:
+    """Fold scorer of :func:`cross_validate_lam`: one fit per grid value.
+
+    ``make(X, y, lam)`` returns an unfitted approximation with ``fit()`` and
+    ``predict(X_new)`` (e.g. :class:`pac_particles.vb.GaussianVB`).
+    """
+
+    def __init__(self, make):
+        self.make = make
+
+    def __call__(self, X_tr, y_tr, X_val, y_val, grid, seed):
+        aucs = []
+        for lam in grid:
+            approx = self.make(X_tr, y_tr, lam)
+            approx.fit()
+            aucs.append(1.0 - auc_risk(approx.predict(X_val), y_val))
+        return grid, np.array(aucs)
 
 
 def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
@@ -136,12 +265,12 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     n_folds : int
         Stratified folds.
     grid_size, grid_decades : int, float
-        The common grid of ``gamma``: ``grid_size`` log-spaced values from
-        ``lam_max / 10**grid_decades`` to ``lam_max``. It is fixed before
-        seeing the data, so a PAC-Bayes certificate at the chosen ``lam``
-        holds with ``log(grid_size / eps)`` in place of ``log(1 / eps)``
-        (a union bound over the grid). Grid values below a fold's first
-        tempering step take that step's AUC.
+        The common grid of ``gamma`` (:func:`lam_grid`): ``grid_size``
+        log-spaced values from ``lam_max / 10**grid_decades`` to ``lam_max``.
+        It is fixed before seeing the data, so a PAC-Bayes certificate at the
+        chosen ``lam`` holds with ``log(grid_size / eps)`` in place of
+        ``log(1 / eps)`` (a union bound over the grid). Grid values below a
+        fold's first tempering step take that step's AUC.
     point : str
         Point estimate scored on the held-out fold (see
         ``pac_particles.posterior.POINT_ESTIMATES``).
@@ -157,37 +286,19 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     -------
     LamCVResult
     """
-    lam_max = check_lam(lam_max, "lam_max")
-    if point not in POINT_ESTIMATES:
-        raise ValueError(f"unknown point estimate {point!r}; choose from "
-                         f"{POINT_ESTIMATES}")
-    positives = binary_labels(y)
-    n_folds = int(n_folds)
-    if n_folds < 2:
-        raise ValueError(f"n_folds must be >= 2, got {n_folds}")
-    if min(positives.sum(), (~positives).sum()) < n_folds:
-        raise ValueError(f"each class needs at least n_folds = {n_folds} "
-                         "members for stratified cross-validation")
-    X = np.asarray(X, dtype=float)
+    grid = lam_grid(lam_max, grid_size, grid_decades)    # validates lam_max
+    lam_max = float(lam_max)
+    point = check_choice(point, "point", POINT_ESTIMATES)
     model_kwargs = dict(model_kwargs or {})
     smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move)
-    base = 0 if seed is None else int(seed)
-    folds = StratifiedKFold(n_splits=n_folds, shuffle=True,
-                            random_state=base).split(X, positives)
-    paths = Parallel(n_jobs=n_jobs)(
-        delayed(_fold_path)(X[tr], positives[tr], X[va], positives[va], lam_max,
-                            point, model_kwargs, smc_kwargs,
-                            None if seed is None else base + k)
-        for k, (tr, va) in enumerate(folds))
-    grid = np.geomspace(lam_max / 10.0 ** grid_decades, lam_max, int(grid_size))
-    fold_auc = np.array([np.interp(np.log(grid), np.log(g), a) for g, a in paths])
-    result = LamCVResult(grid=grid, fold_auc=fold_auc,
-                         best_lam=float(grid[np.argmax(fold_auc.mean(axis=0))]),
-                         fold_paths=paths)
+    result = cross_validate_lam(
+        X, y, grid, SMCPathScorer(lam_max, point, model_kwargs, smc_kwargs),
+        n_folds=n_folds, seed=seed, n_jobs=n_jobs)
     if refit:
-        model = AUCGibbsModel(X, positives, lam=result.best_lam, **model_kwargs)
+        model = AUCGibbsModel(X, binary_labels(y), lam=result.best_lam,
+                              **model_kwargs)
         result.posterior = run_smc(
-            model, seed=None if seed is None else base + n_folds,
+            model, seed=None if seed is None else int(seed) + int(n_folds),
             verbose=verbose, **smc_kwargs)
     return result
 
@@ -236,7 +347,7 @@ def evidence_grid(make_model, param_grid, n_particles=200, len_chain=10,
     """
     params = [dict(p) for p in param_grid]
     if not params:
-        raise ValueError("param_grid is empty")
+        raise InputError("param_grid is empty")
     smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move)
     posts = Parallel(n_jobs=n_jobs)(
         delayed(_evidence_run)(make_model, p, smc_kwargs,

@@ -16,9 +16,15 @@ from scipy.stats import binom, multivariate_normal, norm
 from pac_particles.auc import auc_risk, linear_auc_risk
 from pac_particles.bounds import (PACBayesBound, pac_bayes_bound,
                                   pac_bayes_bound_gaussian, pac_bayes_bound_gibbs,
-                                  prevalence_factor_lower)
-from pac_particles.vb import (GaussianVB, expected_auc_risk, gaussian_kl,
-                              ordered_pairs_factor)
+                                  pac_bayes_bound_gp, prevalence_factor_lower,
+                                  smc_certificate)
+from pac_particles.checks import InputError
+from pac_particles.gaussian import gaussian_kl
+from pac_particles.models import AUCGibbsModel, GPAUCModel
+from pac_particles.posterior import run_smc
+from pac_particles.priors import SquaredExponential
+from pac_particles.risks import AUCRisk
+from pac_particles.vb import GaussianVB, expected_auc_risk, ordered_pairs_factor
 from reference import AngularQuadrature
 
 
@@ -270,3 +276,77 @@ def test_gaussian_bound_rejects_mismatched_shapes():
     with pytest.raises(ValueError, match="prior_var"):
         pac_bayes_bound_gaussian(np.zeros(3), np.eye(3), X, y, lam=5.0,
                                  prior_var=-1.0)
+
+
+# ------------------------------------------------------------ the risk's view
+
+class _PointRisk:
+    """A risk whose concentration rests on fewer terms than min(n_pos, n_neg)."""
+    n_pos, n_neg, n_independent = 40, 60, 10
+
+
+def test_a_risk_gives_the_same_certificate_as_its_class_counts():
+    y = np.r_[np.ones(40), np.zeros(60)]
+    risk = AUCRisk(y)
+    by_counts = pac_bayes_bound(0.2, 3.0, 25.0, 40, 60, eps=0.1, grid_size=5)
+    assert pac_bayes_bound(0.2, 3.0, 25.0, eps=0.1, grid_size=5,
+                           risk=risk) == by_counts
+    assert (pac_bayes_bound_gibbs(-8.0, 25.0, risk=risk, expected_risk=0.2)
+            == pac_bayes_bound_gibbs(-8.0, 25.0, 40, 60, expected_risk=0.2))
+
+
+def test_the_two_sample_term_uses_the_risks_independent_terms():
+    cert = pac_bayes_bound(0.2, 3.0, 25.0, risk=_PointRisk())
+    assert cert.auc_risk_bound_two_sample == pytest.approx(
+        0.2 + 25.0 / (8 * 10) + (3.0 + math.log(1 / 0.05)) / 25.0)
+    assert cert.bound == pac_bayes_bound(0.2, 3.0, 25.0, 40, 60).bound
+
+
+def test_counts_and_risk_are_exclusive():
+    with pytest.raises(InputError, match="either"):
+        pac_bayes_bound(0.2, 3.0, 25.0, 40, 60, risk=_PointRisk())
+    with pytest.raises(InputError, match="n_pos"):
+        pac_bayes_bound(0.2, 3.0, 25.0)
+
+
+def test_smc_certificate_averages_the_models_particle_risks():
+    rng = np.random.default_rng(8)
+    X, y = gaussian_classes(60, 0.5, np.array([1.5, 0.0]), rng)
+    linear = AUCGibbsModel(X, y, lam=30.0)
+    gp = GPAUCModel(X, y, lam=30.0, kernel=SquaredExponential(1.0))
+    for model in (linear, gp):
+        post = run_smc(model, n_particles=40, len_chain=3, seed=0)
+        scores = (post.theta @ model.data.X.T if not model.is_gp
+                  else post.theta)
+        risks = [auc_risk(s, y) for s in scores]
+        expected = pac_bayes_bound_gibbs(post.log_z, post.lam, model.data.n_pos,
+                                         model.data.n_neg,
+                                         expected_risk=post.weights @ risks,
+                                         eps=0.1, grid_size=3)
+        cert = smc_certificate(post, eps=0.1, grid_size=3)
+        assert cert.bound == pytest.approx(expected.bound, rel=1e-12)
+        assert cert.expected_risk == pytest.approx(expected.expected_risk,
+                                                   rel=1e-12)
+
+
+def test_gp_bound_is_the_gaussian_bound_with_identity_features():
+    """Latent scores s ~ N(m, S) under N(0, K): with K = L L' the scores are
+    the linear scores of theta = L^-1 s ~ N(L^-1 m, L^-1 S L^-T) under a
+    standard normal prior on inputs L."""
+    rng = np.random.default_rng(9)
+    n = 30
+    y = np.r_[np.ones(12, bool), np.zeros(18, bool)]
+    B = rng.normal(size=(n, n))
+    K = B @ B.T / n + 0.5 * np.eye(n)
+    A = rng.normal(size=(n, n))
+    m, S = rng.normal(size=n), A @ A.T / n + 0.1 * np.eye(n)
+    cert = pac_bayes_bound_gp(m, S, K, y, lam=20.0, eps=0.1)
+    L = np.linalg.cholesky(K)
+    Li = np.linalg.inv(L)
+    risk = expected_auc_risk(Li @ m, Li @ S @ Li.T, L[y], L[~y])
+    kl = gaussian_kl(Li @ m, Li @ S @ Li.T, 1.0)
+    expected = pac_bayes_bound(risk, kl, 20.0, 12, 18, eps=0.1)
+    assert cert.bound == pytest.approx(expected.bound, rel=1e-8)
+    assert cert.kl == pytest.approx(kl, rel=1e-8)
+    with pytest.raises(InputError, match="shapes"):
+        pac_bayes_bound_gp(m[:-1], S, K, y, lam=20.0)

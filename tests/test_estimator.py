@@ -201,3 +201,46 @@ def test_incompatible_options_are_value_errors(params, message):
     X, y = _data(n=40)
     with pytest.raises(ValueError, match=message):
         PACBayesAUC(lam=10.0, **params).fit(X, y)
+
+
+@pytest.mark.parametrize("params", [
+    dict(method="smc", lam=50.0), dict(method="smc", lam="cv", n_folds=2),
+    dict(method="ep", lam="cv"), dict(method="vb", lam="cv", n_folds=2),
+    dict(method="ep", lam=50.0, kernel="rbf"),
+])
+def test_a_constant_column_is_dropped_with_one_warning_per_fit(params):
+    X, y = _data(n=80)
+    X = np.column_stack([X[:, :1], np.full(len(X), 3.0), X[:, 1:]])
+    est = PACBayesAUC(lam_max=300.0, grid_size=3, n_particles=30, len_chain=3,
+                      random_state=0, **params)
+    with pytest.warns(UserWarning, match="constant column") as record:
+        est.fit(X, y)
+    assert sum("constant column" in str(w.message) for w in record) == 1
+    scores = est.decision_function(X)
+    assert scores.shape == (80,) and est.score(X, y) > 0.5
+    if "kernel" not in params:
+        assert est.coef_.shape == (4,) and est.coef_[1] == 0.0
+        np.testing.assert_allclose(scores, X @ est.coef_ + est.intercept_)
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(n_folds=1), "n_folds"), (dict(lam_max=-5.0), "lam_max"),
+    (dict(pu_prior=1.0), "pu_prior"), (dict(spike_slab=(0.5, 1.0)), "spike_slab"),
+    (dict(method="mcmc"), "method"), (dict(grid_size=2.5), "grid_size"),
+])
+def test_bad_parameters_are_input_errors(params, message):
+    from pac_particles.checks import InputError
+    X, y = _data(n=40)
+    with pytest.raises(InputError, match=message):
+        PACBayesAUC(**params).fit(X, y)
+
+
+def test_lam_cv_grids_are_one_grid_for_every_method():
+    from pac_particles.selection import lam_grid
+    X, y = _data(n=120)
+    for method in ("ep", "vb"):
+        est = PACBayesAUC(method=method, lam="cv", lam_max=400.0, grid_size=5,
+                          n_folds=2, random_state=0).fit(X, y)
+        np.testing.assert_array_equal(est.cv_.grid, lam_grid(400.0, 5))
+        assert est.cv_.best_lam == est.lam_ and len(est.cv_.fold_paths) \
+            == est.cv_.fold_auc.shape[0]
