@@ -76,7 +76,7 @@ def _study_run(model, move_name, n_particles, len_chain, seed, numba_threads,
                wastefree=True, n_coefficients=1, ESSrmin=0.5):
     """One SMC run for the repeated-runs studies (runs in a worker).
 
-    Returns the scalars of :func:`~pac_particles.study.compare_moves` (``log_z``, ``mean_0``,
+    Returns the scalars of :func:`compare_moves` (``log_z``, ``mean_0``,
     times, evaluations, ...), plus the posterior means ``mean`` and variances
     ``var`` of the first ``n_coefficients`` coefficients (all if None) and,
     under a spike-and-slab prior, their ``inclusion_probs``."""
@@ -174,7 +174,7 @@ class RepeatedRuns:
     move : str, the move name (a key of :data:`pac_particles.moves.MOVES`, or
         ``"default"``).
     wastefree : bool
-    len_chain, n_particles : int arrays (n_grid,), the :func:`~pac_particles.posterior.run_smc`
+    len_chain, n_particles : int arrays (n_grid,), the :func:`run_smc`
         arguments (``n_particles`` = resampled particles M).
     seeds : int array (n_runs,)
     log_z : (n_grid, n_runs) log evidence estimates.
@@ -314,7 +314,7 @@ def repeated_runs(model, move_name=None, len_chains=(10,), n_runs=20,
     Runs ``run_smc(model, n_particles, len_chain, wastefree, move)`` with
     seeds ``seed, seed + 1, ..., seed + n_runs - 1`` at every grid point (all
     (grid point, run) pairs are spread over ``n_jobs`` joblib processes) and
-    collects tidy arrays. The workhorse of :func:`~pac_particles.study.compare_moves` and of the
+    collects tidy arrays. The workhorse of :func:`compare_moves` and of the
     diagnostics ``adjusted_variance.py`` and ``marginal_likelihood_boxplots.py``.
 
     Parameters
@@ -324,7 +324,7 @@ def repeated_runs(model, move_name=None, len_chains=(10,), n_runs=20,
         A key of :data:`pac_particles.moves.MOVES`; None:
         :func:`~pac_particles.moves.default_move`. A fresh move per run.
     len_chains : sequence of int
-        ``len_chain`` of :func:`~pac_particles.posterior.run_smc` at each grid point (standard SMC:
+        ``len_chain`` of :func:`run_smc` at each grid point (standard SMC:
         ``1 + K`` MCMC steps; waste-free: the chain length ``P``).
     n_runs : int
     wastefree : bool
@@ -389,7 +389,7 @@ def repeated_runs(model, move_name=None, len_chains=(10,), n_runs=20,
 
 
 def matched_sizes(ks, n_particles, wastefree, match="particles"):
-    """:func:`~pac_particles.posterior.run_smc` sizes ``(n_particles, len_chains)`` for a grid of K.
+    """:func:`run_smc` sizes ``(n_particles, len_chains)`` for a grid of K.
 
     Standard SMC: ``n_particles`` particles and ``len_chain = K + 1`` (K MCMC
     steps per tempering step). Waste-free SMC: chains of length ``P = K``

@@ -50,7 +50,8 @@ class SpikeSlabPath:
     v0 : (n_v0,) spike variances; ``p``, ``v1`` : the other prior parameters.
     means : (n_v0, d) posterior means of theta.
     inclusion_probs : (n_v0, d) posterior inclusion probabilities (SMC:
-        Rao-Blackwellised, :attr:`~pac_particles.posterior.SMCPosterior.inclusion_probs`).
+        Rao-Blackwellised,
+        :attr:`~pac_particles.posterior.SMCPosterior.inclusion_probs`).
     log_z : (n_v0,) log evidence.
     wall_time : (n_v0,) seconds per run (NaN if unknown).
     method : str, e.g. ``"smc"`` or ``"ep"``.
