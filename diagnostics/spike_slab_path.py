@@ -10,7 +10,7 @@ same seed for every v0: posterior means of theta (filled circles where the
 Rao-Blackwellised inclusion probability is >= 0.5) and inclusion
 probabilities. Dashed: EP with the same prior (pac_particles.ep.EPSpikeSlab;
 --no-ep to skip); the CSV also has EP at v0 = 0 (a Dirac spike, which SMC
-cannot do). The logic is pac_particles.posterior.spike_slab_path.
+cannot do). The logic is pac_particles.study.spike_slab_path.
 
 Caveat: as v0 / v1 shrinks z hardly moves under MCMC, so SMC's inclusion
 probabilities at small v0 come from reweighting the initial population and
@@ -31,7 +31,7 @@ import numpy as np
 from pac_particles.data import DATASETS, load_dataset, validate_xy
 from pac_particles.ep import EPSpikeSlab
 from pac_particles.plots import plot_spike_slab_path, save, save_rows
-from pac_particles.posterior import SpikeSlabPath, spike_slab_path
+from pac_particles.study import SpikeSlabPath, spike_slab_path
 
 
 def main(argv=None):

@@ -4,8 +4,9 @@
   with weak regularisation chosen by inner cross-validation on the AUC.
 * :class:`RankBoost`: the bipartite RankBoost of Freund et al. (2003)
   ("RankBoost.B") with threshold weak rankers ``h(x) = 1{x_f > t}``.
-* :func:`compare_scorers`: test AUC and fit time of several scorers over
-  repeated stratified splits (the benchmark table).
+
+:func:`pac_particles.study.compare_scorers` puts them side by side with the
+Gibbs posteriors over repeated stratified splits (the benchmark table).
 
 Example
 -------
@@ -23,20 +24,16 @@ boosting algorithm for combining preferences. JMLR 4, 933-969 (section 3.2,
 "bipartite feedback", and section 6.3 for threshold weak rankers).
 """
 
-import time
-
 import numpy as np
-from joblib import Parallel, delayed
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import (GridSearchCV, StratifiedKFold,
-                                     StratifiedShuffleSplit)
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from .auc import auc_risk, binary_labels
+from .auc import binary_labels
+from .checks import InputError, check_count, check_finite_array
 
-__all__ = ["logistic_scores", "fit_logistic", "LogisticBaseline", "RankBoost",
-           "compare_scorers"]
+__all__ = ["logistic_scores", "fit_logistic", "LogisticBaseline", "RankBoost"]
 
 
 def fit_logistic(X, y, cv=5, random_state=None):
@@ -107,20 +104,17 @@ class RankBoost:
         self.max_thresholds = max_thresholds
 
     def fit(self, X, y):
-        X = np.asarray(X, dtype=float)
+        X = check_finite_array(X, "X", ndim=2)
         positives = binary_labels(y)
-        if X.ndim != 2 or X.shape[0] != positives.shape[0]:
-            raise ValueError(f"X must be (n, d) with n = len(y); got {X.shape}")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or infinite values")
-        if int(self.n_rounds) < 1:
-            raise ValueError(f"n_rounds must be >= 1, got {self.n_rounds}")
+        if X.shape[0] != positives.shape[0]:
+            raise InputError(f"X must be (n, d) with n = len(y); got {X.shape}")
+        n_rounds = check_count(self.n_rounds, "n_rounds", 1)
         # signed pair weights: +v_i on positives, -w_j on negatives
         v = np.where(positives, 1.0 / positives.sum(), 0.0)
         w = np.where(positives, 0.0, 1.0 / (~positives).sum())
         candidates = [self._thresholds(col) for col in X.T]
         feats, thresh, alphas, edges = [], [], [], []
-        for _ in range(int(self.n_rounds)):
+        for _ in range(n_rounds):
             signed = v - w
             best = (0.0, 0, np.inf)
             for f, col in enumerate(X.T):
@@ -166,52 +160,6 @@ class RankBoost:
         """``H(x) = sum_t alpha_t 1{x_{f_t} > t_t}``."""
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have {self.n_features_in_} columns")
+            raise InputError(f"X must have {self.n_features_in_} columns")
         hits = X[:, self.features_] > self.thresholds_
         return hits.astype(float) @ self.alphas_
-
-
-def _fit_and_score(factory, X, y, train, test, seed):
-    start = time.perf_counter()
-    scorer = factory(seed).fit(X[train], y[train])
-    seconds = time.perf_counter() - start
-    return 1.0 - auc_risk(scorer.decision_function(X[test]), y[test]), seconds
-
-
-def compare_scorers(X, y, factories, n_repeats=5, test_size=0.3, seed=0,
-                    n_jobs=1):
-    """Test AUC of several scorers on the same repeated stratified splits.
-
-    Parameters
-    ----------
-    X, y : data.
-    factories : dict name -> callable(seed) returning an unfitted object with
-        ``fit(X, y)`` and ``decision_function(X)``.
-    n_repeats : number of random splits; ``test_size`` their test fraction.
-    seed : int, seeds the splits; split r passes ``seed + r`` to factories.
-    n_jobs : joblib workers (over splits and scorers).
-
-    Returns
-    -------
-    dict name -> dict with ``auc`` (array over splits), ``mean``, ``sd``,
-    ``seconds`` (mean fit time).
-    """
-    positives = binary_labels(y)
-    X = np.asarray(X, dtype=float)
-    splits = list(StratifiedShuffleSplit(n_splits=int(n_repeats),
-                                         test_size=test_size,
-                                         random_state=seed).split(X, positives))
-    names = list(factories)
-    jobs = [(name, r) for r in range(len(splits)) for name in names]
-    results = Parallel(n_jobs=n_jobs)(
-        delayed(_fit_and_score)(factories[name], X, positives, *splits[r],
-                                seed + r)
-        for name, r in jobs)
-    table = {}
-    for name in names:
-        rows = [res for (nm, _), res in zip(jobs, results) if nm == name]
-        aucs = np.array([a for a, _ in rows])
-        table[name] = {"auc": aucs, "mean": aucs.mean(),
-                       "sd": aucs.std(ddof=1) if aucs.size > 1 else 0.0,
-                       "seconds": float(np.mean([s for _, s in rows]))}
-    return table

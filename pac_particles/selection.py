@@ -72,8 +72,9 @@ from sklearn.model_selection import StratifiedKFold
 from .auc import auc_risk, binary_labels
 from .checks import InputError, check_choice, check_count, check_positive
 from .models import AUCGibbsModel
-from .posterior import POINT_ESTIMATES, SMCPosterior, run_smc
+from .posterior import POINT_ESTIMATES, run_smc
 from .priors import param_array
+from .weighted_particles import WeightedParticles
 
 __all__ = ["PathScores", "LamCVResult", "lam_grid", "stratified_folds",
            "cross_validate_lam", "loo_lambda", "SMCPathScorer", "RefitScorer",
@@ -92,10 +93,7 @@ class PathScores(collectors.Collector):
     signature = {"X_val": None, "point": "bayes_point"}
 
     def fetch(self, smc):
-        theta = param_array(smc.X.theta)
-        current = SMCPosterior(theta=theta, weights=smc.W, lam=np.nan,
-                               log_z=np.nan, exponents=np.zeros(1),
-                               log_z_path=np.zeros(1))
+        current = WeightedParticles(param_array(smc.X.theta), smc.W)
         return (smc.X.shared["exponents"][-1],
                 self.X_val @ current.point_estimate(self.point))
 

@@ -123,12 +123,12 @@ import numpy as np
 from scipy.spatial.distance import pdist, squareform
 from threadpoolctl import ThreadpoolController
 
-from .auc import auc_risk, linear_auc_risk
+from .auc import linear_auc_risk
 from .data import check_lam, validate_xy
-from .posterior import directions
+from .weighted_particles import WeightedParticles
 
 __all__ = ["SVGD", "SVGDResult", "SVGDConvergenceWarning", "smoothed_auc_risk",
-           "stein_direction", "compare_with_smc", "format_comparison"]
+           "stein_direction"]
 
 # Pair entries per block of inverse pair norms (8 MB of float64).
 _BLOCK_ENTRIES = 1_000_000
@@ -392,8 +392,14 @@ def stein_direction(theta, grad_log_target):
 # ------------------------------------------------------------- the result
 
 @dataclass
-class SVGDResult:
+class SVGDResult(WeightedParticles):
     """Particles of an SVGD fit (equal weights).
+
+    The moments and point estimates (``mean``, ``cov``, ``directions``,
+    ``bayes_point``, ``componentwise_mode``, ``point_estimate``, ``ess``)
+    are those of :class:`~pac_particles.weighted_particles.WeightedParticles`
+    with ``weights = 1 / N``; compare them with SMC through
+    :func:`pac_particles.study.compare_with_smc`.
 
     Attributes
     ----------
@@ -424,30 +430,10 @@ class SVGDResult:
     data: object = None
 
     @property
-    def mean(self):
-        """Posterior mean of theta (particle average)."""
-        return self.theta.mean(axis=0)
-
-    @property
-    def cov(self):
-        return np.cov(self.theta, rowvar=False, ddof=0)
-
-    @property
-    def directions(self):
-        return directions(self.theta)
-
-    @property
-    def bayes_point(self):
-        """Mean of the directions ``theta / ||theta||`` (as ``SMCPosterior``)."""
-        return self.directions.mean(axis=0)
-
-    def point_estimate(self, point="bayes_point"):
-        if point == "bayes_point":
-            return self.bayes_point
-        if point == "mean":
-            return self.mean
-        raise ValueError(f"unknown point estimate {point!r}; choose "
-                         "'bayes_point' or 'mean'")
+    def weights(self):
+        """Equal weights ``1 / N``: SVGD particles are an unweighted sample."""
+        n = self.theta.shape[0]
+        return np.full(n, 1.0 / n)
 
     def score(self, X_new, point="bayes_point", raw=True):
         """Scores ``x . theta_hat`` of new inputs.
@@ -662,80 +648,3 @@ class SVGD:
                  else ", not fitted")
         return (f"SVGD(lam={self.lam:.4g}, bandwidth={self.bandwidth:.3g}, "
                 f"n_particles={self.n_particles}{state})")
-
-
-# ---------------------------------------------------- comparison with SMC
-
-def _cosine(a, b):
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-
-
-def compare_with_smc(svgd_result, smc_posterior, X_test, y_test,
-                     feature_names=None):
-    """Compare an SVGD fit with an SMC posterior fitted on the same data.
-
-    Both must share the training preprocessing (same ``X_train``, same
-    ``standardize``), so that coefficients are comparable. ``X_test`` is raw
-    (it goes through ``data.transform``); ``feature_names`` name the raw
-    columns (default: those of the SVGD data).
-
-    Returns
-    -------
-    coefficients : list of dict, one per feature: ``feature``,
-        ``svgd_mean``, ``smc_mean``, ``svgd_bayes_point``,
-        ``smc_bayes_point``.
-    summary : dict with ``cosine_mean``, ``cosine_bayes_point`` (cosines of
-        the two methods' estimates), test AUCs ``svgd_auc_bayes_point``,
-        ``smc_auc_bayes_point``, ``svgd_auc_mean``, ``smc_auc_mean``, their
-        differences ``auc_diff_*`` (SVGD - SMC), wall times and
-        ``time_ratio`` (SVGD / SMC), ``svgd_n_iter``, ``svgd_converged``.
-    """
-    sv, sm = svgd_result, smc_posterior
-    if sv.theta.shape[1] != sm.theta.shape[1]:
-        raise ValueError(f"SVGD has d = {sv.theta.shape[1]}, SMC has d = "
-                         f"{sm.theta.shape[1]}: fit both on the same data")
-    if feature_names is not None:
-        names = [feature_names[k] for k in sv.data.columns]
-    else:
-        names = list(sv.data.feature_names)
-    coefficients = [
-        dict(feature=name, svgd_mean=float(a), smc_mean=float(b),
-             svgd_bayes_point=float(c), smc_bayes_point=float(e))
-        for name, a, b, c, e in zip(names, sv.mean, sm.mean, sv.bayes_point,
-                                    sm.bayes_point)]
-    summary = dict(cosine_mean=_cosine(sv.mean, sm.mean),
-                   cosine_bayes_point=_cosine(sv.bayes_point, sm.bayes_point))
-    for point in ("bayes_point", "mean"):
-        auc_sv = 1.0 - auc_risk(sv.score(X_test, point=point), y_test)
-        auc_sm = 1.0 - auc_risk(sm.score(X_test, point=point), y_test)
-        summary[f"svgd_auc_{point}"] = auc_sv
-        summary[f"smc_auc_{point}"] = auc_sm
-        summary[f"auc_diff_{point}"] = auc_sv - auc_sm
-    summary.update(svgd_wall_time=sv.wall_time, smc_wall_time=sm.wall_time,
-                   time_ratio=sv.wall_time / sm.wall_time,
-                   svgd_n_iter=sv.n_iter, svgd_converged=sv.converged)
-    return coefficients, summary
-
-
-def format_comparison(coefficients, summary):
-    """Plain-text table of :func:`compare_with_smc`'s output."""
-    lines = [f"{'feature':<16}{'SVGD mean':>11}{'SMC mean':>11}"
-             f"{'SVGD bp':>11}{'SMC bp':>11}"]
-    for row in coefficients:
-        lines.append(f"{row['feature'][:15]:<16}{row['svgd_mean']:>11.4f}"
-                     f"{row['smc_mean']:>11.4f}{row['svgd_bayes_point']:>11.4f}"
-                     f"{row['smc_bayes_point']:>11.4f}")
-    s = summary
-    lines += [
-        "",
-        f"cosine of means {s['cosine_mean']:.5f}   cosine of Bayes points "
-        f"{s['cosine_bayes_point']:.5f}",
-        f"test AUC (Bayes point)  SVGD {s['svgd_auc_bayes_point']:.4f}  SMC "
-        f"{s['smc_auc_bayes_point']:.4f}  diff {s['auc_diff_bayes_point']:+.4f}",
-        f"test AUC (mean)         SVGD {s['svgd_auc_mean']:.4f}  SMC "
-        f"{s['smc_auc_mean']:.4f}  diff {s['auc_diff_mean']:+.4f}",
-        f"wall time  SVGD {s['svgd_wall_time']:.2f} s ({s['svgd_n_iter']} "
-        f"iterations, converged={s['svgd_converged']})  SMC "
-        f"{s['smc_wall_time']:.2f} s  ratio SVGD/SMC {s['time_ratio']:.2f}",
-    ]
-    return "\n".join(lines)

@@ -18,9 +18,10 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from pac_particles.auc import binary_labels
-from pac_particles.baselines import LogisticBaseline, RankBoost, compare_scorers
+from pac_particles.baselines import LogisticBaseline, RankBoost
 from pac_particles.data import load_csv, load_dataset
 from pac_particles.estimator import PACBayesAUC
+from pac_particles.study import compare_scorers
 
 
 class _Subsampled:

@@ -25,7 +25,8 @@ from sklearn.model_selection import train_test_split
 from pac_particles.data import load_dataset
 from pac_particles.models import AUCGibbsModel
 from pac_particles.posterior import run_smc
-from pac_particles.svgd import SVGD, compare_with_smc, format_comparison
+from pac_particles.study import compare_with_smc, format_comparison
+from pac_particles.svgd import SVGD
 
 
 def write_csv(path, rows):

@@ -13,9 +13,9 @@ import pytest
 from pac_particles.models import AUCGibbsModel
 from pac_particles.plots import (plot_adjusted_variance, plot_boxplots_vs_k,
                                  plot_spike_slab_path, save_rows)
-from pac_particles.posterior import (RepeatedRuns, SpikeSlabPath,
-                                     adjusted_variance, matched_sizes,
-                                     repeated_runs, spike_slab_path)
+from pac_particles.study import (RepeatedRuns, SpikeSlabPath,
+                                 adjusted_variance, matched_sizes,
+                                 repeated_runs, spike_slab_path)
 
 ROOT = Path(__file__).resolve().parents[1]
 
