@@ -59,8 +59,7 @@ from particles import smc_samplers as ssp
 
 from .checks import InputError
 from .models import RobustAdaptiveTempering, check_reached_target
-from .moves import (CalibratedEllipticalSlice, EllipticalSlice,
-                    ExactEllipseGibbs, SpikeSlabMove, default_move)
+from .moves import check_move_fits, default_move
 from .priors import SpikeSlabPrior, param_array
 from .weighted_particles import POINT_ESTIMATES, WeightedParticles, directions
 
@@ -135,7 +134,7 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         seq = ssp.MCMCSequenceWF(mcmc=move, len_chain=len_chain)
     else:
         seq = ssp.AdaptiveMCMCSequence(mcmc=move, len_chain=len_chain)
-    _check_move_fits_prior(seq.mcmc, getattr(model, "prior", None))
+    check_move_fits(seq.mcmc, model)
     fk = RobustAdaptiveTempering(model, wastefree=wastefree, len_chain=len_chain,
                                  move=seq, ESSrmin=ESSrmin, max_iter=max_iter)
     evaluations_before = getattr(model, "n_risk_evaluations", 0)
@@ -156,35 +155,6 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         smc, model, wall_time=time.perf_counter() - start,
         n_risk_evaluations=getattr(model, "n_risk_evaluations", 0)
         - evaluations_before)
-
-
-def _check_move_fits_prior(mcmc, prior):
-    """Refuse move/prior pairs that cannot work, with a clear message."""
-    if "s" in getattr(prior, "laws", {}) and isinstance(
-            mcmc, (ssp.ArrayRandomWalk, CalibratedEllipticalSlice)):
-        raise ValueError(
-            f"{type(mcmc).__name__} is refused for GP latent scores: it "
-            "calibrates on the n x n covariance of the particles, which is "
-            "singular or unstable unless there are many more particles than "
-            "training points (the failure reported for GP scores in the SMC-AUC "
-            "student report). Use the default, EllipticalSlice on the kernel's "
-            "Cholesky factor (model.kernel_chol), which follows the GP prior "
-            "exactly and needs no tuning")
-    if isinstance(prior, SpikeSlabPrior):
-        if np.any(prior.v0 <= 0):
-            raise ValueError(
-                "spike variance v0 = 0 (a Dirac spike) is not supported by SMC: "
-                "use v0 > 0, or EP (pac_particles.ep) for v0 = 0")
-        if isinstance(mcmc, (ssp.ArrayRandomWalk, ssp.ArrayIndependentMetropolis,
-                             EllipticalSlice, CalibratedEllipticalSlice,
-                             ExactEllipseGibbs)):
-            raise ValueError(
-                f"{type(mcmc).__name__} cannot move spike-and-slab particles "
-                "(a float field theta and a bool field z; the random walk needs "
-                "plain float arrays, the Gaussian elliptical moves never update "
-                "z): use pac_particles.moves.SpikeSlabMove (the default)")
-    elif isinstance(mcmc, SpikeSlabMove):
-        raise ValueError("SpikeSlabMove needs a SpikeSlabPrior")
 
 
 @dataclass
