@@ -86,9 +86,10 @@ TESTS = sorted({m for _, cells in ROWS for m in _TEST.findall(" ".join(cells))})
 SCRIPTS = sorted({m for _, cells in ROWS for m in _SCRIPT.findall(" ".join(cells))})
 
 
-def test_index_starts_with_the_citation_key_line():
-    first = TEXT.lstrip().splitlines()[0]
-    assert "[RACL14, Alg. 4]" in first and "docstring" in first.lower()
+def test_index_opens_with_the_citation_key_line():
+    lines = [line for line in TEXT.splitlines() if line.strip()]
+    assert lines[0] == "# Equation index"
+    assert "[RACL14, Alg. 4]" in lines[1] and "docstring" in lines[1].lower()
 
 
 def test_index_has_rows_and_every_row_is_complete():
