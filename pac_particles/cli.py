@@ -20,10 +20,11 @@ Sub-commands
     ``cv_curve.png``, ``cv_curve.csv`` (mean, spread and per-fold AUC
     against ``gamma``) and ``summary.json``.
 
-Options shared by several sub-commands come from parent parsers: ``--seed``,
-``--out`` (default ``results/COMMAND``), ``--quiet``; the sampler's
-``--n-particles`` and ``--len-chain``; the data file and ``--target``; the
-held-out ``--test-size``. Bad input (a missing file or column, non-numeric
+Options shared by several sub-commands come from parent parsers
+(:func:`parent_parsers`, also used by the scripts): ``--seed``, ``--out``
+(default ``results/COMMAND``), ``--quiet``; the sampler's ``--n-particles``
+and ``--len-chain``; the data file and ``--target``; the held-out
+``--test-size``; ``--n-jobs``. Bad input (a missing file or column, non-numeric
 values, one class, an out-of-range option) raises
 :class:`~pac_particles.checks.InputError`, reported in one line with exit
 code 2; any other exception is a bug and keeps its traceback.
@@ -61,7 +62,8 @@ from .plots import plot_cv_curve, plot_marginals, plot_roc, save
 from .results import jsonable, write_json, write_rows
 from .selection import cv_lambda
 
-__all__ = ["main", "demo", "fit_csv", "cv_csv", "cv_curve_rows"]
+__all__ = ["main", "demo", "fit_csv", "cv_csv", "cv_curve_rows",
+           "parent_parsers", "build_parser"]
 
 
 def _check_sampler(n_particles, len_chain, seed):
@@ -254,51 +256,62 @@ def _lam_argument(text):
         raise argparse.ArgumentTypeError(f"--lam takes 'cv' or a number, got {text!r}")
 
 
-def _parent_parsers():
-    """Options several sub-commands share, one definition each."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--seed", type=int, default=0,
-                        help="seed of the split and of the sampler")
-    common.add_argument("--out", default=None,
-                        help="output folder (default: results/COMMAND)")
-    common.add_argument("--quiet", action="store_true", help="no progress lines")
+def parent_parsers():
+    """Options several sub-commands (and the scripts) share, one definition
+    each, as argparse parent parsers keyed by topic: ``run`` (``--seed``,
+    ``--out``, whose default ``None`` stands for ``results/NAME``),
+    ``quiet``, ``sampler`` (``--n-particles``, ``--len-chain``), ``data``
+    (a CSV path and ``--target``), ``split`` (``--test-size``) and ``jobs``
+    (``--n-jobs``)."""
+    run = argparse.ArgumentParser(add_help=False)
+    run.add_argument("--seed", type=int, default=0,
+                     help="seed of the split and of the sampler")
+    run.add_argument("--out", default=None,
+                     help="output folder (default: results/NAME, NAME the "
+                          "command or script)")
+    quiet = argparse.ArgumentParser(add_help=False)
+    quiet.add_argument("--quiet", action="store_true", help="no progress lines")
     sampler = argparse.ArgumentParser(add_help=False)
     sampler.add_argument("--n-particles", type=int, default=200,
                          help="resampled particles M (waste-free: M x "
                               "len-chain held)")
     sampler.add_argument("--len-chain", type=int, default=10,
                          help="length of the MCMC chains (>= 2)")
-    csv_data = argparse.ArgumentParser(add_help=False)
-    csv_data.add_argument("data", help="CSV with a header row, numeric columns")
-    csv_data.add_argument("--target", default=None,
-                          help="label column (default: last)")
+    data = argparse.ArgumentParser(add_help=False)
+    data.add_argument("data", help="CSV with a header row, numeric columns")
+    data.add_argument("--target", default=None,
+                      help="label column (default: last)")
     split = argparse.ArgumentParser(add_help=False)
     split.add_argument("--test-size", type=float, default=0.25,
                        help="held-out fraction of a stratified split")
     jobs = argparse.ArgumentParser(add_help=False)
     jobs.add_argument("--n-jobs", type=int, default=1,
                       help="cross-validation folds run in parallel")
-    return common, sampler, csv_data, split, jobs
+    return {"run": run, "quiet": quiet, "sampler": sampler, "data": data,
+            "split": split, "jobs": jobs}
 
 
 def build_parser():
     """The argument parser of ``pac-particles``."""
-    common, sampler, csv_data, split, jobs = _parent_parsers()
+    parents = parent_parsers()
+
+    def using(*names):
+        return [parents[name] for name in ("run", "quiet", "sampler") + names]
     parser = argparse.ArgumentParser(
         prog="pac-particles",
         description="PAC-Bayesian AUC scoring with Sequential Monte Carlo.")
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("demo", parents=[common, sampler, split],
+    p = sub.add_parser("demo", parents=using("split"),
                        help="the main job on a built-in dataset")
     p.add_argument("--dataset", default="pima", choices=sorted(DATASETS))
     p.add_argument("--lam", type=float, default=None,
                    help="inverse temperature (default: number of training points)")
-    f = sub.add_parser("fit", parents=[common, sampler, csv_data, split, jobs],
+    f = sub.add_parser("fit", parents=using("data", "split", "jobs"),
                        help="fit on a CSV file and write a JSON summary")
     f.add_argument("--method", default="smc", choices=METHODS)
     f.add_argument("--lam", type=_lam_argument, default="cv",
                    help="'cv' (default) or a positive number")
-    c = sub.add_parser("cv", parents=[common, sampler, csv_data, jobs],
+    c = sub.add_parser("cv", parents=using("data", "jobs"),
                        help="cross-validate lam along the tempering path")
     c.add_argument("--lam-max", type=float, default=None,
                    help="end of the path (default: 20 x n)")

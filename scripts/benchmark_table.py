@@ -19,7 +19,6 @@ import os
 import platform
 import time
 
-import numpy as np
 from sklearn.model_selection import train_test_split
 
 from pac_particles.auc import binary_labels

@@ -9,11 +9,12 @@ chains of the package's default move (:func:`pac_particles.moves.default_move`);
 ``particles.SMC`` runs it. The script then checks that the tempering reached
 exponent 1 and summarises the particles with
 :meth:`pac_particles.posterior.SMCPosterior.from_smc`: Bayes point, log
-evidence and test AUC. :func:`pac_particles.posterior.run_smc` does the same
+evidence and test AUC (printed, and written to ``results/run_smc/summary.json``
+or ``--out``). :func:`pac_particles.posterior.run_smc` does the same
 in one call; ``pac-particles demo`` adds the baselines and the certificate.
 
     python scripts/run_smc.py --dataset pima --n-particles 200 --len-chain 10
-    python scripts/run_smc.py --csv data.csv --target y --lam 500 --out results/run_smc
+    python scripts/run_smc.py --csv data.csv --target y --lam 500 --out results/mine
 
 References
 ----------
@@ -31,6 +32,7 @@ from particles import smc_samplers as ssp
 from sklearn.model_selection import train_test_split
 
 from pac_particles.auc import auc_risk
+from pac_particles.cli import parent_parsers
 from pac_particles.data import DATASETS, load_csv, load_dataset
 from pac_particles.models import (AUCGibbsModel, RobustAdaptiveTempering,
                                   check_reached_target)
@@ -40,27 +42,25 @@ from pac_particles.results import write_json
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parents = parent_parsers()
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        parents=[parents[k] for k in ("run", "sampler", "split")])
     parser.add_argument("--dataset", default="pima", choices=sorted(DATASETS))
     parser.add_argument("--csv", help="a CSV file instead (header row)")
     parser.add_argument("--target", help="label column of --csv (default: last)")
     parser.add_argument("--lam", type=float, default=None,
                         help="inverse temperature (default: n_train)")
-    parser.add_argument("--test-size", type=float, default=0.25)
-    parser.add_argument("--n-particles", type=int, default=200,
-                        help="resampled particles M (M x len-chain held)")
-    parser.add_argument("--len-chain", type=int, default=10)
     parser.add_argument("--max-iter", type=int, default=1000,
                         help="maximum number of tempering steps")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", help="folder for summary.json (optional)")
     args = parser.parse_args(argv)
 
     X, y, names = (load_csv(args.csv, target=args.target) if args.csv
-               else load_dataset(args.dataset))
+                   else load_dataset(args.dataset))
     X_tr, X_te, y_tr, y_te = train_test_split(
         X, y, test_size=args.test_size, stratify=y, random_state=args.seed)
-    model = AUCGibbsModel(X_tr, y_tr, lam=args.lam or float(len(y_tr)))
+    lam = float(len(y_tr)) if args.lam is None else args.lam
+    model = AUCGibbsModel(X_tr, y_tr, lam=lam)
     move = ssp.MCMCSequenceWF(mcmc=default_move(model), len_chain=args.len_chain)
     fk = RobustAdaptiveTempering(model, wastefree=True, len_chain=args.len_chain,
                                  move=move, max_iter=args.max_iter)
@@ -68,8 +68,8 @@ def main(argv=None):
     smc = particles.SMC(fk=fk, N=args.n_particles, ESSrmin=1.0, verbose=False)
     start = time.perf_counter()
     smc.run()
+    check_reached_target(smc)  # particles stops silently at max_iter
     post = SMCPosterior.from_smc(smc, model, time.perf_counter() - start)
-    check_reached_target(smc)
 
     summary = {
         "lam": post.lam, "n_train": len(y_tr), "n_test": len(y_te),
@@ -87,8 +87,8 @@ def main(argv=None):
         f"{name} {value:+.3f}" for name, value in summary["bayes_point"].items()))
     print(f"test AUC: Bayes point {summary['test_auc_bayes_point']:.4f}, "
           f"posterior mean {summary['test_auc_mean']:.4f}")
-    if args.out:
-        print(write_json(summary, os.path.join(args.out, "summary.json")))
+    print(write_json(summary, os.path.join(args.out or "results/run_smc",
+                                           "summary.json")))
 
 
 if __name__ == "__main__":
