@@ -4,22 +4,30 @@ Sub-commands
 ------------
 ``demo``
     The main job: a built-in dataset (Pima by default), stratified 75/25 split,
-    waste-free adaptive-tempering SMC on the AUC Gibbs posterior with
-    ``lam = n_train``; prints train/test AUC of the Bayes point and of the
-    posterior mean, the test AUC of logistic regression on the same split, the
-    PAC-Bayes certificate, the log evidence, the number of tempering steps and
-    the wall time; writes a ROC plot and the marginal posteriors of the first
-    three coefficients as PNGs.
+    :class:`~pac_particles.estimator.PACBayesAUC` (waste-free
+    adaptive-tempering SMC on the AUC Gibbs posterior) with ``lam = n_train``;
+    prints train/test AUC of the Bayes point and of the posterior mean, the
+    test AUC of logistic regression on the same split, the PAC-Bayes
+    certificate, the log evidence, the number of tempering steps and the wall
+    time; writes a ROC plot and the marginal posteriors of the first three
+    coefficients as PNGs.
 ``fit DATA.csv``
     Fit :class:`~pac_particles.estimator.PACBayesAUC` on a CSV (header row,
     numeric columns) with a held-out test split; writes ``summary.json``
     (AUCs, lam, log evidence, certificate, timings) and ``roc.png``.
 ``cv DATA.csv``
     Cross-validation of ``lam`` along the tempering path; writes
-    ``cv_curve.png``, ``cv_curve.csv`` and ``summary.json``.
+    ``cv_curve.png``, ``cv_curve.csv`` (mean, spread and per-fold AUC
+    against ``gamma``) and ``summary.json``.
 
-Errors in the input (missing file or column, non-numeric values, one class)
-are reported in one line with exit code 2.
+Options shared by several sub-commands come from parent parsers
+(:func:`parent_parsers`, also used by the scripts): ``--seed``, ``--out``
+(default ``results/COMMAND``), ``--quiet``; the sampler's ``--n-particles``
+and ``--len-chain``; the data file and ``--target``; the held-out
+``--test-size``; ``--n-jobs``. Bad input (a missing file or column, non-numeric
+values, one class, an out-of-range option) raises
+:class:`~pac_particles.checks.InputError`, reported in one line with exit
+code 2; any other exception is a bug and keeps its traceback.
 
 Example
 -------
@@ -28,6 +36,11 @@ Example
     pac-particles demo --dataset pima --out results/demo
     pac-particles fit data.csv --target y --method ep --lam cv --out results/fit
     pac-particles cv data.csv --lam-max 5000 --folds 5
+
+References
+----------
+[RACL14] Ridgway, Alquier, Chopin & Liang (2014), PAC-Bayesian AUC
+classification and scoring (the certificate is their Corollary 19).
 """
 
 import argparse
@@ -42,57 +55,81 @@ from sklearn.model_selection import train_test_split
 
 from .auc import auc_risk
 from .baselines import logistic_scores
-from .bounds import smc_certificate
+from .checks import InputError, check_count, check_fraction, check_positive
 from .data import DATASETS, load_csv, load_dataset, validate_xy
 from .estimator import METHODS, PACBayesAUC
-from .models import AUCGibbsModel
 from .plots import plot_cv_curve, plot_marginals, plot_roc, save
-from .posterior import run_smc
+from .results import jsonable, write_json, write_rows
 from .selection import cv_lambda
 
-__all__ = ["main", "demo"]
+__all__ = ["main", "demo", "fit_csv", "cv_csv", "cv_curve_rows",
+           "parent_parsers", "build_parser"]
+
+
+def _check_sampler(n_particles, len_chain, seed):
+    """The sampler options every sub-command shares (waste-free: chains of
+    at least two particles)."""
+    return (check_count(n_particles, "n_particles", minimum=2),
+            check_count(len_chain, "len_chain", minimum=2),
+            check_count(seed, "seed", minimum=0))
+
+
+def _check_test_size(test_size, allow_zero):
+    test_size = check_fraction(test_size, "test_size")
+    if test_size == 0 and not allow_zero:
+        raise InputError("test_size must be > 0: the demo scores a held-out set")
+    return test_size
+
+
+def _split(X, y, test_size, seed):
+    return train_test_split(X, y, test_size=test_size, stratify=y,
+                            random_state=seed)
 
 
 def demo(dataset="pima", n_particles=200, len_chain=10, lam=None,
          test_size=0.25, seed=0, out="results/demo", eps=0.05, verbose=True):
-    """Run the main job and return a dict of the figures it printed."""
+    """Run the main job through :class:`PACBayesAUC` (``method='smc'``) and
+    return a dict of the figures it printed."""
+    n_particles, len_chain, seed = _check_sampler(n_particles, len_chain, seed)
+    test_size = _check_test_size(test_size, allow_zero=False)
     X, y, names = load_dataset(dataset)
-    X_tr, X_te, y_tr, y_te = train_test_split(
-        X, y, test_size=test_size, stratify=y, random_state=seed)
-    lam = float(len(y_tr)) if lam is None else float(lam)
-    model = AUCGibbsModel(X_tr, y_tr, lam=lam)
-    post = run_smc(model, n_particles=n_particles, len_chain=len_chain,
-                   seed=seed, verbose=verbose)
+    X_tr, X_te, y_tr, y_te = _split(X, y, test_size, seed)
+    lam = float(len(y_tr)) if lam is None else check_positive(lam, "lam")
+    estimator = PACBayesAUC(method="smc", lam=lam, n_particles=n_particles,
+                            len_chain=len_chain, eps=eps, random_state=seed,
+                            verbose=verbose).fit(X_tr, y_tr)
+    post, cert = estimator.posterior_, estimator.bound_
+    data, model = post.data, post.predictor
     scores_te = {
-        "PAC-Bayes (Bayes point)": post.score(X_te, "bayes_point"),
+        "PAC-Bayes (Bayes point)": estimator.decision_function(X_te),
         "PAC-Bayes (posterior mean)": post.score(X_te, "mean"),
         "logistic regression": logistic_scores(X_tr, y_tr, X_te,
                                                random_state=seed),
     }
-    cert = smc_certificate(post, eps=eps)
     result = {
         "dataset": dataset, "n_train": len(y_tr), "n_test": len(y_te),
-        "d": model.d, "lam": lam,
-        "train_auc_bayes_point": 1 - auc_risk(post.score(X_tr, "bayes_point"), y_tr),
+        "d": data.d, "lam": estimator.lam_,
+        "train_auc_bayes_point": estimator.train_auc_,
         "train_auc_mean": 1 - auc_risk(post.score(X_tr, "mean"), y_tr),
         "test_auc_bayes_point": 1 - auc_risk(scores_te["PAC-Bayes (Bayes point)"], y_te),
         "test_auc_mean": 1 - auc_risk(scores_te["PAC-Bayes (posterior mean)"], y_te),
         "test_auc_logistic": 1 - auc_risk(scores_te["logistic regression"], y_te),
-        "log_evidence": post.log_z, "n_tempering_steps": post.n_steps,
+        "log_evidence": estimator.log_evidence_,
+        "n_tempering_steps": post.n_steps,
         "n_particles_total": post.theta.shape[0],
         "wall_time_s": post.wall_time,
         "likelihood_share": model.loglik_seconds / post.wall_time,
         "eps": eps, "bound_auc_risk": cert.auc_risk_bound_two_sample,
         "bound_ordered_pairs": cert.bound,
+        # the certificate is about the randomised score: one particle per use
         "gibbs_expected_test_auc": 1 - float(post.weights @ auc_risk(
-            post.theta @ model.data.transform(X_te).T, y_te)),
+            post.theta @ data.transform(X_te).T, y_te)),
     }
-    os.makedirs(out, exist_ok=True)
     ax = plot_roc(y_te, scores_te, title=f"{dataset}: test ROC")
     result["roc_png"] = save(ax.figure, os.path.join(out, "roc.png"))
     names = names or [f"x{k + 1}" for k in range(X.shape[1])]
     axes = plot_marginals(post.theta[:, :3], post.weights,
-                          names=[names[k] for k in model.data.columns[:3]])
+                          names=[names[k] for k in data.columns[:3]])
     result["marginals_png"] = save(axes[0].figure,
                                    os.path.join(out, "marginals.png"))
     return result
@@ -118,6 +155,98 @@ def _print_demo(r):
     print(f"  figures: {r['roc_png']}, {r['marginals_png']}")
 
 
+def _read_csv(path, target):
+    X, y, names = load_csv(path, target=target)
+    validate_xy(X, y)  # one clear error for NaN, one class, non-binary labels
+    return X, y, names
+
+
+def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
+            n_particles=200, len_chain=10, seed=0, n_jobs=1, out="results/fit",
+            verbose=True):
+    """The ``fit`` sub-command: returns the summary it writes as JSON."""
+    n_particles, len_chain, seed = _check_sampler(n_particles, len_chain, seed)
+    test_size = _check_test_size(test_size, allow_zero=True)
+    if lam != "cv":
+        lam = check_positive(lam, "lam")
+    X, y, names = _read_csv(path, target)
+    estimator = PACBayesAUC(method=method, lam=lam, n_particles=n_particles,
+                            len_chain=len_chain, random_state=seed,
+                            n_jobs=check_count(n_jobs, "n_jobs"), verbose=verbose)
+    if test_size > 0:
+        X_tr, X_te, y_tr, y_te = _split(X, y, test_size, seed)
+    else:
+        X_tr, y_tr, X_te, y_te = X, y, None, None
+    start = time.perf_counter()
+    estimator.fit(X_tr, y_tr)
+    fit_seconds = time.perf_counter() - start
+    bound = estimator.bound_
+    summary = {
+        "data": os.path.abspath(path), "target": target or "last column",
+        "n_train": len(y_tr), "n_features": X.shape[1],
+        "method": method, "lam": estimator.lam_,
+        "lam_chosen_by": "cv" if lam == "cv" else "user",
+        "log_evidence": estimator.log_evidence_,
+        "train_auc": estimator.train_auc_,
+        "certificate": {
+            "eps": bound.eps, "grid_size": bound.grid_size,
+            "expected_auc_risk_bound": bound.auc_risk_bound_two_sample,
+            "ordered_pairs_risk_bound": bound.bound,
+            "statement": (f"with probability >= {1 - bound.eps:g}, the randomised "
+                          "posterior score has expected 1 - AUC <= "
+                          f"{bound.auc_risk_bound_two_sample:.4f}")},
+        "coefficients": dict(zip(names, estimator.coef_)),
+        "fit_seconds": fit_seconds,
+    }
+    if X_te is not None:
+        scores = {f"PAC-Bayes {method}": estimator.decision_function(X_te),
+                  "logistic regression": logistic_scores(X_tr, y_tr, X_te,
+                                                         random_state=seed)}
+        summary["n_test"] = len(y_te)
+        summary["test_auc"] = estimator.score(X_te, y_te)
+        summary["test_auc_logistic"] = 1 - auc_risk(
+            scores["logistic regression"], y_te)
+        summary["roc_png"] = save(plot_roc(y_te, scores).figure,
+                                  os.path.join(out, "roc.png"))
+    write_json(summary, os.path.join(out, "summary.json"))
+    return jsonable(summary)
+
+
+def cv_curve_rows(cv):
+    """The table behind the CV curve of a LamCVResult: one row per ``gamma``
+    of the grid with the mean, spread and per-fold validation AUCs."""
+    return [dict({"gamma": gamma, "mean_auc": mean, "sd_auc": sd},
+                 **{f"fold{k + 1}": auc for k, auc in enumerate(folds)})
+            for gamma, mean, sd, folds in zip(cv.grid, cv.mean_auc, cv.std_auc,
+                                              cv.fold_auc.T)]
+
+
+def cv_csv(path, target=None, lam_max=None, folds=5, n_particles=200,
+           len_chain=10, seed=0, n_jobs=1, out="results/cv", verbose=True):
+    """The ``cv`` sub-command: returns the summary it writes as JSON."""
+    n_particles, len_chain, seed = _check_sampler(n_particles, len_chain, seed)
+    folds = check_count(folds, "folds", minimum=2)
+    X, y, _ = _read_csv(path, target)
+    lam_max = 20.0 * len(y) if lam_max is None else check_positive(lam_max,
+                                                                   "lam_max")
+    start = time.perf_counter()
+    cv = cv_lambda(X, y, lam_max=lam_max, n_folds=folds, n_particles=n_particles,
+                   len_chain=len_chain, seed=seed,
+                   n_jobs=check_count(n_jobs, "n_jobs"), verbose=verbose)
+    png = save(plot_cv_curve(cv).figure, os.path.join(out, "cv_curve.png"))
+    best = int(np.argmax(cv.mean_auc))
+    summary = {"data": os.path.abspath(path), "lam_max": lam_max, "folds": folds,
+               "best_lam": cv.best_lam, "cv_auc": cv.mean_auc[best],
+               "cv_auc_sd": cv.std_auc[best],
+               "refit_log_evidence": cv.posterior.log_z,
+               "seconds": time.perf_counter() - start, "cv_png": png}
+    write_rows(cv_curve_rows(cv), os.path.join(out, "cv_curve.csv"))
+    write_json(summary, os.path.join(out, "summary.json"))
+    return jsonable(summary)
+
+
+# ------------------------------------------------------------ argument parsing
+
 def _lam_argument(text):
     if text == "cv":
         return text
@@ -127,158 +256,103 @@ def _lam_argument(text):
         raise argparse.ArgumentTypeError(f"--lam takes 'cv' or a number, got {text!r}")
 
 
-def _read_csv(path, target):
-    if not os.path.isfile(path):
-        raise ValueError(f"no such file: {path}")
-    X, y, names = load_csv(path, target=target)
-    validate_xy(X, y)  # one clear error for NaN, one class, non-binary labels
-    return X, y, names
+def parent_parsers():
+    """Options several sub-commands (and the scripts) share, one definition
+    each, as argparse parent parsers keyed by topic: ``run`` (``--seed``,
+    ``--out``, whose default ``None`` stands for ``results/NAME``),
+    ``quiet``, ``sampler`` (``--n-particles``, ``--len-chain``), ``data``
+    (a CSV path and ``--target``), ``split`` (``--test-size``) and ``jobs``
+    (``--n-jobs``)."""
+    run = argparse.ArgumentParser(add_help=False)
+    run.add_argument("--seed", type=int, default=0,
+                     help="seed of the split and of the sampler")
+    run.add_argument("--out", default=None,
+                     help="output folder (default: results/NAME, NAME the "
+                          "command or script)")
+    quiet = argparse.ArgumentParser(add_help=False)
+    quiet.add_argument("--quiet", action="store_true", help="no progress lines")
+    sampler = argparse.ArgumentParser(add_help=False)
+    sampler.add_argument("--n-particles", type=int, default=200,
+                         help="resampled particles M (waste-free: M x "
+                              "len-chain held)")
+    sampler.add_argument("--len-chain", type=int, default=10,
+                         help="length of the MCMC chains (>= 2)")
+    data = argparse.ArgumentParser(add_help=False)
+    data.add_argument("data", help="CSV with a header row, numeric columns")
+    data.add_argument("--target", default=None,
+                      help="label column (default: last)")
+    split = argparse.ArgumentParser(add_help=False)
+    split.add_argument("--test-size", type=float, default=0.25,
+                       help="held-out fraction of a stratified split")
+    jobs = argparse.ArgumentParser(add_help=False)
+    jobs.add_argument("--n-jobs", type=int, default=1,
+                      help="cross-validation folds run in parallel")
+    return {"run": run, "quiet": quiet, "sampler": sampler, "data": data,
+            "split": split, "jobs": jobs}
 
 
-def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
-            n_particles=200, len_chain=10, seed=0, out="results/fit",
-            verbose=True):
-    """The ``fit`` sub-command: returns the summary it writes as JSON."""
-    X, y, names = _read_csv(path, target)
-    estimator = PACBayesAUC(method=method, lam=lam, n_particles=n_particles,
-                            len_chain=len_chain, random_state=seed,
-                            verbose=verbose)
-    if test_size > 0:
-        X_tr, X_te, y_tr, y_te = train_test_split(
-            X, y, test_size=test_size, stratify=y, random_state=seed)
-    else:
-        X_tr, y_tr, X_te, y_te = X, y, None, None
-    start = time.perf_counter()
-    estimator.fit(X_tr, y_tr)
-    fit_seconds = time.perf_counter() - start
-    bound = estimator.bound_
-    summary = {
-        "data": os.path.abspath(path), "target": target or "last column",
-        "n_train": int(len(y_tr)), "n_features": int(X.shape[1]),
-        "method": method, "lam": float(estimator.lam_),
-        "lam_chosen_by": "cv" if lam == "cv" else "user",
-        "log_evidence": float(estimator.log_evidence_),
-        "train_auc": float(estimator.train_auc_),
-        "certificate": {
-            "eps": bound.eps, "grid_size": bound.grid_size,
-            "expected_auc_risk_bound": float(bound.auc_risk_bound_two_sample),
-            "ordered_pairs_risk_bound": float(bound.bound),
-            "statement": (f"with probability >= {1 - bound.eps:g}, the randomised "
-                          "posterior score has expected 1 - AUC <= "
-                          f"{bound.auc_risk_bound_two_sample:.4f}")},
-        "coefficients": dict(zip(names, map(float, estimator.coef_))),
-        "fit_seconds": fit_seconds,
-    }
-    os.makedirs(out, exist_ok=True)
-    if X_te is not None:
-        scores = {f"PAC-Bayes {method}": estimator.decision_function(X_te),
-                  "logistic regression": logistic_scores(X_tr, y_tr, X_te,
-                                                         random_state=seed)}
-        summary["n_test"] = int(len(y_te))
-        summary["test_auc"] = float(estimator.score(X_te, y_te))
-        summary["test_auc_logistic"] = float(
-            1 - auc_risk(scores["logistic regression"], y_te))
-        summary["roc_png"] = save(plot_roc(y_te, scores).figure,
-                                  os.path.join(out, "roc.png"))
-    with open(os.path.join(out, "summary.json"), "w") as fh:
-        json.dump(summary, fh, indent=2)
-    return summary
+def build_parser():
+    """The argument parser of ``pac-particles``."""
+    parents = parent_parsers()
 
-
-def cv_csv(path, target=None, lam_max=None, folds=5, n_particles=200,
-           len_chain=10, seed=0, n_jobs=1, out="results/cv", verbose=True):
-    """The ``cv`` sub-command: returns the summary it writes as JSON."""
-    X, y, _ = _read_csv(path, target)
-    lam_max = lam_max or 20.0 * len(y)
-    start = time.perf_counter()
-    cv = cv_lambda(X, y, lam_max=lam_max, n_folds=folds, n_particles=n_particles,
-                   len_chain=len_chain, seed=seed, n_jobs=n_jobs, verbose=verbose)
-    os.makedirs(out, exist_ok=True)
-    png = save(plot_cv_curve(cv).figure, os.path.join(out, "cv_curve.png"))
-    best = int(np.argmax(cv.mean_auc))
-    summary = {"data": os.path.abspath(path), "lam_max": lam_max, "folds": folds,
-               "best_lam": cv.best_lam, "cv_auc": float(cv.mean_auc[best]),
-               "cv_auc_sd": float(cv.std_auc[best]),
-               "refit_log_evidence": float(cv.posterior.log_z),
-               "seconds": time.perf_counter() - start, "cv_png": png}
-    np.savetxt(os.path.join(out, "cv_curve.csv"),
-               np.column_stack([cv.grid, cv.mean_auc, cv.std_auc]), delimiter=",",
-               header="gamma,mean_auc,sd_auc", comments="")
-    with open(os.path.join(out, "summary.json"), "w") as fh:
-        json.dump(summary, fh, indent=2)
-    return summary
-
-
-def main(argv=None):
+    def using(*names):
+        return [parents[name] for name in ("run", "quiet", "sampler") + names]
     parser = argparse.ArgumentParser(
         prog="pac-particles",
         description="PAC-Bayesian AUC scoring with Sequential Monte Carlo.")
     sub = parser.add_subparsers(dest="command", required=True)
-    f = sub.add_parser("fit", help="fit on a CSV file and write a JSON summary")
-    f.add_argument("data", help="CSV with a header row, numeric columns")
-    f.add_argument("--target", default=None, help="label column (default: last)")
+    p = sub.add_parser("demo", parents=using("split"),
+                       help="the main job on a built-in dataset")
+    p.add_argument("--dataset", default="pima", choices=sorted(DATASETS))
+    p.add_argument("--lam", type=float, default=None,
+                   help="inverse temperature (default: number of training points)")
+    f = sub.add_parser("fit", parents=using("data", "split", "jobs"),
+                       help="fit on a CSV file and write a JSON summary")
     f.add_argument("--method", default="smc", choices=METHODS)
     f.add_argument("--lam", type=_lam_argument, default="cv",
                    help="'cv' (default) or a positive number")
-    f.add_argument("--test-size", type=float, default=0.25,
-                   help="held-out fraction (0: fit on everything)")
-    f.add_argument("--n-particles", type=int, default=200)
-    f.add_argument("--len-chain", type=int, default=10)
-    f.add_argument("--seed", type=int, default=0)
-    f.add_argument("--out", default="results/fit")
-    f.add_argument("--quiet", action="store_true")
-    c = sub.add_parser("cv", help="cross-validate lam along the tempering path")
-    c.add_argument("data", help="CSV with a header row, numeric columns")
-    c.add_argument("--target", default=None)
+    c = sub.add_parser("cv", parents=using("data", "jobs"),
+                       help="cross-validate lam along the tempering path")
     c.add_argument("--lam-max", type=float, default=None,
                    help="end of the path (default: 20 x n)")
     c.add_argument("--folds", type=int, default=5)
-    c.add_argument("--n-particles", type=int, default=200)
-    c.add_argument("--len-chain", type=int, default=10)
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--n-jobs", type=int, default=1)
-    c.add_argument("--out", default="results/cv")
-    c.add_argument("--quiet", action="store_true")
-    p = sub.add_parser("demo", help="the main job on a built-in dataset")
-    p.add_argument("--dataset", default="pima", choices=sorted(DATASETS))
-    p.add_argument("--n-particles", type=int, default=200,
-                   help="resampled particles M (waste-free: M x len-chain held)")
-    p.add_argument("--len-chain", type=int, default=10)
-    p.add_argument("--lam", type=float, default=None,
-                   help="inverse temperature (default: number of training points)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="results/demo", help="folder for the PNGs")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    return parser
+
+
+def _run(args):
+    shared = dict(n_particles=args.n_particles, len_chain=args.len_chain,
+                  seed=args.seed, out=args.out or f"results/{args.command}",
+                  verbose=not args.quiet)
+    if args.command == "demo":
+        start = time.perf_counter()
+        _print_demo(demo(dataset=args.dataset, lam=args.lam,
+                         test_size=args.test_size, **shared))
+        print(f"  total {time.perf_counter() - start:.1f} s")
+    elif args.command == "fit":
+        summary = fit_csv(args.data, target=args.target, method=args.method,
+                          lam=args.lam, test_size=args.test_size,
+                          n_jobs=args.n_jobs, **shared)
+        print(json.dumps({k: v for k, v in summary.items()
+                          if k != "coefficients"}, indent=2))
+    else:
+        summary = cv_csv(args.data, target=args.target, lam_max=args.lam_max,
+                         folds=args.folds, n_jobs=args.n_jobs, **shared)
+        print(json.dumps(summary, indent=2))
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
-    start = time.perf_counter()
     try:
         with warnings.catch_warnings():
-            # constant columns etc. are reported once, in one line
+            # constant columns etc. are reported once
             warnings.simplefilter("once")
-            if args.command == "demo":
-                result = demo(dataset=args.dataset, n_particles=args.n_particles,
-                              len_chain=args.len_chain, lam=args.lam,
-                              seed=args.seed, out=args.out, verbose=not args.quiet)
-                _print_demo(result)
-                print(f"  total {time.perf_counter() - start:.1f} s")
-            elif args.command == "fit":
-                summary = fit_csv(args.data, target=args.target, method=args.method,
-                                  lam=args.lam, test_size=args.test_size,
-                                  n_particles=args.n_particles,
-                                  len_chain=args.len_chain, seed=args.seed,
-                                  out=args.out, verbose=not args.quiet)
-                print(json.dumps({k: v for k, v in summary.items()
-                                  if k != "coefficients"}, indent=2))
-            else:
-                summary = cv_csv(args.data, target=args.target,
-                                 lam_max=args.lam_max, folds=args.folds,
-                                 n_particles=args.n_particles,
-                                 len_chain=args.len_chain, seed=args.seed,
-                                 n_jobs=args.n_jobs, out=args.out,
-                                 verbose=not args.quiet)
-                print(json.dumps(summary, indent=2))
-    except (ValueError, OSError) as err:
-        parser.exit(2, f"pac-particles: error: {err}\n")
+            _run(args)
+    except InputError as err:
+        # bad input is the user's to fix: one line, no traceback; anything
+        # else is a bug and propagates with its traceback
+        message = " ".join(str(err).split())
+        parser.exit(2, f"pac-particles: error: {message}\n")
     return 0
 
 

@@ -243,9 +243,24 @@ def load_csv(path, target=None, delimiter=","):
     path : str or path-like
     target : str, optional
         Name of the label column; default: the last column.
+
+    Raises
+    ------
+    InputError
+        when the file cannot be read (missing, a folder, not text), has no
+        header, no data rows, a non-numeric value, or rows whose length
+        differs from the header's.
     """
-    with open(path, newline="") as fh:
-        header = next(csv.reader(fh, delimiter=delimiter))
+    try:
+        with open(path, newline="") as fh:
+            header = next(csv.reader(fh, delimiter=delimiter), None)
+    except FileNotFoundError:
+        raise InputError(f"no such file: {path}")
+    except (OSError, UnicodeDecodeError) as err:
+        # a folder, no permission, a binary file: the user's file, not a bug
+        raise InputError(f"cannot read {path}: {err}")
+    if not header:
+        raise InputError(f"{path} is empty: a header row is needed")
     header = [h.strip() for h in header]
     if target is None:
         k = len(header) - 1
@@ -255,9 +270,14 @@ def load_csv(path, target=None, delimiter=","):
         raise InputError(f"target column {target!r} not in the header of "
                          f"{path}: {header[:10]}...")
     try:
-        table = np.loadtxt(path, delimiter=delimiter, skiprows=1, ndmin=2)
+        with warnings.catch_warnings():
+            # numpy's "input contained no data": reported below as an error
+            warnings.simplefilter("ignore", UserWarning)
+            table = np.loadtxt(path, delimiter=delimiter, skiprows=1, ndmin=2)
     except ValueError as err:
         raise InputError(f"{path}: all columns must be numeric ({err})")
+    if table.shape[0] == 0:
+        raise InputError(f"{path} has a header but no data rows")
     if table.shape[1] != len(header):
         raise InputError(f"{path}: {len(header)} header names but "
                          f"{table.shape[1]} columns")

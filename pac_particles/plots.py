@@ -1,9 +1,9 @@
 """Figures: ROC curves, marginal posteriors and sampler diagnostics.
 
 All functions draw on a matplotlib ``Axes`` (created if not given) and return
-it; :func:`save` writes a figure to a PNG, :func:`save_rows` the numbers
-behind it to a CSV. The non-interactive ``Agg`` backend
-is used when no display is available.
+it; :func:`save` writes a figure to a PNG, :func:`save_rows` (that is,
+:func:`pac_particles.results.write_rows`) the numbers behind it to a CSV.
+The non-interactive ``Agg`` backend is used when no display is available.
 
 Example
 -------
@@ -14,7 +14,6 @@ Example
     save(ax.figure, "roc.png")
 """
 
-import csv
 import os
 
 import matplotlib
@@ -28,6 +27,8 @@ import numpy as np  # noqa: E402
 from sklearn.metrics import roc_curve  # noqa: E402
 
 from .auc import auc_risk, binary_labels  # noqa: E402
+# the numbers behind a figure are written by the package's one table writer
+from .results import write_rows as save_rows  # noqa: E402
 
 __all__ = ["plot_roc", "plot_marginals", "plot_cv_curve",
            "plot_adjusted_variance", "plot_boxplots_vs_k",
@@ -269,19 +270,4 @@ def save(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return path
-
-
-def save_rows(rows, path):
-    """Write the numbers behind a figure as a CSV: ``rows`` is a list of
-    dicts (the header is the union of their keys, in order of appearance;
-    folders created). Returns ``path``."""
-    if not rows:
-        raise ValueError(f"no rows to write to {path}")
-    fields = list(dict.fromkeys(key for row in rows for key in row))
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
     return path

@@ -6,9 +6,13 @@ Pima (576 training points) and Sonar; prints wall time, tempering steps and
 test AUCs, and writes a CSV.
 
     python scripts/bench_gp.py [--datasets pima sonar] [--n-particles 200]
+
+References
+----------
+[RACL14] Ridgway, Alquier, Chopin & Liang (2014), PAC-Bayesian AUC
+classification and scoring (GP scores: their section 5).
 """
 import argparse
-import os
 
 from sklearn.model_selection import train_test_split
 
@@ -17,6 +21,7 @@ from pac_particles.baselines import logistic_scores
 from pac_particles.data import load_dataset
 from pac_particles.models import AUCGibbsModel, GPAUCModel
 from pac_particles.posterior import run_smc
+from pac_particles.results import write_rows
 
 
 def main():
@@ -40,18 +45,18 @@ def main():
             post = run_smc(model, n_particles=args.n_particles,
                            len_chain=args.len_chain, seed=args.seed)
             auc = 1 - auc_risk(post.score(X_te), y_te)
-            rows.append((name, label, len(y_tr), post.n_steps, post.wall_time, auc))
+            rows.append({"dataset": name, "model": label, "n_train": len(y_tr),
+                         "tempering_steps": post.n_steps,
+                         "wall_seconds": post.wall_time, "test_auc": auc})
             print(f"{name:8s} {label:10s} {len(y_tr):7d} {post.n_steps:5d} "
                   f"{post.wall_time:7.1f} {auc:8.4f}", flush=True)
         auc = 1 - auc_risk(logistic_scores(X_tr, y_tr, X_te, random_state=args.seed),
                            y_te)
-        rows.append((name, "logistic", len(y_tr), 0, float("nan"), auc))
+        rows.append({"dataset": name, "model": "logistic", "n_train": len(y_tr),
+                     "tempering_steps": 0, "wall_seconds": float("nan"),
+                     "test_auc": auc})
         print(f"{name:8s} {'logistic':10s} {len(y_tr):7d} {'':5s} {'':7s} {auc:8.4f}")
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as fh:
-        fh.write("dataset,model,n_train,tempering_steps,wall_seconds,test_auc\n")
-        for r in rows:
-            fh.write(",".join(str(v) for v in r) + "\n")
+    print(write_rows(rows, args.out))
 
 
 if __name__ == "__main__":

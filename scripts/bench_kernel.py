@@ -6,6 +6,10 @@ Same particles, same machine, one run: evaluations per second of
 share of a full waste-free Pima SMC run spent inside the likelihood.
 
     python scripts/bench_kernel.py [--particles 200] [--repeats 3]
+
+References
+----------
+[DC22] Dau & Chopin (2022), Waste-free sequential Monte Carlo.
 """
 import argparse
 import time

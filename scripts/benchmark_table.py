@@ -7,6 +7,11 @@ against logistic regression and RankBoost on the same repeated stratified
 Built-in datasets always run; every CSV of --data-dir (label in the last
 column) is added. Training sets larger than --max-train rows are stratified
 subsamples (the test set stays whole). Writes Markdown and CSV.
+
+References
+----------
+[RACL14, Table 1] Ridgway, Alquier, Chopin & Liang (2014), PAC-Bayesian
+AUC classification and scoring.
 """
 import argparse
 import glob
@@ -14,13 +19,13 @@ import os
 import platform
 import time
 
-import numpy as np
 from sklearn.model_selection import train_test_split
 
 from pac_particles.auc import binary_labels
 from pac_particles.baselines import LogisticBaseline, RankBoost
 from pac_particles.data import load_csv, load_dataset
 from pac_particles.estimator import PACBayesAUC
+from pac_particles.results import write_rows
 from pac_particles.study import compare_scorers
 
 
@@ -97,11 +102,10 @@ def main():
                 f"{100 * binary_labels(y).mean():.0f}% | " + " | ".join(cells) + " |")
         lines.append(line)
         print(line + f"   [{time.perf_counter() - start:.0f} s]", flush=True)
-        rows += [(name, m, t["mean"], t["sd"], t["seconds"]) for m, t in table.items()]
-        with open(os.path.join(args.out, "benchmark_table.csv"), "w") as fh:
-            fh.write("dataset,method,mean_auc,sd_auc,fit_seconds\n")
-            for r in rows:
-                fh.write(f"{r[0]},{r[1]},{r[2]:.5f},{r[3]:.5f},{r[4]:.3f}\n")
+        rows += [{"dataset": name, "method": m, "mean_auc": round(t["mean"], 5),
+                  "sd_auc": round(t["sd"], 5), "fit_seconds": round(t["seconds"], 3)}
+                 for m, t in table.items()]
+        write_rows(rows, os.path.join(args.out, "benchmark_table.csv"))
     note = (f"\nTest AUC, mean ± sd over {args.repeats} stratified "
             f"{100 * (1 - args.test_size):.0f}/{100 * args.test_size:.0f} splits "
             f"(mean fit time); training sets capped at {args.max_train} rows. "

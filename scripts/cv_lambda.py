@@ -4,42 +4,45 @@ Prints the chosen lam and writes the CV curve (mean and spread over folds vs
 gamma) as a PNG and a CSV.
 
     python scripts/cv_lambda.py --dataset pima --lam-max 10000 --folds 5
+
+References
+----------
+[RACL14] Ridgway, Alquier, Chopin & Liang (2014), PAC-Bayesian AUC
+classification and scoring.
 """
 import argparse
 import os
 
 import numpy as np
 
+from pac_particles.cli import cv_curve_rows, parent_parsers
 from pac_particles.data import DATASETS, load_csv, load_dataset
 from pac_particles.plots import plot_cv_curve, save
+from pac_particles.results import write_rows
 from pac_particles.selection import cv_lambda
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parents = parent_parsers()
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        parents=[parents[k] for k in ("run", "quiet", "sampler", "jobs")])
     parser.add_argument("--dataset", default="pima", choices=sorted(DATASETS))
-    parser.add_argument("--csv", help="a CSV file instead (header, label last)")
+    parser.add_argument("--csv", help="a CSV file instead (header row)")
+    parser.add_argument("--target", help="label column of --csv (default: last)")
     parser.add_argument("--lam-max", type=float, default=None,
                         help="end of the path (default: 20 x n)")
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--n-particles", type=int, default=200)
-    parser.add_argument("--len-chain", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--out", default="results/cv_lambda")
     args = parser.parse_args()
-    X, y, _ = load_csv(args.csv) if args.csv else load_dataset(args.dataset)
+    out = args.out or "results/cv_lambda"
+    X, y, _ = (load_csv(args.csv, target=args.target) if args.csv
+               else load_dataset(args.dataset))
     lam_max = args.lam_max or 20.0 * len(y)
     cv = cv_lambda(X, y, lam_max=lam_max, n_folds=args.folds,
                    n_particles=args.n_particles, len_chain=args.len_chain,
-                   seed=args.seed, n_jobs=args.n_jobs, verbose=True)
-    os.makedirs(args.out, exist_ok=True)
-    np.savetxt(os.path.join(args.out, "cv_curve.csv"),
-               np.column_stack([cv.grid, cv.mean_auc, cv.std_auc, cv.fold_auc.T]),
-               delimiter=",", comments="",
-               header="gamma,mean_auc,sd_auc," + ",".join(
-                   f"fold{k + 1}" for k in range(args.folds)))
-    png = save(plot_cv_curve(cv).figure, os.path.join(args.out, "cv_curve.png"))
+                   seed=args.seed, n_jobs=args.n_jobs, verbose=not args.quiet)
+    write_rows(cv_curve_rows(cv), os.path.join(out, "cv_curve.csv"))
+    png = save(plot_cv_curve(cv).figure, os.path.join(out, "cv_curve.png"))
     print(f"chosen lam = {cv.best_lam:.5g} (mean validation AUC "
           f"{cv.mean_auc.max():.4f} +/- {cv.std_auc[np.argmax(cv.mean_auc)]:.4f}); "
           f"refit log Z = {cv.posterior.log_z:.3f}")

@@ -101,3 +101,165 @@ def test_missing_file_is_a_clear_error(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pac_particles.cli", "fit",
                            str(tmp_path / "none.csv")], capture_output=True, text=True)
     assert proc.returncode == 2 and "no such file" in proc.stderr
+
+
+# ------------------------------------------------- errors: bad input vs bugs
+
+@pytest.mark.parametrize("args, message", [
+    (["demo", "--n-particles", "1"], "n_particles must be"),
+    (["demo", "--len-chain", "1"], "len_chain must be"),
+    (["demo", "--test-size", "1.5"], "test_size must be"),
+    (["demo", "--test-size", "0"], "test_size must be > 0"),
+    (["cv", "missing.csv", "--folds", "1"], "folds must be"),
+])
+def test_input_error_is_one_line_and_exit_code_2(tmp_path, capsys, args, message):
+    with pytest.raises(SystemExit) as info:
+        main(args + ["--out", str(tmp_path), "--quiet"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_multi_line_input_error_is_printed_on_one_line(monkeypatch, capsys):
+    import pac_particles.cli as cli
+    from pac_particles.checks import InputError
+
+    def bad_input(**kwargs):
+        raise InputError("first line\nsecond line")
+    monkeypatch.setattr(cli, "demo", bad_input)
+    with pytest.raises(SystemExit) as info:
+        main(["demo", "--quiet"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err == "pac-particles: error: first line second line\n"
+
+
+@pytest.mark.parametrize("error", [RuntimeError("a bug"), ValueError("a bug"),
+                                   OSError("a bug")])
+def test_an_unexpected_error_is_not_swallowed(monkeypatch, error):
+    import pac_particles.cli as cli
+
+    def bug(**kwargs):
+        raise error
+    monkeypatch.setattr(cli, "demo", bug)
+    with pytest.raises(type(error), match="a bug"):
+        main(["demo", "--quiet"])
+
+
+def test_an_unexpected_error_shows_its_traceback(tmp_path):
+    # an estimator that fails with a bug: the command must not hide it
+    code = ("import sys, pac_particles.estimator as e, pac_particles.cli as cli\n"
+            "def fit(self, X, y):\n"
+            "    raise ZeroDivisionError('not an input error')\n"
+            "e.PACBayesAUC.fit = fit\n"
+            "sys.exit(cli.main(sys.argv[1:]))\n")
+    proc = subprocess.run([sys.executable, "-c", code, "demo", "--quiet",
+                           "--out", str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "Traceback" in proc.stderr and "ZeroDivisionError" in proc.stderr
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "cannot read"),                 # a folder
+    ("", "empty"),
+    ("a,b,y\n", "no data rows"),
+    ("a,b,y\n1,2\n", "columns"),
+])
+def test_unreadable_csv_is_one_line_and_exit_code_2(tmp_path, capsys, content,
+                                                    message):
+    path = tmp_path / "d.csv"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_text(content)
+    with pytest.raises(SystemExit) as info:
+        main(["fit", str(path), "--quiet", "--out", str(tmp_path / "out")])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------- demo = the estimator
+
+def test_demo_goes_through_the_estimator(tmp_path, monkeypatch):
+    import pac_particles.cli as cli
+    from pac_particles.estimator import PACBayesAUC
+    fitted = []
+
+    class Recording(PACBayesAUC):
+        def fit(self, X, y):
+            fitted.append((self.get_params(), X.shape))
+            return super().fit(X, y)
+    monkeypatch.setattr(cli, "PACBayesAUC", Recording)
+    r = demo(dataset="sonar", n_particles=30, len_chain=3, seed=1,
+             out=str(tmp_path), verbose=False)
+    assert len(fitted) == 1
+    params, shape = fitted[0]
+    assert params["method"] == "smc" and params["lam"] == r["n_train"] == shape[0]
+    assert (params["n_particles"], params["len_chain"]) == (30, 3)
+    assert params["random_state"] == 1
+    assert r["n_particles_total"] == 30 * 3
+    assert (tmp_path / "roc.png").exists() and (tmp_path / "marginals.png").exists()
+
+
+def test_demo_default_out_is_results_demo(monkeypatch):
+    import pac_particles.cli as cli
+    seen = {}
+    monkeypatch.setattr(cli, "demo", lambda **kw: seen.update(kw))
+    monkeypatch.setattr(cli, "_print_demo", lambda r: None)
+    main(["demo", "--quiet", "--seed", "3"])
+    assert seen["out"] == "results/demo" and seen["seed"] == 3
+    assert seen["verbose"] is False
+
+
+# ---------------------------------------------------------------- the writer
+
+def test_writer_round_trips_csv_and_json(tmp_path):
+    import csv
+    import json
+
+    import numpy as np
+
+    from pac_particles.checks import InputError
+    from pac_particles.results import write_json, write_rows
+    rows = [{"lam": np.float64(10.0), "auc": 0.75, "k": np.int64(3)},
+            {"lam": 100.0, "auc": np.float32(0.5), "note": "x"}]
+    path = write_rows(rows, str(tmp_path / "a" / "t.csv"))
+    with open(path, newline="") as fh:
+        back = list(csv.DictReader(fh))
+    assert list(back[0]) == ["lam", "auc", "k", "note"]
+    assert back == [{"lam": "10.0", "auc": "0.75", "k": "3", "note": ""},
+                    {"lam": "100.0", "auc": "0.5", "k": "", "note": "x"}]
+    path = write_rows(rows, str(tmp_path / "t.json"))
+    assert json.loads(open(path).read()) == [
+        {"lam": 10.0, "auc": 0.75, "k": 3}, {"lam": 100.0, "auc": 0.5, "note": "x"}]
+    summary = {"grid": np.array([1.0, 2.0]), "best": np.float64(2.0),
+               "ok": np.bool_(True), "pair": (1, np.int32(2)), "bad": np.nan,
+               "nested": {"n": np.int64(7), "path": tmp_path / "x"}}
+    path = write_json(summary, str(tmp_path / "b" / "s.json"))
+    assert json.loads(open(path).read()) == {
+        "grid": [1.0, 2.0], "best": 2.0, "ok": True, "pair": [1, 2], "bad": None,
+        "nested": {"n": 7, "path": str(tmp_path / "x")}}
+    with pytest.raises(InputError, match="csv or .json"):
+        write_rows(rows, str(tmp_path / "t.txt"))
+    with pytest.raises(ValueError, match="no rows"):
+        write_rows([], str(tmp_path / "t.csv"))
+
+
+def test_plots_save_rows_is_the_writer():
+    from pac_particles.plots import save_rows
+    from pac_particles.results import write_rows
+    assert save_rows is write_rows
+
+
+def test_run_smc_script_wires_particles_by_hand(tmp_path):
+    import json
+    import os
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "run_smc.py")
+    proc = subprocess.run([sys.executable, script, "--dataset", "sonar",
+                           "--n-particles", "20", "--len-chain", "3", "--out",
+                           str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["lam"] == summary["n_train"] and summary["particles"] == 60
+    assert summary["log_evidence"] < 0 and summary["test_auc_bayes_point"] > 0.6
+    assert len(summary["bayes_point"]) == 60
