@@ -14,6 +14,8 @@ exact draws, pairwise definitions) live in ``reference.py``.
   negative (a pair with ``d_ij = 0``).
 * :func:`two_blobs`, :func:`gaussian_classes`: Gaussian classes, positives
   shifted (fixed class sizes, or Bernoulli labels).
+* :func:`ellipse_problem`: features, ellipses and uniforms for the
+  exact-ellipse angle draws.
 * :func:`tempered_particles`: particles at the tempered target
   ``prior * exp(epn * loglik)``, as the SMC sampler hands them to a move.
 """
@@ -91,6 +93,20 @@ def gaussian_classes(n, pi, delta, rng):
     """X | Y ~ N(Y delta, I), Y ~ Bernoulli(pi) (boolean labels)."""
     y = rng.random(n) < pi
     return rng.normal(size=(n, len(delta))) + np.outer(y, delta), y
+
+
+def ellipse_problem(rng, binary, n_rows, n_pos=12, n_neg=15, d=3):
+    """Inputs of the exact-ellipse angle draws: ``X_pos, X_neg`` (binary
+    features: coincident break points and ties, else normal), ``n_rows``
+    ellipses ``theta cos + nu sin`` and two uniforms per ellipse."""
+    if binary:
+        X_pos = rng.integers(0, 2, size=(n_pos, d)).astype(float)
+        X_neg = rng.integers(0, 2, size=(n_neg, d)).astype(float)
+    else:
+        X_pos, X_neg = rng.normal(size=(n_pos, d)), rng.normal(size=(n_neg, d))
+    theta, nu = rng.normal(size=(n_rows, d)), rng.normal(size=(n_rows, d))
+    u_arc, u_within = rng.uniform(size=n_rows), rng.uniform(size=n_rows)
+    return X_pos, X_neg, theta, nu, u_arc, u_within
 
 
 # --------------------------------------------------------------- particles

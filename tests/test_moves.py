@@ -22,7 +22,7 @@ from reference import (AngularQuadrature, arc_weights,
                        sample_angular_posterior)
 
 
-from conftest import tempered_particles, two_d_problem
+from conftest import ellipse_problem, tempered_particles, two_d_problem
 
 
 def _angle_pit(theta, quad):
@@ -50,14 +50,8 @@ def _run_move(move, x, target, n_steps):
 def test_exact_ellipse_kernel_matches_numpy_reference(binary):
     """Same uniforms, same angle, from kappa = 0 to a steep 1e5; binary
     features give coincident break points and ties."""
-    rng = np.random.default_rng(1)
-    if binary:
-        X_pos = rng.integers(0, 2, size=(12, 3)).astype(float)
-        X_neg = rng.integers(0, 2, size=(15, 3)).astype(float)
-    else:
-        X_pos, X_neg = rng.normal(size=(12, 3)), rng.normal(size=(15, 3))
-    theta, nu = rng.normal(size=(60, 3)), rng.normal(size=(60, 3))
-    u_arc, u_within = rng.uniform(size=60), rng.uniform(size=60)
+    X_pos, X_neg, theta, nu, u_arc, u_within = ellipse_problem(
+        np.random.default_rng(1), binary, 60)
     for kappa in (0.0, 0.05, 3.0, 1e5):
         phi = ellipse_angle_draws(theta @ X_pos.T, theta @ X_neg.T, nu @ X_pos.T,
                                   nu @ X_neg.T, kappa, u_arc, u_within)

@@ -17,7 +17,7 @@ angle draws (``ellipse_angle_draws``).
 import numpy as np
 import pytest
 
-from conftest import tied_data, two_blobs
+from conftest import ellipse_problem, tied_data, two_blobs
 from pac_particles import parallel
 from pac_particles.auc import auc_risk, linear_auc_risk
 from pac_particles.ep import EPLinear
@@ -134,13 +134,7 @@ def test_svgd_smoothed_risk(rng):
 def test_exact_ellipse_angle_draws(rng, binary):
     """Fixed uniforms; binary features give coincident break points and
     ties."""
-    if binary:
-        X_pos = rng.integers(0, 2, size=(12, 3)).astype(float)
-        X_neg = rng.integers(0, 2, size=(15, 3)).astype(float)
-    else:
-        X_pos, X_neg = rng.normal(size=(12, 3)), rng.normal(size=(15, 3))
-    theta, nu = rng.normal(size=(41, 3)), rng.normal(size=(41, 3))
-    u_arc, u_within = rng.uniform(size=41), rng.uniform(size=41)
+    X_pos, X_neg, theta, nu, u_arc, u_within = ellipse_problem(rng, binary, 41)
 
     def draws():
         return [ellipse_angle_draws(theta @ X_pos.T, theta @ X_neg.T,
