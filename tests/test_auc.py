@@ -7,11 +7,6 @@ from pac_particles.auc import (_merge_count, auc_risk, binary_labels,
 from reference import pairwise_risk
 
 
-@pytest.fixture
-def rng():
-    return np.random.default_rng(20141208)
-
-
 def test_risk_equals_one_minus_sklearn_auc_on_continuous_scores(rng):
     y = rng.integers(0, 2, 300)
     s = rng.normal(size=300) + y

@@ -5,11 +5,12 @@ from sklearn.metrics import roc_auc_score, roc_curve
 from pac_particles.baselines import RankBoost, logistic_scores
 
 
+from conftest import noisy_linear
+
+
 def _data(n=120, d=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d)).round(1)  # ties in features
-    y = (X[:, 0] - X[:, 1] + rng.normal(size=n) > 0).astype(int)
-    return X, y
+    # features rounded to one decimal: ties
+    return noisy_linear(n, [1.0, -1.0], seed, d=d, decimals=1)
 
 
 def _pairwise_rankboost(X, y, n_rounds):

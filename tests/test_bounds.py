@@ -25,6 +25,7 @@ from pac_particles.posterior import run_smc
 from pac_particles.priors import SquaredExponential
 from pac_particles.risks import AUCRisk
 from pac_particles.vb import GaussianVB, expected_auc_risk, ordered_pairs_factor
+from conftest import gaussian_classes
 from reference import AngularQuadrature
 
 
@@ -41,14 +42,8 @@ def ordered_pairs_risk(scores, y):
     return bad / (n * (n - 1))
 
 
-def gaussian_classes(n, pi, delta, rng):
-    """X | Y ~ N(Y delta, I), Y ~ Bernoulli(pi)."""
-    y = rng.random(n) < pi
-    return rng.normal(size=(n, len(delta))) + np.outer(y, delta), y
-
-
 def population_auc_risk(theta, delta):
-    """1 - AUC of x . theta for the Gaussian classes above (theta: (N, d))."""
+    """1 - AUC of x . theta for ``gaussian_classes(n, pi, delta)`` (theta: (N, d))."""
     norms = np.linalg.norm(theta, axis=-1)
     return norm.cdf(-(theta @ delta) / (math.sqrt(2) * norms))
 

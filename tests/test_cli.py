@@ -41,10 +41,8 @@ def test_unknown_dataset_is_refused_by_argparse():
 
 
 def _write_csv(path, n=160, seed=0):
-    import numpy as np
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 3))
-    y = (X[:, 0] - X[:, 1] + rng.normal(size=n) > 0).astype(int)
+    from conftest import noisy_linear
+    X, y = noisy_linear(n, [1.0, -1.0], seed, d=3)
     with open(path, "w") as fh:
         fh.write("f1,outcome,f2,f3\n")
         for row, label in zip(X, y):

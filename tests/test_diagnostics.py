@@ -17,14 +17,9 @@ from pac_particles.study import (RepeatedRuns, SpikeSlabPath,
                                  adjusted_variance, matched_sizes,
                                  repeated_runs, spike_slab_path)
 
+from conftest import two_d_problem
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _two_d_problem(n=100, seed=3):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    y = (X @ [1.0, 0.5] + 0.8 * rng.normal(size=n) > 0).astype(int)
-    return X, y
 
 
 # ------------------------------------------------------- adjusted variance
@@ -88,7 +83,7 @@ def test_adjusted_variance_of_runs_charges_k_or_evaluations_per_particle():
 # ------------------------------------------------------- repeated runs
 
 def test_repeated_runs_is_reproducible_with_the_same_seed():
-    X, y = _two_d_problem()
+    X, y = two_d_problem(n=100)
     model = AUCGibbsModel(X, y, lam=50.0)
     kwargs = dict(move_name="random_walk", len_chains=[2, 4], n_runs=2,
                   wastefree=False, n_particles=30, n_coefficients=2)
@@ -105,7 +100,7 @@ def test_repeated_runs_is_reproducible_with_the_same_seed():
 
 
 def test_repeated_runs_give_the_same_numbers_in_worker_processes():
-    X, y = _two_d_problem()
+    X, y = two_d_problem(n=100)
     model = AUCGibbsModel(X, y, lam=50.0)
     kwargs = dict(move_name="calibrated_slice", len_chains=[3], n_runs=2,
                   wastefree=True, n_particles=20, seed=1, numba_threads=1)
@@ -132,7 +127,7 @@ def test_matched_sizes_pair_standard_and_waste_free_runs():
 # ------------------------------------------------------- spike-and-slab path
 
 def test_spike_slab_path_gives_means_and_inclusion_probabilities_per_v0():
-    X, y = _two_d_problem()
+    X, y = two_d_problem(n=100)
     path = spike_slab_path(X, y, lam=50.0, v0_grid=[1e-3, 1e-1], p=0.5,
                            n_particles=30, len_chain=3, seed=0)
     assert path.means.shape == (2, 2) and path.inclusion_probs.shape == (2, 2)

@@ -19,18 +19,9 @@ from pac_particles.ep import (EPConvergenceWarning, EPGP, EPLinear,
 from pac_particles.ep.pairwise import pairwise_ep
 
 
+from conftest import two_blobs
+
 # ----------------------------------------------------------------- helpers
-
-def two_blobs(n, d, seed, shift=1.0, n_pos=None):
-    """Positives shifted along a fixed direction; labels in {0, 1}."""
-    rng = np.random.default_rng(seed)
-    n_pos = n // 2 if n_pos is None else n_pos
-    y = (np.arange(n) < n_pos).astype(int)
-    X = rng.standard_normal((n, d))
-    direction = np.linspace(1.0, 0.2, d)
-    X[y == 1] += shift * direction / np.linalg.norm(direction)
-    return X, y
-
 
 def gibbs_quadrature_2d(X, y, lam):
     """Exact log Z, mean and covariance of the Gibbs posterior in d = 2.
@@ -558,7 +549,7 @@ def test_bad_input_raises_value_error_naming_the_problem(make, match):
 # ------------------------------------------------ against a long SMC run
 
 @pytest.mark.slow
-def test_matches_long_smc_run_on_pima():
+def test_matches_long_smc_run_on_pima(pima):
     """EP vs adaptive-tempering SMC on Pima, lam = n, prior N(0, I).
 
     SMC moments are Rao-Blackwellised over the radius: under an isotropic
@@ -574,7 +565,7 @@ def test_matches_long_smc_run_on_pima():
     from pac_particles.models import AUCGibbsModel
     from pac_particles.posterior import run_smc
 
-    X, y, _ = load_dataset("pima")
+    X, y = pima
     lam = len(y)
     ep = EPLinear(X, y, lam=lam).fit()
     post = run_smc(AUCGibbsModel(X, y, lam=lam), n_particles=500,

@@ -6,6 +6,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
+from conftest import noisy_linear
 from pac_particles.estimator import PACBayesAUC
 
 
@@ -136,11 +137,8 @@ def test_vb_chooses_lam_by_cross_validation():
     assert est.lam_ in est.cv_.grid
 
 
-def _sparse(n=240, d=12, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = (X[:, :3] @ np.array([2.0, -2.0, 1.5]) + rng.normal(size=n) > 0).astype(int)
-    return X, y
+def _sparse(n=240, seed=0):
+    return noisy_linear(n, [2.0, -2.0, 1.5], seed, d=12)
 
 
 @pytest.mark.parametrize("method", ["smc", "ep"])

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy.linalg import cho_solve
 
+from conftest import noisy_linear
 from pac_particles.auc import auc_risk
 from pac_particles.models import AUCGibbsModel, GPAUCModel
 from pac_particles.moves import RegularizedRandomWalk
@@ -20,11 +21,8 @@ def _circles(n, seed):
     return X, y
 
 
-def _linear(n, seed, d=3):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = (X @ np.array([1.0, -1.0, 0.5]) + rng.normal(size=n) > 0).astype(int)
-    return X, y
+def _linear(n, seed):
+    return noisy_linear(n, [1.0, -1.0, 0.5], seed)
 
 
 def test_gp_prior_logpdf_matches_scipy():

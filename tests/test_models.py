@@ -8,25 +8,16 @@ from pac_particles.auc import auc_risk
 from pac_particles.models import AUCGibbsModel, RobustAdaptiveTempering
 from pac_particles.posterior import run_smc
 from pac_particles.priors import gaussian_prior
+from conftest import noisy_linear, two_d_problem
 from reference import assert_smc_matches_quadrature
 
 
-def _two_d_problem(n=200, seed=3):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    y = (X @ [1.0, 0.5] + 0.8 * rng.normal(size=n) > 0).astype(int)
-    return X, y
-
-
-def _separable(n, d=5, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = (X @ np.arange(1.0, d + 1) > 0).astype(int)
-    return X, y
+def _separable(n, seed=0):
+    return noisy_linear(n, np.arange(1.0, 6.0), seed, noise=0)
 
 
 def test_loglik_is_minus_lam_times_risk():
-    X, y = _two_d_problem()
+    X, y = two_d_problem()
     model = AUCGibbsModel(X, y, lam=7.5, standardize=False)
     theta = model.prior.rvs(size=30)
     expected = [-7.5 * auc_risk(X @ t, y) for t in theta["theta"]]
@@ -36,13 +27,13 @@ def test_loglik_is_minus_lam_times_risk():
 
 @pytest.mark.parametrize("lam", [0.0, -3.0, np.nan])
 def test_model_rejects_non_positive_lam(lam):
-    X, y = _two_d_problem(n=20)
+    X, y = two_d_problem(n=20)
     with pytest.raises(ValueError, match="lam"):
         AUCGibbsModel(X, y, lam=lam)
 
 
 def test_model_rejects_prior_of_wrong_dimension():
-    X, y = _two_d_problem(n=20)
+    X, y = two_d_problem(n=20)
     with pytest.raises(ValueError, match="dimension"):
         AUCGibbsModel(X, y, lam=1.0, prior=gaussian_prior(3))
     with pytest.raises(ValueError, match="field 'theta'"):
@@ -51,7 +42,7 @@ def test_model_rejects_prior_of_wrong_dimension():
 
 
 def test_run_smc_rejects_too_few_particles():
-    X, y = _two_d_problem(n=20)
+    X, y = two_d_problem(n=20)
     with pytest.raises(ValueError, match="n_particles"):
         run_smc(AUCGibbsModel(X, y, lam=1.0), n_particles=1)
 
@@ -60,7 +51,7 @@ def test_smc_matches_quadrature_in_two_dimensions():
     """Mean direction and log Z of the exact Gibbs posterior (computed by
     exact integration over the arcs of the piecewise-constant risk) agree with
     independent waste-free SMC runs, within their Monte Carlo error."""
-    X, y = _two_d_problem()
+    X, y = two_d_problem()
     lam = float(len(y))
     assert_smc_matches_quadrature(X, y, lam, lambda seed: run_smc(
         AUCGibbsModel(X, y, lam=lam, standardize=False), n_particles=500,
@@ -68,7 +59,7 @@ def test_smc_matches_quadrature_in_two_dimensions():
 
 
 def test_model_runs_unchanged_in_particles_smc_waste_free_and_standard():
-    X, y = _two_d_problem(n=100)
+    X, y = two_d_problem(n=100)
     for wastefree in (True, False):
         np.random.seed(1)
         fk = ssp.AdaptiveTempering(AUCGibbsModel(X, y, lam=50.0),
@@ -124,7 +115,7 @@ def test_separable_data_reaches_near_zero_training_risk_and_optimal_test_auc():
 
 
 def test_path_and_point_estimates():
-    X, y = _two_d_problem()
+    X, y = two_d_problem()
     post = run_smc(AUCGibbsModel(X, y, lam=100.0), n_particles=100, len_chain=5,
                    seed=2)
     assert post.exponents[0] == 0 and post.exponents[-1] == 1

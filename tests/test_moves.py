@@ -25,23 +25,7 @@ from reference import (AngularQuadrature, arc_weights,
                        sample_angular_posterior)
 
 
-def _two_d_problem(n=200, seed=3):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    y = (X @ [1.0, 0.5] + 0.8 * rng.normal(size=n) > 0).astype(int)
-    return X, y
-
-
-def _tempered_particles(model, theta, epn):
-    """Particles at the target ``prior * exp(epn * loglik)``, evaluated by
-    particles' own tempering target, as AdaptiveTempering hands them to a
-    move (exponent in x.shared)."""
-    target = ssp.AdaptiveTempering(model).current_target(epn)
-    arr = np.empty(theta.shape[0], dtype=model.prior.rvs(size=1).dtype)
-    arr["theta"] = theta
-    x = ssp.ThetaParticles(theta=arr, shared={"exponents": [0.0, epn]})
-    target(x)
-    return x, target
+from conftest import ellipse_problem, tempered_particles, two_d_problem
 
 
 def _angle_pit(theta, quad):
@@ -69,14 +53,8 @@ def _run_move(move, x, target, n_steps):
 def test_exact_ellipse_kernel_matches_numpy_reference(binary):
     """Same uniforms, same angle, from kappa = 0 to a steep 1e5; binary
     features give coincident break points and ties."""
-    rng = np.random.default_rng(1)
-    if binary:
-        X_pos = rng.integers(0, 2, size=(12, 3)).astype(float)
-        X_neg = rng.integers(0, 2, size=(15, 3)).astype(float)
-    else:
-        X_pos, X_neg = rng.normal(size=(12, 3)), rng.normal(size=(15, 3))
-    theta, nu = rng.normal(size=(60, 3)), rng.normal(size=(60, 3))
-    u_arc, u_within = rng.uniform(size=60), rng.uniform(size=60)
+    X_pos, X_neg, theta, nu, u_arc, u_within = ellipse_problem(
+        np.random.default_rng(1), binary, 60)
     for kappa in (0.0, 0.05, 3.0, 1e5):
         phi = ellipse_angle_draws(theta @ X_pos.T, theta @ X_neg.T, nu @ X_pos.T,
                                   nu @ X_neg.T, kappa, u_arc, u_within)
@@ -138,7 +116,7 @@ def test_elliptical_slice_needs_exactly_one_covariance():
 def test_covariance_forms_give_identical_moves():
     """Cholesky factor, covariance matrix and variances describe the same
     prior: same seed, same trajectory."""
-    X, y = _two_d_problem(n=60)
+    X, y = two_d_problem(n=60)
     model = AUCGibbsModel(X, y, lam=30.0, standardize=False)
     cov = np.array([[2.0, 0.6], [0.6, 1.0]])
     start = np.random.default_rng(0).normal(size=(50, 2))
@@ -146,7 +124,7 @@ def test_covariance_forms_give_identical_moves():
              "cov": dict(prior_cov=cov)}
     results = {}
     for name, kwargs in forms.items():
-        x, target = _tempered_particles(model, start, 0.5)
+        x, target = tempered_particles(model, start, 0.5)
         np.random.seed(5)
         _run_move(EllipticalSlice(**kwargs), x, target, 3)
         results[name] = x.theta["theta"].copy()
@@ -154,7 +132,7 @@ def test_covariance_forms_give_identical_moves():
     diag = {}
     for name, kwargs in {"var": dict(prior_var=[2.0, 1.0]),
                          "chol": dict(prior_chol=np.diag(np.sqrt([2.0, 1.0])))}.items():
-        x, target = _tempered_particles(model, start, 0.5)
+        x, target = tempered_particles(model, start, 0.5)
         np.random.seed(5)
         _run_move(EllipticalSlice(**kwargs), x, target, 3)
         diag[name] = x.theta["theta"].copy()
@@ -162,7 +140,7 @@ def test_covariance_forms_give_identical_moves():
 
 
 def test_exact_gibbs_refuses_more_pairs_than_max_pairs():
-    X, y = _two_d_problem(n=200)
+    X, y = two_d_problem(n=200)
     model = AUCGibbsModel(X, y, lam=10.0)
     with pytest.raises(ValueError, match="max_pairs"):
         ExactEllipseGibbs(model, max_pairs=1000)
@@ -171,7 +149,7 @@ def test_exact_gibbs_refuses_more_pairs_than_max_pairs():
 
 
 def test_gaussian_moves_refuse_non_gaussian_priors():
-    X, y = _two_d_problem(n=40)
+    X, y = two_d_problem(n=40)
     prior = dists.StructDist({"theta": dists.IndepProd(dists.Laplace(),
                                                        dists.Laplace())})
     model = AUCGibbsModel(X, y, lam=10.0, prior=prior)
@@ -182,9 +160,9 @@ def test_gaussian_moves_refuse_non_gaussian_priors():
 
 
 def test_tempering_exponent_is_read_and_checked_against_the_target():
-    X, y = _two_d_problem(n=40)
+    X, y = two_d_problem(n=40)
     model = AUCGibbsModel(X, y, lam=20.0, standardize=False)
-    x, _ = _tempered_particles(model, np.random.default_rng(0).normal(size=(30, 2)),
+    x, _ = tempered_particles(model, np.random.default_rng(0).normal(size=(30, 2)),
                                0.37)
     assert tempering_exponent(x) == 0.37
     x.shared["exponents"].append(0.9)  # contradicts lpost - lprior
@@ -201,7 +179,7 @@ N_INVARIANCE = 6000
 
 
 def _exact_start(eps, seed=0):
-    X, y = _two_d_problem(n=80)
+    X, y = two_d_problem(n=80)
     lam = 80.0
     model = AUCGibbsModel(X, y, lam=lam, standardize=False)
     quad = AngularQuadrature(X, y, eps * lam)
@@ -216,7 +194,7 @@ def test_move_leaves_tempered_gibbs_posterior_invariant(name):
     steps of the move alone leave the angle and radius distributed exactly
     as the target: their probability integral transforms stay uniform."""
     model, quad, theta = _exact_start(0.5)
-    x, target = _tempered_particles(model, theta, 0.5)
+    x, target = tempered_particles(model, theta, 0.5)
     np.random.seed(11)
     move = make_move(name, model)
     _run_move(move, x, target, 5)
@@ -233,7 +211,7 @@ def test_invariance_check_detects_a_move_at_the_wrong_exponent():
     """The check above has power: moving exact draws at exponent 0.5 with
     the target at exponent 1 is caught."""
     model, quad, theta = _exact_start(0.5)
-    x, _ = _tempered_particles(model, theta, 0.5)
+    x, _ = tempered_particles(model, theta, 0.5)
     wrong_target = ssp.AdaptiveTempering(model).current_target(1.0)
     wrong_target(x)
     np.random.seed(11)
@@ -243,7 +221,7 @@ def test_invariance_check_detects_a_move_at_the_wrong_exponent():
 
 def test_elliptical_slice_reports_evaluations_as_inverse_acceptance_rate():
     model, _, theta = _exact_start(0.5)
-    x, target = _tempered_particles(model, theta[:500], 0.5)
+    x, target = tempered_particles(model, theta[:500], 0.5)
     move = EllipticalSlice.for_model(model)
     before = model.n_risk_evaluations
     np.random.seed(0)
@@ -276,10 +254,10 @@ def test_exact_and_slice_give_the_same_angle_distribution_on_one_ellipse():
         return np.interp(np.mod(phi, 2 * np.pi), edges, cdf_edges)
 
     np.random.seed(3)
-    x, target = _tempered_particles(model, np.tile(theta0, (n, 1)), eps)
+    x, target = tempered_particles(model, np.tile(theta0, (n, 1)), eps)
     phi_exact = ExactEllipseGibbs(model).move_along(x, target, np.tile(nu0, (n, 1)))
 
-    x, target = _tempered_particles(model, np.tile(theta0, (n, 1)), eps)
+    x, target = tempered_particles(model, np.tile(theta0, (n, 1)), eps)
     move = EllipticalSlice.for_model(model)
     psi = np.zeros(n)
     basis = np.column_stack([theta0, nu0])
@@ -302,7 +280,7 @@ def test_exact_and_slice_give_the_same_angle_distribution_on_one_ellipse():
 def test_smc_with_move_matches_quadrature_in_two_dimensions(name, n_particles, n_runs):
     """The foundation's d = 2 check (mean direction and log Z against exact
     quadrature), with the move under test."""
-    X, y = _two_d_problem()
+    X, y = two_d_problem()
     lam = float(len(y))
 
     def run(seed):
@@ -314,7 +292,7 @@ def test_smc_with_move_matches_quadrature_in_two_dimensions(name, n_particles, n
 
 
 def test_elliptical_slice_in_standard_smc_matches_quadrature():
-    X, y = _two_d_problem()
+    X, y = two_d_problem()
     exact = AngularQuadrature(X, y, 200.0)
     model = AUCGibbsModel(X, y, lam=200.0, standardize=False)
     post = run_smc(model, n_particles=2000, len_chain=4, wastefree=False, seed=1,
@@ -326,7 +304,7 @@ def test_elliptical_slice_in_standard_smc_matches_quadrature():
 # ------------------------------------------------------ defaults, checks
 
 def test_default_move_is_the_calibrated_slice_for_gaussian_priors():
-    X, y = _two_d_problem(n=40)
+    X, y = two_d_problem(n=40)
     assert isinstance(default_move(AUCGibbsModel(X, y, lam=5.0)),
                       CalibratedEllipticalSlice)
     laplace = dists.StructDist({"theta": dists.IndepProd(dists.Laplace(),
@@ -340,7 +318,7 @@ def test_default_move_is_the_calibrated_slice_for_gaussian_priors():
 
 
 def test_check_move_fits_refuses_moves_that_cannot_work_with_the_model():
-    X, y = _two_d_problem(n=40)
+    X, y = two_d_problem(n=40)
     gp = GPAUCModel(X, y, lam=5.0)
     for move in (RegularizedRandomWalk(), CalibratedEllipticalSlice()):
         with pytest.raises(InputError, match="refused for GP latent scores"):
@@ -366,7 +344,7 @@ def test_check_move_fits_refuses_moves_that_cannot_work_with_the_model():
 def test_run_smc_without_move_runs_the_default_move():
     """Same seed: the default run is the run with move=default_move(model),
     and differs from the random walk's."""
-    X, y = _two_d_problem(n=100)
+    X, y = two_d_problem(n=100)
     model = AUCGibbsModel(X, y, lam=50.0)
     default = run_smc(model, n_particles=100, len_chain=5, seed=0)
     explicit = run_smc(model, n_particles=100, len_chain=5, seed=0,
@@ -380,7 +358,7 @@ def test_run_smc_without_move_runs_the_default_move():
 
 
 def test_run_smc_rejects_sequence_of_another_chain_length():
-    X, y = _two_d_problem(n=40)
+    X, y = two_d_problem(n=40)
     model = AUCGibbsModel(X, y, lam=5.0)
     seq = ssp.MCMCSequenceWF(mcmc=EllipticalSlice.for_model(model), len_chain=7)
     with pytest.raises(ValueError, match="len_chain"):
@@ -403,7 +381,7 @@ def test_slice_moves_run_with_one_dimensional_theta(name):
 
 
 def test_moves_plug_into_particles_directly():
-    X, y = _two_d_problem(n=100)
+    X, y = two_d_problem(n=100)
     model = AUCGibbsModel(X, y, lam=50.0)
     for move in (EllipticalSlice.for_model(model), ExactEllipseGibbs(model)):
         np.random.seed(0)
@@ -420,7 +398,7 @@ def test_compare_moves_matches_budgets_and_reports_refusals():
     """The efficiency study gives each move the random walk's budget of
     risk evaluations and reports moves that refuse the model."""
     from pac_particles.study import compare_moves, format_move_table
-    X, y = _two_d_problem(n=300)  # P > 20000: exact Gibbs refuses
+    X, y = two_d_problem(n=300)  # P > 20000: exact Gibbs refuses
     model = AUCGibbsModel(X, y, lam=100.0)
     rows = compare_moves(model, moves=["random_walk", "elliptical_slice", "exact_gibbs"],
                          n_runs=2, n_particles=30, len_chain=9, seed=0, label="toy")
@@ -435,12 +413,12 @@ def test_compare_moves_matches_budgets_and_reports_refusals():
 
 def test_calibrated_slice_needs_calibration_and_works_with_non_gaussian_priors():
     """It uses only lpost, so any continuous prior goes (here Laplace)."""
-    X, y = _two_d_problem(n=100)
+    X, y = two_d_problem(n=100)
     laplace = dists.StructDist({"theta": dists.IndepProd(dists.Laplace(),
                                                          dists.Laplace())})
     model = AUCGibbsModel(X, y, lam=50.0, prior=laplace)
     move = CalibratedEllipticalSlice()
-    x, target = _tempered_particles(model, np.random.default_rng(0).laplace(size=(20, 2)),
+    x, target = tempered_particles(model, np.random.default_rng(0).laplace(size=(20, 2)),
                                     0.5)
     with pytest.raises(ValueError, match="calibrate"):
         move.step(x, target)

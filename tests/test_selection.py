@@ -7,14 +7,12 @@ from pac_particles.models import AUCGibbsModel
 from pac_particles.posterior import run_smc
 from pac_particles.priors import gaussian_prior
 from pac_particles.selection import PathScores, cv_lambda, evidence_grid
+from conftest import noisy_linear
 from reference import AngularQuadrature
 
 
-def _noisy(n=240, d=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = (X @ np.array([1.0, -1.0, 0.5, 0.0])[:d] + rng.normal(size=n) > 0).astype(int)
-    return X, y
+def _noisy(n=240, seed=0):
+    return noisy_linear(n, [1.0, -1.0, 0.5, 0.0], seed)
 
 
 def test_path_scores_at_the_last_step_are_the_final_point_estimate():

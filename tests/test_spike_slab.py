@@ -5,6 +5,7 @@ import pytest
 from particles import smc_samplers as ssp
 from scipy import stats
 
+from conftest import sparse_two_d_problem, tempered_particles
 from pac_particles.models import AUCGibbsModel
 from pac_particles.moves import (EllipticalSlice, RegularizedRandomWalk,
                                  SpikeSlabMove)
@@ -13,25 +14,7 @@ from pac_particles.priors import SpikeSlabPrior
 from reference import AngularQuadrature, SpikeSlabQuadrature, arc_weights
 
 
-def _sparse_two_d_problem(n=200, seed=3):
-    """y depends mostly on the first feature."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    rng.normal(size=n)  # same stream as the other d = 2 tests' noise draw
-    y = (X @ [1.0, 0.15] + 0.8 * rng.normal(size=n) > 0).astype(int)
-    return X, y
-
-
 P, V0, V1, LAM = 0.5, 0.05, 1.0, 200.0
-
-
-def _particles_at(model, theta, z, epn):
-    target = ssp.AdaptiveTempering(model).current_target(epn)
-    arr = np.empty(theta.shape[0], dtype=model.prior.dtype)
-    arr["theta"], arr["z"] = theta, z
-    x = ssp.ThetaParticles(theta=arr, shared={"exponents": [0.0, epn]})
-    target(x)
-    return x, target
 
 
 def _mixture_cdf(t, p, v0, v1):
@@ -105,7 +88,7 @@ def test_dirac_spike_is_a_valid_prior_but_smc_refuses_it():
         prior.logpdf(x)
     with pytest.raises(ValueError, match="v0"):
         SpikeSlabMove(prior)
-    X, y = _sparse_two_d_problem(n=40)
+    X, y = sparse_two_d_problem(n=40)
     model = AUCGibbsModel(X, y, lam=10.0, prior=SpikeSlabPrior(2, p=0.5, v0=1e-3))
     model.prior = prior  # as if the check at construction had been bypassed
     with pytest.raises(ValueError, match="v0"):
@@ -128,7 +111,7 @@ def test_prior_particles_survive_particles_array_operations():
 
 
 def test_model_accepts_the_prior_and_refuses_moves_that_cannot_move_it():
-    X, y = _sparse_two_d_problem(n=60)
+    X, y = sparse_two_d_problem(n=60)
     model = AUCGibbsModel(X, y, lam=10.0, prior=SpikeSlabPrior(2, p=0.5, v0=V0))
     assert model.loglik(model.prior.rvs(size=5)).shape == (5,)
     for move in (RegularizedRandomWalk(), EllipticalSlice(prior_var=[1.0, 1.0])):
@@ -146,13 +129,13 @@ def test_move_at_lam_zero_converges_to_the_prior_inclusion_rate():
     """Target exponent 0 (lam = 0): the prior alone. From every z_k = 1
     (far from the prior rate p = 0.2), 40 steps reach inclusion rate p and
     the mixture marginal of theta."""
-    X, y = _sparse_two_d_problem(n=40)
+    X, y = sparse_two_d_problem(n=40)
     rng = np.random.default_rng(0)
     prior = SpikeSlabPrior(d=2, p=0.2, v0=V0, v1=V1)
     model = AUCGibbsModel(X, y, lam=10.0, prior=prior)
     n = 4000
-    x, target = _particles_at(model, rng.normal(size=(n, 2)), np.ones((n, 2), bool),
-                              0.0)
+    x, target = tempered_particles(model, rng.normal(size=(n, 2)), 0.0,
+                                   z=np.ones((n, 2), bool))
     move = SpikeSlabMove.for_model(model)
     np.random.seed(4)
     for _ in range(40):
@@ -170,12 +153,12 @@ def test_move_leaves_the_tempered_spike_slab_posterior_invariant():
     """Exact joint draws of (theta, z) at exponent 0.5 (four quadratures),
     five steps: configurations keep their exact probabilities and, given z,
     the angle of theta / sqrt(v_z) keeps its exact law."""
-    X, y = _sparse_two_d_problem()
+    X, y = sparse_two_d_problem()
     model = AUCGibbsModel(X, y, lam=LAM, standardize=False,
                           prior=SpikeSlabPrior(2, p=P, v0=V0, v1=V1))
     exact = SpikeSlabQuadrature(X, y, 0.5 * LAM, P, V0, V1)
     theta, z = exact.sample(6000, np.random.default_rng(1))
-    x, target = _particles_at(model, theta, z, 0.5)
+    x, target = tempered_particles(model, theta, 0.5, z=z)
     move = SpikeSlabMove.for_model(model)
     np.random.seed(7)
     for _ in range(5):
@@ -196,9 +179,10 @@ def test_move_leaves_the_tempered_spike_slab_posterior_invariant():
 
 
 def test_move_refuses_a_target_with_another_prior():
-    X, y = _sparse_two_d_problem(n=40)
+    X, y = sparse_two_d_problem(n=40)
     model = AUCGibbsModel(X, y, lam=10.0, prior=SpikeSlabPrior(2, p=0.5, v0=V0))
-    x, target = _particles_at(model, np.zeros((5, 2)) + 0.1, np.ones((5, 2), bool), 0.5)
+    x, target = tempered_particles(model, np.zeros((5, 2)) + 0.1, 0.5,
+                                   z=np.ones((5, 2), bool))
     other = SpikeSlabMove(SpikeSlabPrior(2, p=0.3, v0=V0))
     with pytest.raises(ValueError, match="prior"):
         other.step(x, target)
@@ -209,7 +193,7 @@ def test_move_refuses_a_target_with_another_prior():
 def test_smc_recovers_exact_inclusion_probabilities_and_evidence():
     """d = 2: SMC with the default move (SpikeSlabMove) against the exact
     spike-and-slab posterior (quadrature per configuration of z)."""
-    X, y = _sparse_two_d_problem()
+    X, y = sparse_two_d_problem()
     exact = SpikeSlabQuadrature(X, y, LAM, P, V0, V1)
     probs, freqs, log_zs = [], [], []
     for seed in range(4):
@@ -228,7 +212,7 @@ def test_smc_recovers_exact_inclusion_probabilities_and_evidence():
 
 
 def test_gaussian_posterior_has_no_inclusion_probabilities():
-    X, y = _sparse_two_d_problem(n=60)
+    X, y = sparse_two_d_problem(n=60)
     post = run_smc(AUCGibbsModel(X, y, lam=10.0), n_particles=50, len_chain=3, seed=0)
     with pytest.raises(ValueError, match="spike-and-slab"):
         post.inclusion_probs
@@ -237,7 +221,7 @@ def test_gaussian_posterior_has_no_inclusion_probabilities():
 def test_isotropic_configurations_get_equal_exact_mass():
     """Sanity of the reference: under scale invariance the configurations
     z = (0, 0) and (1, 1) (both isotropic priors) have the same evidence."""
-    X, y = _sparse_two_d_problem()
+    X, y = sparse_two_d_problem()
     exact = SpikeSlabQuadrature(X, y, LAM, P, V0, V1)
     assert exact.config_probs[0] == pytest.approx(exact.config_probs[3], rel=1e-10)
     assert exact.quads[3].log_z == pytest.approx(AngularQuadrature(X, y, LAM).log_z)

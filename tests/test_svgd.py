@@ -24,13 +24,11 @@ from pac_particles.svgd import (SVGD, SVGDConvergenceWarning, _SmoothedRisk,
 from reference import AngularQuadrature
 
 
+from conftest import tied_data
+
+
 def toy_data(n=40, d=3, seed=1):
-    """Small data set with one positive identical to one negative."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = X @ np.linspace(1.0, -0.5, d) + rng.normal(size=n) > 0
-    X[3], y[3], y[10] = X[10], True, False
-    return X, y
+    return tied_data(n, d, seed)
 
 
 def reference_smoothed_risk(theta, X_pos, X_neg, h):

@@ -12,8 +12,12 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from conftest import tied_data
 from pac_particles.auc import linear_auc_risk
-from pac_particles.data import load_dataset, validate_xy
+from pac_particles.data import validate_xy
+from pac_particles.ep import EPLinear
+from pac_particles.models import AUCGibbsModel
+from pac_particles.posterior import run_smc
 from pac_particles.vb import (FAMILIES, GaussianVB, _Family, _PairTerms,
                               _pair_terms_sampled, corollary21_lam,
                               expected_auc_risk, ordered_pairs_factor)
@@ -21,12 +25,7 @@ from reference import AngularQuadrature
 
 
 def toy_data(n=50, d=4, seed=1):
-    """Small data set with one positive identical to one negative."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = X @ np.linspace(1.0, -0.5, d) + rng.normal(size=n) > 0
-    X[3], y[3], y[10] = X[10], True, False
-    return X, y
+    return tied_data(n, d, seed)
 
 
 def pairwise_expected_risk(m, S, X_pos, X_neg):
@@ -48,12 +47,6 @@ def random_gaussian(d, seed):
     rng = np.random.default_rng(seed)
     A = rng.normal(size=(d, d))
     return rng.normal(size=d), A @ A.T / d + 0.1 * np.eye(d)
-
-
-@pytest.fixture(scope="module")
-def pima():
-    X, y, _ = load_dataset("pima")
-    return X, y
 
 
 @pytest.fixture(scope="module")
@@ -283,15 +276,12 @@ def test_bad_data_is_rejected_by_the_common_validator():
 # ---------------------------------------------------------- other methods
 
 def test_vb_mean_direction_agrees_with_ep_and_smc_on_pima(pima):
-    ep = pytest.importorskip("pac_particles.ep")
-    models = pytest.importorskip("pac_particles.models")
-    posterior = pytest.importorskip("pac_particles.posterior")
     X, y = pima
     lam = 100.0
     vb = GaussianVB(X, y, lam=lam, family="full").fit()
-    ep_res = ep.EPLinear(X, y, lam, prior_var=1.0).fit()
-    smc = posterior.run_smc(models.AUCGibbsModel(X, y, lam), n_particles=200,
-                            len_chain=10, seed=1)
+    ep_res = EPLinear(X, y, lam, prior_var=1.0).fit()
+    smc = run_smc(AUCGibbsModel(X, y, lam), n_particles=200, len_chain=10,
+                  seed=1)
 
     assert cosine(vb.mean, ep_res.mean) > 0.99
     assert cosine(vb.mean, smc.mean) > 0.99
