@@ -62,8 +62,7 @@ from .plots import plot_cv_curve, plot_marginals, plot_roc, save
 from .results import jsonable, write_json, write_rows
 from .selection import cv_lambda
 
-__all__ = ["main", "demo", "fit_csv", "cv_csv", "cv_curve_rows",
-           "parent_parsers", "build_parser"]
+__all__ = ["main", "demo", "fit_csv", "cv_csv", "parent_parsers", "build_parser"]
 
 
 def _check_sampler(n_particles, len_chain, seed):
@@ -212,15 +211,6 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
     return jsonable(summary)
 
 
-def cv_curve_rows(cv):
-    """The table behind the CV curve of a LamCVResult: one row per ``gamma``
-    of the grid with the mean, spread and per-fold validation AUCs."""
-    return [dict({"gamma": gamma, "mean_auc": mean, "sd_auc": sd},
-                 **{f"fold{k + 1}": auc for k, auc in enumerate(folds)})
-            for gamma, mean, sd, folds in zip(cv.grid, cv.mean_auc, cv.std_auc,
-                                              cv.fold_auc.T)]
-
-
 def cv_csv(path, target=None, lam_max=None, folds=5, n_particles=200,
            len_chain=10, seed=0, n_jobs=1, out="results/cv", verbose=True):
     """The ``cv`` sub-command: returns the summary it writes as JSON."""
@@ -240,7 +230,7 @@ def cv_csv(path, target=None, lam_max=None, folds=5, n_particles=200,
                "cv_auc_sd": cv.std_auc[best],
                "refit_log_evidence": cv.posterior.log_z,
                "seconds": time.perf_counter() - start, "cv_png": png}
-    write_rows(cv_curve_rows(cv), os.path.join(out, "cv_curve.csv"))
+    write_rows(cv.rows(), os.path.join(out, "cv_curve.csv"))
     write_json(summary, os.path.join(out, "summary.json"))
     return jsonable(summary)
 

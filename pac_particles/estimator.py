@@ -413,7 +413,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         common = dict(eps=self.eps, grid_size=grid_size)
         if self.kernel is not None:
             return pac_bayes_bound_gp(result.mean, result.cov,
-                                      _ep_gp_prior_cov(approx), data.y,
+                                      approx.prior_cov(), data.y,
                                       approx.lam, **common)
         if self.prior == "spike_slab":
             # the Gibbs bound through the evidence, lam E[R_n] + KL ~ -log Z,
@@ -483,10 +483,3 @@ def _ep_hyperparameters(approx):
                 "v1": float(np.mean(approx.v1))}
     return {"prior_var": np.array(approx.prior_var, dtype=float)}
 
-
-def _ep_gp_prior_cov(approx):
-    """GP-EP's prior covariance of the training scores, in input order, with
-    the jitter its fit added to the kernel matrix."""
-    K = approx._kernel_matrix()[np.ix_(approx._inv_perm, approx._inv_perm)]
-    jitter = getattr(approx, "jitter_", 0)
-    return K + jitter * np.eye(approx.data.n) if jitter else K

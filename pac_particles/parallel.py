@@ -28,11 +28,15 @@ Example
 """
 
 import contextlib
+import os
 
 from threadpoolctl import ThreadpoolController
 
+from .checks import InputError
+
 __all__ = ["MIN_PARALLEL_WORK", "use_parallel", "dispatch", "forced",
-           "one_blas_thread", "blas_threads"]
+           "one_blas_thread", "blas_threads", "threads_per_job",
+           "limited_threads"]
 
 #: Inner-loop items below which a kernel runs on one thread.
 MIN_PARALLEL_WORK = 50_000
@@ -64,7 +68,7 @@ def forced(mode):
     (``"serial"``, ``"parallel"`` or ``"auto"``)."""
     global _mode
     if mode not in _MODES:
-        raise ValueError(f"mode must be one of {_MODES}, got {mode!r}")
+        raise InputError(f"mode must be one of {_MODES}, got {mode!r}")
     previous, _mode = _mode, mode
     try:
         yield
@@ -82,3 +86,27 @@ def blas_threads(limit):
 def one_blas_thread():
     """Context manager running BLAS on one thread (see module docstring)."""
     return blas_threads(1)
+
+
+def threads_per_job(n_jobs, numba_threads=None):
+    """Threads for each of ``n_jobs`` concurrent runs: ``numba_threads`` if
+    given, else the cores shared among the jobs (at least 1)."""
+    if numba_threads:
+        return int(numba_threads)
+    return max(1, (os.cpu_count() or 1) // max(1, int(n_jobs)))
+
+
+@contextlib.contextmanager
+def limited_threads(limit):
+    """numba and BLAS on at most ``limit`` threads within the block (None:
+    unchanged). The previous numba count is restored, since a run may
+    execute in the caller's process."""
+    import numba
+    before = numba.get_num_threads()
+    if limit:
+        numba.set_num_threads(min(int(limit), numba.config.NUMBA_NUM_THREADS))
+    try:
+        with blas_threads(limit or None):
+            yield
+    finally:
+        numba.set_num_threads(before)

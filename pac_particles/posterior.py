@@ -125,7 +125,7 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         move = default_move(model)
     if isinstance(move, ssp.MCMCSequence):
         if move.nsteps != len_chain - 1:
-            raise ValueError(
+            raise InputError(
                 f"the MCMCSequence has len_chain = {move.nsteps + 1} but run_smc "
                 f"got len_chain = {len_chain}: they must agree (particles "
                 "sizes the waste-free population from the Feynman-Kac object)")

@@ -52,6 +52,7 @@ PAC-Bayesian AUC classification and scoring. NIPS 27.
 import numpy as np
 
 from .auc import binary_labels, linear_auc_risk, split_risk
+from .checks import InputError
 
 __all__ = ["Risk", "AUCRisk", "duplicate_groups"]
 
@@ -158,7 +159,7 @@ class AUCRisk(Risk):
         self.n_pos = int(pos.sum())
         self.n_neg = self.n - self.n_pos
         if self.n_pos == 0 or self.n_neg == 0:
-            raise ValueError("the AUC risk needs at least one positive and "
+            raise InputError("the AUC risk needs at least one positive and "
                              "one negative")
         self.order = np.concatenate([np.flatnonzero(pos), np.flatnonzero(~pos)])
         self.inverse_order = np.empty_like(self.order)

@@ -144,6 +144,14 @@ class LamCVResult:
         return self.fold_auc.std(axis=0, ddof=1) if len(self.fold_auc) > 1 \
             else np.zeros(self.grid.size)
 
+    def rows(self):
+        """The table behind the CV curve: one row per ``gamma`` of the grid
+        with the mean, spread and per-fold validation AUCs."""
+        return [dict({"gamma": gamma, "mean_auc": mean, "sd_auc": sd},
+                     **{f"fold{k + 1}": auc for k, auc in enumerate(folds)})
+                for gamma, mean, sd, folds in zip(self.grid, self.mean_auc,
+                                                  self.std_auc, self.fold_auc.T)]
+
 
 def _on_grid(grid, paths):
     """Validation-AUC curves ``(gammas, aucs)`` put on the grid (linear in

@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from pac_particles.cli import cv_curve_rows, parent_parsers
+from pac_particles.cli import parent_parsers
 from pac_particles.data import DATASETS, load_csv, load_dataset
 from pac_particles.plots import plot_cv_curve, save
 from pac_particles.results import write_rows
@@ -41,7 +41,7 @@ def main():
     cv = cv_lambda(X, y, lam_max=lam_max, n_folds=args.folds,
                    n_particles=args.n_particles, len_chain=args.len_chain,
                    seed=args.seed, n_jobs=args.n_jobs, verbose=not args.quiet)
-    write_rows(cv_curve_rows(cv), os.path.join(out, "cv_curve.csv"))
+    write_rows(cv.rows(), os.path.join(out, "cv_curve.csv"))
     png = save(plot_cv_curve(cv).figure, os.path.join(out, "cv_curve.png"))
     print(f"chosen lam = {cv.best_lam:.5g} (mean validation AUC "
           f"{cv.mean_auc.max():.4f} +/- {cv.std_auc[np.argmax(cv.mean_auc)]:.4f}); "

@@ -16,7 +16,6 @@ Usage::
 """
 
 import argparse
-import csv
 import os
 
 import numpy as np
@@ -25,15 +24,9 @@ from sklearn.model_selection import train_test_split
 from pac_particles.data import load_dataset
 from pac_particles.models import AUCGibbsModel
 from pac_particles.posterior import run_smc
+from pac_particles.results import write_rows
 from pac_particles.study import compare_with_smc, format_comparison
 from pac_particles.svgd import SVGD
-
-
-def write_csv(path, rows):
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def main(argv=None):
@@ -80,8 +73,8 @@ def main(argv=None):
     print(f"norm of the mean  SVGD {summary['svgd_mean_norm']:.3f}  SMC "
           f"{summary['smc_mean_norm']:.3f}")
     os.makedirs(args.out, exist_ok=True)
-    write_csv(os.path.join(args.out, "coefficients.csv"), coefficients)
-    write_csv(os.path.join(args.out, "summary.csv"), [summary])
+    write_rows(coefficients, os.path.join(args.out, "coefficients.csv"))
+    write_rows([summary], os.path.join(args.out, "summary.csv"))
     print(f"\nwrote {args.out}/coefficients.csv and summary.csv")
 
 

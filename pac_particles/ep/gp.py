@@ -104,6 +104,14 @@ class EPGP(_EPBase):
                              f"array, got shape {K.shape}")
         return 0.5 * (K + K.T)
 
+    def prior_cov(self):
+        """The prior covariance of the training scores in input order, with
+        the jitter the last fit added to its diagonal (the ``N(0, K)`` a
+        PAC-Bayes certificate of the fit measures its KL against)."""
+        K = self._kernel_matrix()[np.ix_(self._inv_perm, self._inv_perm)]
+        jitter = getattr(self, "jitter_", 0.0)
+        return K + jitter * np.eye(self.data.n) if jitter else K
+
     def _prior_sites(self, K):
         """Sites of the pairs with a positive prior variance of
         ``s_i - s_j``: the others are tied for every draw of the scores."""

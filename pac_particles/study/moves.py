@@ -33,7 +33,8 @@ import numpy as np
 
 from ..checks import InputError, check_count
 from ..moves import make_move
-from .repeated_runs import _numba_threads, _study_run, repeated_runs
+from .. import parallel
+from .repeated_runs import _study_run, repeated_runs
 
 __all__ = ["compare_moves", "format_move_table"]
 
@@ -102,7 +103,7 @@ def compare_moves(model, moves=("random_walk", "elliptical_slice",
     n_runs = check_count(n_runs, "n_runs (>= 2 to estimate a variance)", 2)
     if same_chain_as is None:
         same_chain_as = {"exact_gibbs": "elliptical_slice"}
-    threads = _numba_threads(numba_threads, n_jobs)
+    threads = parallel.threads_per_job(n_jobs, numba_threads)
     pilot_seed = seed + 10_000
     skipped = {}
     for name in moves:

@@ -15,7 +15,7 @@ pairs standard and waste-free runs).
 
 Threads. Each run uses ``numba_threads`` numba threads and as many BLAS
 threads (:func:`pac_particles.parallel.blas_threads`); by default the cores
-are shared among the ``n_jobs`` processes (:func:`_numba_threads`).
+are shared among the ``n_jobs`` processes (:func:`pac_particles.parallel.threads_per_job`).
 
 Example
 -------
@@ -30,8 +30,6 @@ References
 Journal of the Royal Statistical Society B 84(1), 114-148.
 """
 
-import contextlib
-import os
 import time
 from dataclasses import dataclass
 
@@ -49,29 +47,6 @@ __all__ = ["repeated_runs", "RepeatedRuns", "adjusted_variance",
 MATCHES = ("particles", "budget")
 
 
-def _numba_threads(numba_threads, n_jobs):
-    """numba threads per run: given, or the cores shared among the jobs."""
-    if numba_threads:
-        return int(numba_threads)
-    return max(1, (os.cpu_count() or 1) // max(1, int(n_jobs)))
-
-
-@contextlib.contextmanager
-def _run_threads(limit):
-    """numba and BLAS on at most ``limit`` threads within the block (None:
-    unchanged); the previous numba count is restored because pilot runs
-    execute in the caller's process."""
-    import numba
-    before = numba.get_num_threads()
-    if limit:
-        numba.set_num_threads(min(int(limit), numba.config.NUMBA_NUM_THREADS))
-    try:
-        with parallel.blas_threads(limit or None):
-            yield
-    finally:
-        numba.set_num_threads(before)
-
-
 def _study_run(model, move_name, n_particles, len_chain, seed, numba_threads,
                wastefree=True, n_coefficients=1, ESSrmin=0.5):
     """One SMC run for the repeated-runs studies (runs in a worker).
@@ -80,7 +55,7 @@ def _study_run(model, move_name, n_particles, len_chain, seed, numba_threads,
     times, evaluations, ...), plus the posterior means ``mean`` and variances
     ``var`` of the first ``n_coefficients`` coefficients (all if None) and,
     under a spike-and-slab prior, their ``inclusion_probs``."""
-    with _run_threads(numba_threads):
+    with parallel.limited_threads(numba_threads):
         move = (default_move(model) if move_name is None
                 else make_move(move_name, model))
         cpu = time.process_time()
@@ -365,7 +340,7 @@ def repeated_runs(model, move_name=None, len_chains=(10,), n_runs=20,
     if len_chains.ndim != 1 or len_chains.size == 0:
         raise InputError(f"len_chains must be a non-empty sequence, got "
                          f"{len_chains}")
-    threads = _numba_threads(numba_threads, n_jobs)
+    threads = parallel.threads_per_job(n_jobs, numba_threads)
     seeds = seed + np.arange(n_runs)
     runs = Parallel(n_jobs=n_jobs)(
         delayed(_study_run)(model, move_name, int(m), int(chain), int(s),
