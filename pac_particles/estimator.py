@@ -52,7 +52,8 @@ from .data import validate_xy
 from .ep import EPGP, EPLinear, EPSpikeSlab
 from .models import AUCGibbsModel, GPAUCModel
 from .posterior import POINT_ESTIMATES, run_smc
-from .priors import SpikeSlabPrior, SquaredExponential, gaussian_prior
+from .kernels import SquaredExponential
+from .priors import SpikeSlabPrior, gaussian_prior
 from .risks import AUCRisk
 from .selection import (RefitScorer, cross_validate_lam, cv_lambda,
                         evidence_grid, lam_grid, loo_lambda)

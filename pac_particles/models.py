@@ -53,8 +53,9 @@ from particles import smc_samplers as ssp
 from .checks import InputError, resolve_lam
 from .data import validate_xy
 from .gaussian import gp_predictive
-from .priors import (CholeskyNormal, SquaredExponential, gaussian_prior,
-                     gram_matrix, param_array, stable_cholesky)
+from .kernels import SquaredExponential, gram_matrix
+from .priors import (CholeskyNormal, gaussian_prior, param_array,
+                     stable_cholesky)
 from .risks import AUCRisk
 # the tempering Feynman-Kac model, importable from here as in the README
 from .tempering import RobustAdaptiveTempering, check_reached_target

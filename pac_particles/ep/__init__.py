@@ -93,7 +93,7 @@ Technical report, University of California at Berkeley.
 """
 
 from ..gaussian import KernelJitterWarning
-from ..priors import SquaredExponential
+from ..kernels import SquaredExponential
 from .core import EPConvergenceWarning, EPResult
 from .gp import EPGP
 from .linear import EPLinear
