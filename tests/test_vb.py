@@ -14,8 +14,9 @@ from scipy.stats import norm
 
 from pac_particles.auc import linear_auc_risk
 from pac_particles.data import load_dataset, validate_xy
-from pac_particles.vb import (FAMILIES, GaussianVB, _Family, _PairTerms,
-                              _pair_terms_sampled, corollary21_lam,
+from pac_particles.probit_risk import GaussianPairRisk as _PairTerms
+from pac_particles.probit_risk import _pair_terms_sampled
+from pac_particles.vb import (FAMILIES, GaussianVB, _Family, corollary21_lam,
                               expected_auc_risk, ordered_pairs_factor)
 from reference import AngularQuadrature
 
