@@ -87,6 +87,8 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # S = cov.
 _IDENTITY, _DIAGONAL, _FULL = 0, 1, 2
 _NO_COV = np.zeros((1, 1))
+# What _gram_variance returns for a cancelled difference (never a variance).
+_CANCELLED = -1.0
 
 
 def _block_rows(n_pos, n_neg, block_entries):
@@ -97,7 +99,7 @@ def _block_rows(n_pos, n_neg, block_entries):
 
 # ------------------------------------------------------ per-pair kernels
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _difference_dot(X_pos, i, X_neg, j, m):
     """``d_ij . m`` from the difference vector."""
     mu = 0.0
@@ -106,7 +108,7 @@ def _difference_dot(X_pos, i, X_neg, j, m):
     return mu
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _difference_quadratic(X_pos, i, X_neg, j, cov, kind):
     """``d_ij' S d_ij`` from the difference vector (``kind``: how ``S`` is
     read from ``cov``)."""
@@ -127,29 +129,29 @@ def _difference_quadratic(X_pos, i, X_neg, j, cov, kind):
 
 
 @numba.njit(cache=True, nogil=True)
-def _pair_variance(a_i, a_j, b_ij, X_pos, i, X_neg, j, cov, kind, rtol):
-    """``(d_ij' S d_ij, recomputed)``: ``a_i + a_j - 2 b_ij``, or the value
-    from the difference vector when that difference cancels."""
+def _gram_variance(a_i, a_j, b_ij, rtol):
+    """``d_ij' S d_ij = a_i + a_j - 2 b_ij``, or :data:`_CANCELLED` where
+    that difference has lost its digits (below ``rtol (a_i + a_j)``): the
+    caller then recomputes it from the difference vector
+    (:func:`_difference_quadratic`)."""
     scale = a_i + a_j
     var = scale - 2.0 * b_ij
-    if var <= rtol * scale:
-        return _difference_quadratic(X_pos, i, X_neg, j, cov, kind), True
-    return var, False
+    return _CANCELLED if var <= rtol * scale else var
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _tail(t):
     """``Phi(-t)``."""
     return 0.5 * math.erfc(t / _SQRT2)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _density(t):
     """``phi(t)``."""
     return _INV_SQRT_2PI * math.exp(-0.5 * t * t)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _probit_terms(mu, var):
     """``(Phi(-t), dPhi/dmu = -phi(t)/sd, dPhi/dvar = phi(t) t / (2 var))``
     with ``t = mu / sd``, ``sd = sqrt(var)``. A pair with ``var <= 0`` (``S``
@@ -184,12 +186,13 @@ def _gaussian_row(i, s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
             # identical inputs: a sure tie, constant 1/2
             f, w, u = 0.5, 0.0, 0.0
         else:
-            var, recomputed = _pair_variance(a_pos[i], a_neg[j], buf_b[i, j],
-                                             X_pos, i, X_neg, j, cov, kind,
-                                             rtol)
-            # s_i - s_j cancels where a_i + a_j - 2 b_ij does
-            mu = (_difference_dot(X_pos, i, X_neg, j, m) if recomputed
-                  else s_pos[i] - s_neg[j])
+            var = _gram_variance(a_pos[i], a_neg[j], buf_b[i, j], rtol)
+            if var == _CANCELLED:
+                # s_i - s_j cancels where a_i + a_j - 2 b_ij does
+                mu = _difference_dot(X_pos, i, X_neg, j, m)
+                var = _difference_quadratic(X_pos, i, X_neg, j, cov, kind)
+            else:
+                mu = s_pos[i] - s_neg[j]
             f, w, u = _probit_terms(mu, var)
         f_sum += f
         w_sum += w
@@ -425,8 +428,10 @@ def _inverse_norms_row(i, X_pos, X_neg, sq_pos, sq_neg, gram, start, rtol,
                        out):
     p = start + i
     for j in range(out.shape[1]):
-        nu2, _ = _pair_variance(sq_pos[p], sq_neg[j], gram[i, j], X_pos, p,
-                                X_neg, j, _NO_COV, _IDENTITY, rtol)
+        nu2 = _gram_variance(sq_pos[p], sq_neg[j], gram[i, j], rtol)
+        if nu2 == _CANCELLED:
+            nu2 = _difference_quadratic(X_pos, p, X_neg, j, _NO_COV,
+                                        _IDENTITY)
         out[i, j] = 1.0 / math.sqrt(nu2) if nu2 > 0.0 else 0.0
 
 
