@@ -165,7 +165,35 @@ def _probit_terms(mu, var):
     return _tail(t), -phi / sd, 0.5 * phi * t / var
 
 
-# ------------------------------------------- one Gaussian, all pairs (VB)
+# ---------------------------------------------- one Gaussian (VB)
+
+# The per-pair helpers of the hot loops take scalars only and are inlined:
+# passing arrays, even to an inlined function, costs reference counting per
+# pair (measured 2x on the block kernel). Arrays go only to the fallback.
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _gaussian_terms(tie, mu, a_i, a_j, b_ij, rtol):
+    """:func:`_probit_terms` of a pair from ``mu = s_i - s_j`` and
+    ``a_i + a_j - 2 b_ij``; ``(_CANCELLED, 0, 0)`` when that variance has
+    cancelled (then :func:`_difference_terms`). A tie gives ``(1/2, 0, 0)``.
+    """
+    if tie:
+        # identical inputs: a sure tie, constant 1/2
+        return 0.5, 0.0, 0.0
+    var = _gram_variance(a_i, a_j, b_ij, rtol)
+    if var == _CANCELLED:
+        return _CANCELLED, 0.0, 0.0
+    return _probit_terms(mu, var)
+
+
+@numba.njit(cache=True, nogil=True)
+def _difference_terms(X_pos, i, X_neg, j, m, cov, kind):
+    """:func:`_probit_terms` with ``d_ij . m`` and ``d_ij' S d_ij`` from the
+    difference vector (``s_i - s_j`` cancels where ``a_i + a_j - 2 b_ij``
+    does)."""
+    return _probit_terms(_difference_dot(X_pos, i, X_neg, j, m),
+                         _difference_quadratic(X_pos, i, X_neg, j, cov, kind))
+
 
 @numba.njit(cache=True, nogil=True)
 def _gaussian_row(i, s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
@@ -182,18 +210,11 @@ def _gaussian_row(i, s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
     w_sum = 0.0
     u_sum = 0.0
     for j in range(buf_b.shape[1]):
-        if gid_pos[i] == gid_neg[j]:
-            # identical inputs: a sure tie, constant 1/2
-            f, w, u = 0.5, 0.0, 0.0
-        else:
-            var = _gram_variance(a_pos[i], a_neg[j], buf_b[i, j], rtol)
-            if var == _CANCELLED:
-                # s_i - s_j cancels where a_i + a_j - 2 b_ij does
-                mu = _difference_dot(X_pos, i, X_neg, j, m)
-                var = _difference_quadratic(X_pos, i, X_neg, j, cov, kind)
-            else:
-                mu = s_pos[i] - s_neg[j]
-            f, w, u = _probit_terms(mu, var)
+        f, w, u = _gaussian_terms(gid_pos[i] == gid_neg[j],
+                                  s_pos[i] - s_neg[j], a_pos[i], a_neg[j],
+                                  buf_b[i, j], rtol)
+        if f == _CANCELLED:
+            f, w, u = _difference_terms(X_pos, i, X_neg, j, m, cov, kind)
         f_sum += f
         w_sum += w
         u_sum += u
@@ -225,39 +246,61 @@ def _gaussian_block_serial(s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg,
 
 
 @numba.njit(cache=True, nogil=True)
-def _sampled_gaussian_pair(b, X_pos, X_neg, gid_pos, gid_neg, ip, jn, m, cov,
-                           kind, f, w, u):
-    i = ip[b]
-    j = jn[b]
-    if gid_pos[i] == gid_neg[j]:
-        f[b], w[b], u[b] = 0.5, 0.0, 0.0
-    else:
-        f[b], w[b], u[b] = _probit_terms(
-            _difference_dot(X_pos, i, X_neg, j, m),
-            _difference_quadratic(X_pos, i, X_neg, j, cov, kind))
+def _sampled_gaussian_range(lo, hi, ip, jn, XS_pos, s_pos, s_neg, a_pos,
+                            a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov,
+                            kind, rtol, f, w, u):
+    """The exact kernel's pair terms for the sampled pairs ``lo..hi-1``."""
+    for b in range(lo, hi):
+        i = ip[b]
+        j = jn[b]
+        b_ij = 0.0
+        for k in range(X_neg.shape[1]):
+            b_ij += XS_pos[i, k] * X_neg[j, k]
+        fb, wb, ub = _gaussian_terms(gid_pos[i] == gid_neg[j],
+                                     s_pos[i] - s_neg[j], a_pos[i], a_neg[j],
+                                     b_ij, rtol)
+        if fb == _CANCELLED:
+            fb, wb, ub = _difference_terms(X_pos, i, X_neg, j, m, cov, kind)
+        f[b] = fb
+        w[b] = wb
+        u[b] = ub
 
 
 @numba.njit(cache=True, parallel=True)
-def _sampled_gaussian_parallel(X_pos, X_neg, gid_pos, gid_neg, ip, jn, m, cov,
-                               kind, f, w, u):
-    for b in numba.prange(ip.shape[0]):
-        _sampled_gaussian_pair(b, X_pos, X_neg, gid_pos, gid_neg, ip, jn, m,
-                               cov, kind, f, w, u)
+def _sampled_gaussian_parallel(n_chunks, ip, jn, XS_pos, s_pos, s_neg, a_pos,
+                               a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov,
+                               kind, rtol, f, w, u):
+    n = ip.shape[0]
+    for c in numba.prange(n_chunks):
+        _sampled_gaussian_range(c * n // n_chunks, (c + 1) * n // n_chunks,
+                                ip, jn, XS_pos, s_pos, s_neg, a_pos, a_neg,
+                                gid_pos, gid_neg, X_pos, X_neg, m, cov, kind,
+                                rtol, f, w, u)
 
 
 @numba.njit(cache=True, nogil=True)
-def _sampled_gaussian_serial(X_pos, X_neg, gid_pos, gid_neg, ip, jn, m, cov,
-                             kind, f, w, u):
-    for b in range(ip.shape[0]):
-        _sampled_gaussian_pair(b, X_pos, X_neg, gid_pos, gid_neg, ip, jn, m,
-                               cov, kind, f, w, u)
+def _sampled_gaussian_serial(n_chunks, ip, jn, XS_pos, s_pos, s_neg, a_pos,
+                             a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov,
+                             kind, rtol, f, w, u):
+    n = ip.shape[0]
+    for c in range(n_chunks):
+        _sampled_gaussian_range(c * n // n_chunks, (c + 1) * n // n_chunks,
+                                ip, jn, XS_pos, s_pos, s_neg, a_pos, a_neg,
+                                gid_pos, gid_neg, X_pos, X_neg, m, cov, kind,
+                                rtol, f, w, u)
 
 
-def _cov_kernel_args(cov):
-    """``(cov as the kernels read it, kind)`` for a (d,) or (d, d) ``cov``."""
-    if cov.ndim == 1:
-        return np.ascontiguousarray(cov[None, :]), _DIAGONAL
-    return np.ascontiguousarray(cov), _FULL
+def _gram_terms(X_pos, X_neg, m, cov):
+    """``(X_pos S, s_pos, s_neg, a_pos, a_neg, cov as the kernels read it,
+    kind)`` for ``S`` a (d,) vector of variances or a (d, d) matrix."""
+    diag = cov.ndim == 1
+    XS_pos = X_pos * cov if diag else X_pos @ cov
+    XS_neg = X_neg * cov if diag else X_neg @ cov
+    a_pos = np.einsum("ij,ij->i", XS_pos, X_pos)
+    a_neg = np.einsum("ij,ij->i", XS_neg, X_neg)
+    cov2d = np.ascontiguousarray(cov[None, :] if diag else cov)
+    return (XS_pos, X_pos @ m, X_neg @ m, a_pos, a_neg, cov2d,
+            _DIAGONAL if diag else _FULL)
 
 
 def _pair_terms_sampled(X_pos, X_neg, gid_pos, gid_neg, ip, jn, m, cov,
@@ -268,12 +311,16 @@ def _pair_terms_sampled(X_pos, X_neg, gid_pos, gid_neg, ip, jn, m, cov,
     ip = np.ascontiguousarray(ip, dtype=np.int64)
     jn = np.ascontiguousarray(jn, dtype=np.int64)
     m = np.ascontiguousarray(m, dtype=float)
-    cov2d, kind = _cov_kernel_args(cov)
+    XS_pos, s_pos, s_neg, a_pos, a_neg, cov2d, kind = _gram_terms(
+        X_pos, X_neg, m, cov)
     n = ip.shape[0]
     f, w, u = np.empty(n), np.empty(n), np.empty(n)
     kernel = parallel.dispatch(_sampled_gaussian_serial,
                                _sampled_gaussian_parallel, n)
-    kernel(X_pos, X_neg, gid_pos, gid_neg, ip, jn, m, cov2d, kind, f, w, u)
+    # one chunk of pairs per thread: a call per pair would count references
+    kernel(numba.get_num_threads(), ip, jn, XS_pos, s_pos, s_neg, a_pos,
+           a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov2d, kind,
+           _CANCELLATION_RTOL, f, w, u)
     risk, risk_sd = f.mean(), f.std()
     if not need_grad:
         return risk, None, None, risk_sd
@@ -320,12 +367,8 @@ class GaussianPairRisk:
         """
         Xp, Xn = self.X_pos, self.X_neg
         diag = cov.ndim == 1
-        XS_pos = Xp * cov if diag else Xp @ cov
-        XS_neg = Xn * cov if diag else Xn @ cov
-        a_pos = np.einsum("ij,ij->i", XS_pos, Xp)
-        a_neg = np.einsum("ij,ij->i", XS_neg, Xn)
-        s_pos, s_neg = Xp @ m, Xn @ m
-        cov2d, kind = _cov_kernel_args(cov)
+        XS_pos, s_pos, s_neg, a_pos, a_neg, cov2d, kind = _gram_terms(
+            Xp, Xn, m, cov)
         rows = self.block_rows
         buf_b = np.empty((rows, self.n_neg))
         buf_w = np.empty((rows, self.n_neg))
