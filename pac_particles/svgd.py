@@ -40,13 +40,12 @@ Gradient. ``grad t_ij = (I - u u') d_ij / (h ||theta|| ||d_ij||)``, ``u = theta
     grad R_h(theta) = -(I - u u') g / (P h ||theta||),
     g = sum_ij w_ij d_ij = X_pos' (W 1) - X_neg' (W' 1),   w_ij = phi(t_ij) / ||d_ij||,
 
-orthogonal to ``theta`` (Euler's relation for a scale-invariant function). The
-(n_pos x n_neg) weights ``W`` are computed per particle by a numba kernel
-(``prange`` over particles) in blocks of positives, without forming any
-``d_ij``; the inverse pair norms ``1/||d_ij||`` come from the Gram matrix
-(BLAS) and are cached when ``P`` is at most 4 million. One evaluation costs
-O(N P + N n d) time and O(N n + block) memory. ``R_h(0)`` is 1/2 with a zero
-gradient (every score ties). With ``n_pairs=B``, ``R_h`` and its gradient are
+orthogonal to ``theta`` (Euler's relation for a scale-invariant function).
+:class:`pac_particles.probit_risk.SmoothedPairRisk` computes both for the
+whole particle set at once, without forming any ``d_ij``, the inverse pair
+norms ``1/||d_ij||`` cached between iterations: O(N P + N n d) time and
+O(N n + block) memory per evaluation. ``R_h(0)`` is 1/2 with a zero gradient
+(every score ties). With ``n_pairs=B``, ``R_h`` and its gradient are
 estimated from ``B`` pairs drawn uniformly with replacement at every iteration
 (the same pairs for all particles, seeded): an unbiased estimate given the
 data (an incomplete U-statistic).
@@ -65,9 +64,8 @@ in Liu & Wang; oscillating ones are damped geometrically. The run has
 converged when the relative change per iteration averaged over a window of
 20 iterations, ``sum ||Delta Theta||_F / sum ||Theta||_F``, is below ``tol``.
 The damping also slows the slowest mode of the particle system (the spread
-of the radii ``||theta||``): on 300 rows of Pima (lam = 300) the particle
-standard deviations ended 2-3 per cent below those of a 6x longer run with a
-small constant step, the mean and Bayes point within 0.3 per cent. With
+of the radii ``||theta||``), so the particle standard deviations can end a
+little below those of a long run with a small constant step. With
 ``n_pairs`` the gradient noise makes signs flip, so the damping doubles as a
 (fast) step decay: the particles freeze at a noise level set by ``n_pairs``.
 
@@ -76,13 +74,12 @@ repulsive particle set, and such sets under-disperse as d grows. Here that
 shows in the radius: under the isotropic prior the target factorises,
 ``||theta|| ~ sqrt(prior_var) chi_d`` independently of the direction (``R_h``
 is scale-invariant), so the exact posterior mean is ``E||theta||`` times the
-mean direction; on Pima (d = 8) the SVGD particles have mean norm about 2.1
-against ``E chi_8 = 2.74``, so ``mean`` comes out about 20 per cent short
-while its direction and ``bayes_point`` agree with SMC (cosine > 0.999).
-Prefer ``bayes_point`` (the default of :meth:`SVGDResult.score`). Each
-iteration costs O(N P) against O(N n log n) per SMC risk evaluation, so on
-Pima SVGD is several times slower than :func:`~pac_particles.posterior.run_smc`
-(``n_pairs`` narrows the gap). It is an alternative approximation, not a
+mean direction; the SVGD particles' norms fall short of
+``sqrt(prior_var) E chi_d``, so ``mean`` comes out short while its direction
+and ``bayes_point`` are much better preserved. Prefer ``bayes_point`` (the
+default of :meth:`SVGDResult.score`). Each iteration costs O(N P) against
+O(N n log n) per SMC risk evaluation, so SVGD is slower than
+:func:`~pac_particles.posterior.run_smc` (``n_pairs`` narrows the gap). It is an alternative approximation, not a
 replacement: SMC targets the exact Gibbs posterior and gives ``log Z``.
 
 Example
@@ -118,26 +115,21 @@ import time
 import warnings
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from scipy.spatial.distance import pdist, squareform
-from threadpoolctl import ThreadpoolController
 
+from . import parallel
 from .auc import linear_auc_risk
-from .data import check_lam, validate_xy
+from .checks import (InputError, check_count, check_finite_array,
+                     check_positive, resolve_lam)
+from .data import validate_xy
+from .probit_risk import SmoothedPairRisk, smoothed_auc_risk
+from .risks import AUCRisk
 from .weighted_particles import WeightedParticles
 
 __all__ = ["SVGD", "SVGDResult", "SVGDConvergenceWarning", "smoothed_auc_risk",
            "stein_direction"]
 
-# Pair entries per block of inverse pair norms (8 MB of float64).
-_BLOCK_ENTRIES = 1_000_000
-# Keep the inverse pair norms between evaluations when P is at most this
-# (32 MB); above, recompute them block by block (one BLAS call per block).
-_CACHE_ENTRIES = 4_000_000
-# Below this fraction of |x_i|^2 + |x_j|^2, |x_i|^2 + |x_j|^2 - 2 x_i.x_j has
-# lost most of its digits: recompute ||d_ij||^2 from the difference vector.
-_CANCELLATION_RTOL = 1e-8
 # RMSprop-style AdaGrad of Liu & Wang's code.
 _ALPHA = 0.9
 _FUDGE = 1e-6
@@ -145,223 +137,10 @@ _FUDGE = 1e-6
 _SHRINK = 0.8
 # Iterations per window of the stopping test.
 _WINDOW = 20
-_SQRT2 = math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-# OpenBLAS threads spin after a call and fight the numba threads of the pair
-# kernels (see pac_particles.auc): one BLAS thread during a fit.
-_THREADPOOLS = ThreadpoolController()
 
 
 class SVGDConvergenceWarning(RuntimeWarning):
     """SVGD reached ``max_iter`` before its relative change fell below ``tol``."""
-
-
-# ------------------------------------------------------------ numba kernels
-
-@numba.njit(cache=True, parallel=True)
-def _inverse_pair_norms(X_pos, X_neg, sq_pos, sq_neg, gram, start, rtol, out):
-    """``out[i, j] = 1 / ||x_{start+i} - x_j||`` (0 where the rows are equal).
-
-    On entry ``gram[i, j] = x_{start+i} . x_j`` (positives ``start..``,
-    negatives ``0..n_neg-1``); ``sq_*`` are squared row norms.
-    """
-    d = X_pos.shape[1]
-    for i in numba.prange(out.shape[0]):
-        p = start + i
-        for j in range(out.shape[1]):
-            scale = sq_pos[p] + sq_neg[j]
-            nu2 = scale - 2.0 * gram[i, j]
-            if nu2 <= rtol * scale:
-                nu2 = 0.0
-                for k in range(d):
-                    diff = X_pos[p, k] - X_neg[j, k]
-                    nu2 += diff * diff
-            out[i, j] = 1.0 / math.sqrt(nu2) if nu2 > 0.0 else 0.0
-
-
-@numba.njit(cache=True, parallel=True)
-def _sampled_inverse_norms(X_pos, X_neg, ip, jn):
-    """``1 / ||x_ip[b] - x_jn[b]||`` for sampled pairs (0 for equal rows)."""
-    out = np.empty(ip.shape[0])
-    d = X_pos.shape[1]
-    for b in numba.prange(ip.shape[0]):
-        nu2 = 0.0
-        for k in range(d):
-            diff = X_pos[ip[b], k] - X_neg[jn[b], k]
-            nu2 += diff * diff
-        out[b] = 1.0 / math.sqrt(nu2) if nu2 > 0.0 else 0.0
-    return out
-
-
-@numba.njit(cache=True, parallel=True)
-def _smoothed_block(s_pos, s_neg, inv_norm, start, inv_h, need_risk, need_grad,
-                    f, w_row, w_col):
-    """Pair terms of positives ``start..start+rows`` for every particle.
-
-    ``s_pos`` (N, n_pos), ``s_neg`` (N, n_neg): scores ``x . theta_a``;
-    ``inv_norm`` (rows, n_neg): ``1/||d_ij||``; ``inv_h`` (N,):
-    ``1 / (h ||theta_a||)``. With ``t = (s_i - s_j) inv_norm_ij inv_h_a``,
-    adds ``Phi(-t)`` to ``f[a]`` and ``w = phi(t) inv_norm_ij`` to
-    ``w_row[a, i]`` and ``w_col[a, j]``. A pair with ``inv_norm = 0`` (equal
-    rows) gives ``t = 0``: ``Phi = 1/2``, ``w = 0``. Each particle writes only
-    its own row of the outputs, so the ``prange`` has no races.
-    """
-    rows, n_neg = inv_norm.shape
-    for a in numba.prange(s_pos.shape[0]):
-        c = inv_h[a]
-        f_a = 0.0
-        for i in range(rows):
-            sp = s_pos[a, start + i]
-            w_sum = 0.0
-            for j in range(n_neg):
-                t = (sp - s_neg[a, j]) * inv_norm[i, j] * c
-                if need_risk:
-                    f_a += 0.5 * math.erfc(t / _SQRT2)
-                if need_grad:
-                    w = _INV_SQRT_2PI * math.exp(-0.5 * t * t) * inv_norm[i, j]
-                    w_sum += w
-                    w_col[a, j] += w
-            w_row[a, start + i] += w_sum
-        f[a] += f_a
-
-
-@numba.njit(cache=True, parallel=True)
-def _smoothed_sampled(s_pos, s_neg, ip, jn, inv_norm, inv_h, need_risk,
-                      need_grad, f, w_row, w_col):
-    """:func:`_smoothed_block` on the sampled pairs ``(ip[b], jn[b])``."""
-    for a in numba.prange(s_pos.shape[0]):
-        c = inv_h[a]
-        f_a = 0.0
-        for b in range(ip.shape[0]):
-            i = ip[b]
-            j = jn[b]
-            t = (s_pos[a, i] - s_neg[a, j]) * inv_norm[b] * c
-            if need_risk:
-                f_a += 0.5 * math.erfc(t / _SQRT2)
-            if need_grad:
-                w = _INV_SQRT_2PI * math.exp(-0.5 * t * t) * inv_norm[b]
-                w_row[a, i] += w
-                w_col[a, j] += w
-        f[a] += f_a
-
-
-# ------------------------------------------------------- the smoothed risk
-
-def _check_count(value, name, minimum):
-    if isinstance(value, bool) or int(value) != value or int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got "
-                         f"{value!r}")
-    return int(value)
-
-
-class _SmoothedRisk:
-    """``R_h`` and its gradient for a batch of particles (see module doc)."""
-
-    def __init__(self, X_pos, X_neg, bandwidth, block_entries=None,
-                 cache_entries=None):
-        self.X_pos = np.ascontiguousarray(X_pos, dtype=float)
-        self.X_neg = np.ascontiguousarray(X_neg, dtype=float)
-        self.bandwidth = float(bandwidth)
-        self.n_pos, self.d = self.X_pos.shape
-        self.n_neg = self.X_neg.shape[0]
-        self.n_pairs = self.n_pos * self.n_neg
-        self.sq_pos = np.einsum("ij,ij->i", self.X_pos, self.X_pos)
-        self.sq_neg = np.einsum("ij,ij->i", self.X_neg, self.X_neg)
-        entries = _BLOCK_ENTRIES if block_entries is None else int(block_entries)
-        self.block_rows = max(1, min(self.n_pos, entries // max(self.n_neg, 1)))
-        limit = _CACHE_ENTRIES if cache_entries is None else int(cache_entries)
-        self._cache = None
-        if self.n_pairs <= limit:
-            self._cache = [block for _, block in self._blocks()]
-
-    def _blocks(self):
-        """Yield ``(start, inverse pair norms of positives start..)``."""
-        for k, start in enumerate(range(0, self.n_pos, self.block_rows)):
-            if self._cache is not None:
-                yield start, self._cache[k]
-                continue
-            stop = min(start + self.block_rows, self.n_pos)
-            gram = self.X_pos[start:stop] @ self.X_neg.T
-            out = np.empty_like(gram)
-            _inverse_pair_norms(self.X_pos, self.X_neg, self.sq_pos,
-                                self.sq_neg, gram, start, _CANCELLATION_RTOL,
-                                out)
-            yield start, out
-
-    def __call__(self, theta, pairs=None, need_risk=True, need_grad=True):
-        """Return ``(R_h, grad R_h)``: arrays (N,) and (N, d) (or None).
-
-        ``pairs=(ip, jn)``: use these pairs (indices into ``X_pos``,
-        ``X_neg``) instead of all ``P``.
-        """
-        theta = np.ascontiguousarray(theta, dtype=float)
-        n_particles = theta.shape[0]
-        radius = np.sqrt(np.einsum("ij,ij->i", theta, theta))
-        safe = np.where(radius > 0, radius, 1.0)
-        # R_h(0) = 1/2 with zero gradient: every score ties
-        inv_h = np.where(radius > 0, 1.0 / (self.bandwidth * safe), 0.0)
-        s_pos = theta @ self.X_pos.T
-        s_neg = theta @ self.X_neg.T
-        f = np.zeros(n_particles)
-        w_row = np.zeros((n_particles, self.n_pos))
-        w_col = np.zeros((n_particles, self.n_neg))
-        if pairs is None:
-            n_used = self.n_pairs
-            for start, inv_norm in self._blocks():
-                _smoothed_block(s_pos, s_neg, inv_norm, start, inv_h, need_risk,
-                                need_grad, f, w_row, w_col)
-        else:
-            ip, jn = (np.ascontiguousarray(p, dtype=np.int64) for p in pairs)
-            n_used = ip.shape[0]
-            inv_norm = _sampled_inverse_norms(self.X_pos, self.X_neg, ip, jn)
-            _smoothed_sampled(s_pos, s_neg, ip, jn, inv_norm, inv_h, need_risk,
-                              need_grad, f, w_row, w_col)
-        risk = f / n_used if need_risk else None
-        if not need_grad:
-            return risk, None
-        g = w_row @ self.X_pos - w_col @ self.X_neg
-        unit = theta / safe[:, None]
-        g -= np.einsum("ij,ij->i", g, unit)[:, None] * unit
-        return risk, -(inv_h / n_used)[:, None] * g
-
-
-def smoothed_auc_risk(theta, X_pos, X_neg, bandwidth=0.1, grad=False):
-    """Smoothed AUC risk ``R_h`` of linear scores, for a batch of particles.
-
-    ``R_h(theta) = (1/P) sum_ij Phi(-(d_ij . theta) / (h ||theta|| ||d_ij||))``
-    (module docstring): the Gaussian-VB expected risk of
-    ``N(theta, (h ||theta||)^2 I)``; ``-> R_n`` (ties 1/2) as ``h -> 0``.
-
-    Parameters
-    ----------
-    theta : (N, d) or (d,) array
-    X_pos, X_neg : (n_pos, d), (n_neg, d) arrays on the scale of ``theta``.
-    bandwidth : float > 0
-        Relative bandwidth ``h`` (radians of angular smoothing, roughly).
-    grad : bool
-        Also return the gradient with respect to ``theta``.
-
-    Returns
-    -------
-    risk : (N,) array (float for 1-D ``theta``); and ``grad`` (N, d) or (d,)
-    when ``grad=True``.
-    """
-    h = check_lam(bandwidth, "bandwidth")
-    th = np.asarray(theta, dtype=float)
-    X_pos = np.asarray(X_pos, dtype=float)
-    X_neg = np.asarray(X_neg, dtype=float)
-    one = th.ndim == 1
-    th = np.atleast_2d(th)
-    if th.ndim != 2 or X_pos.ndim != 2 or X_neg.ndim != 2 \
-            or X_pos.shape[1] != th.shape[1] or X_neg.shape[1] != th.shape[1]:
-        raise ValueError(f"theta must be (N, d) or (d,), X_pos and X_neg (n, d);"
-                         f" got {np.shape(theta)}, {X_pos.shape}, {X_neg.shape}")
-    if not np.all(np.isfinite(th)):
-        raise ValueError("theta contains NaN or infinite values")
-    risk, g = _SmoothedRisk(X_pos, X_neg, h)(th, need_grad=grad)
-    if one:
-        risk, g = float(risk[0]), (None if g is None else g[0])
-    return (risk, g) if grad else risk
 
 
 # ---------------------------------------------------------- Stein direction
@@ -499,8 +278,8 @@ class SVGD:
 
     Raises
     ------
-    ValueError
-        for bad data (``validate_xy``), ``lam <= 0``, ``bandwidth <= 0``,
+    InputError
+        (a ``ValueError``) for bad data (``validate_xy``), ``lam <= 0``, ``bandwidth <= 0``,
         ``prior_var <= 0``, ``n_particles < 2``, ``n_pairs < 1``,
         ``step_size <= 0``, ``max_iter < 1``, ``tol <= 0``.
 
@@ -519,22 +298,23 @@ class SVGD:
                  n_particles=100, standardize=True, n_pairs=None,
                  step_size=0.05, max_iter=2000, tol=5e-4, seed=None,
                  verbose=False):
-        self.lam = check_lam(lam)
-        self.prior_var = check_lam(prior_var, "prior_var")
-        self.bandwidth = check_lam(bandwidth, "bandwidth")
-        self.n_particles = _check_count(n_particles, "n_particles", 2)
-        self.n_pairs = None if n_pairs is None else _check_count(
+        self.lam, _ = resolve_lam(lam)
+        self.prior_var = check_positive(prior_var, "prior_var")
+        self.bandwidth = check_positive(bandwidth, "bandwidth")
+        self.n_particles = check_count(n_particles, "n_particles", 2)
+        self.n_pairs = None if n_pairs is None else check_count(
             n_pairs, "n_pairs", 1)
-        self.step_size = check_lam(step_size, "step_size")
-        self.max_iter = _check_count(max_iter, "max_iter", 1)
-        self.tol = check_lam(tol, "tol")
+        self.step_size = check_positive(step_size, "step_size")
+        self.max_iter = check_count(max_iter, "max_iter", 1)
+        self.tol = check_positive(tol, "tol")
         self.seed = seed
         self.verbose = (100 if verbose is True else 0 if verbose is False
-                        else _check_count(verbose, "verbose", 0))
+                        else check_count(verbose, "verbose", 0))
         self.data = validate_xy(X, y, standardize=standardize,
                                 drop_constant=True)
-        self._risk = _SmoothedRisk(self.data.X_pos, self.data.X_neg,
-                                   self.bandwidth)
+        self._risk = SmoothedPairRisk(self.data.X_pos, self.data.X_neg,
+                                      self.bandwidth)
+        self._auc_risk = AUCRisk(self.data.y)
 
     # ------------------------------------------------------------- target
     def log_target(self, theta, pairs=None, need_value=True):
@@ -571,9 +351,10 @@ class SVGD:
         phi_prev = np.zeros_like(theta)
         path, scale, rel_change, converged = 0.0, 0.0, np.inf, False
         bw = float("nan")
-        with _THREADPOOLS.limit(limits=1, user_api="blas"):
+        with parallel.one_blas_thread():
             for it in range(1, self.max_iter + 1):
-                pairs = self._draw_pairs(rng) if self.n_pairs else None
+                pairs = (self._auc_risk.draw_pairs(rng, self.n_pairs)
+                         if self.n_pairs else None)
                 _, grad = self.log_target(theta, pairs, need_value=False)
                 phi, bw = stein_direction(theta, grad)
                 history = (phi ** 2 if it == 1 else
@@ -614,17 +395,12 @@ class SVGD:
         shape = (self.n_particles, self.data.d)
         if init is None:
             return math.sqrt(self.prior_var) * rng.standard_normal(shape)
-        theta = np.array(getattr(init, "theta", init), dtype=float)
+        theta = np.array(check_finite_array(getattr(init, "theta", init),
+                                            "init"))
         if theta.shape != shape:
-            raise ValueError(f"init must have shape {shape} (n_particles, d), "
+            raise InputError(f"init must have shape {shape} (n_particles, d), "
                              f"got {theta.shape}")
-        if not np.all(np.isfinite(theta)):
-            raise ValueError("init contains NaN or infinite values")
         return theta
-
-    def _draw_pairs(self, rng):
-        return (rng.integers(self.data.n_pos, size=self.n_pairs),
-                rng.integers(self.data.n_neg, size=self.n_pairs))
 
     def _print_progress(self, it, theta, steps, rel_change, bw, start_time):
         risk = linear_auc_risk(theta, self.data.X_pos, self.data.X_neg)
@@ -640,7 +416,7 @@ class SVGD:
         """Scores of new raw inputs (like ``GaussianVB.predict``): rankings,
         not labels."""
         if not hasattr(self, "result_"):
-            raise ValueError("SVGD is not fitted yet: call fit() first")
+            raise InputError("SVGD is not fitted yet: call fit() first")
         return self.result_.score(X_new, point=point)
 
     def __repr__(self):

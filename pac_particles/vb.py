@@ -32,19 +32,10 @@ The nesting F1 ⊂ F2 ⊂ F3 orders the optimal objectives (and so the bounds
 
 Computation
 -----------
-No difference vector is materialised: ``d_ij . m = s_i - s_j`` with ``s = X m``,
-``d_ij' S d_ij = a_i + a_j - 2 b_ij`` with ``a = diag(X S X')`` and
-``b = X_pos S X_neg'`` computed by BLAS in blocks of positives; a fused numba
-kernel evaluates ``Phi``, ``phi`` and the pair weights of each block. The
-gradients come back through per-point sums (the Laplacian trick)::
-
-    sum_ij w_ij d_ij             = X_pos' (W 1) - X_neg' (W' 1),
-    sum_ij u_ij d_ij d_ij'       = X_pos' diag(U 1) X_pos + X_neg' diag(U' 1) X_neg
-                                   - X_pos' U X_neg - X_neg' U' X_pos,
-
-so one evaluation costs O(P d) time (plus O(n d^2) for the full family) and
-O(block) memory whatever P. Near-duplicate pairs, where ``a_i + a_j - 2 b_ij``
-cancels, are recomputed from the difference vector.
+``E_rho[R_n]`` and its gradients in ``m`` and ``S`` come from
+:class:`pac_particles.probit_risk.GaussianPairRisk`: no difference vector is
+materialised, one evaluation costs O(P d) time (plus O(n d^2) for the full
+family) and O(block) memory whatever P.
 
 For very large P, ``n_pairs=B`` estimates ``E_rho[R_n]`` and its gradient from B
 pairs drawn uniformly with replacement (an incomplete U-statistic, Clémençon,
@@ -101,31 +92,24 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-import numba
 import numpy as np
 from scipy import optimize
-from scipy.special import ndtr
 
-from .auc import pu_lam
-from .data import check_lam, validate_xy
+from . import parallel
+from .checks import InputError, check_count, check_positive, resolve_lam
+from .data import validate_xy
+from .gaussian import gaussian_kl
+from .probit_risk import GaussianPairRisk, expected_auc_risk
+from .risks import AUCRisk
 
 __all__ = ["GaussianVB", "VBResult", "FAMILIES", "expected_auc_risk",
            "gaussian_kl", "ordered_pairs_factor", "corollary21_lam"]
 
 FAMILIES = ("isotropic", "diagonal", "full")
 
-# Pair entries per block: two float64 buffers of this size (16 MB in all).
-_BLOCK_ENTRIES = 1_000_000
-# Blocks with fewer pair entries run on one thread.
-_PARALLEL_ENTRIES = 50_000
-# Below this fraction of a_i + a_j, a_i + a_j - 2 b_ij has lost most of its
-# digits to cancellation: recompute d_ij' S d_ij from the difference vector.
-_CANCELLATION_RTOL = 1e-8
 # Box on the log standard deviations, so that L-BFGS line searches cannot
 # overflow exp(2 * log_sigma).
 _LOG_SD_BOUNDS = (-25.0, 25.0)
-_SQRT2 = math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 # ------------------------------------------------------------ normalisation
@@ -144,7 +128,7 @@ def ordered_pairs_factor(n_pos, n_neg):
     """
     n_pos, n_neg = int(n_pos), int(n_neg)
     if n_pos < 1 or n_neg < 1:
-        raise ValueError(f"need at least one positive and one negative, got "
+        raise InputError(f"need at least one positive and one negative, got "
                          f"n_pos={n_pos}, n_neg={n_neg}")
     n = n_pos + n_neg
     return 2.0 * n_pos * n_neg / (n * (n - 1.0))
@@ -160,300 +144,9 @@ def corollary21_lam(n_pos, n_neg, d):
     """
     d = int(d)
     if d < 1:
-        raise ValueError(f"d must be at least 1, got {d}")
+        raise InputError(f"d must be at least 1, got {d}")
     n = int(n_pos) + int(n_neg)
     return ordered_pairs_factor(n_pos, n_neg) * math.sqrt(d * (n - 1.0)) / 2.0
-
-
-def gaussian_kl(mean, cov, prior_var=1.0):
-    """``KL(N(mean, cov) || N(0, prior_var I))`` in closed form.
-
-    ``0.5 * (tr(S)/v + m'm/v - d + d log v - log det S)`` (proof of Corollary 11
-    of the dissertation); ``prior_var`` may also be a (d,) vector (ARD prior
-    ``N(0, diag(v))``: the same formula coordinate by coordinate). ``cov`` may be a (d, d) matrix or a (d,) vector of
-    variances (diagonal covariance).
-    """
-    m = np.asarray(mean, dtype=float)
-    if m.ndim != 1:
-        raise ValueError(f"mean must be 1-D, got shape {m.shape}")
-    d = m.shape[0]
-    if np.ndim(prior_var) == 1:  # ARD prior N(0, diag(v))
-        v = np.asarray(prior_var, dtype=float)
-        if v.shape != (d,) or not np.all(np.isfinite(v)) or np.any(v <= 0):
-            raise ValueError(f"prior_var must be positive, scalar or of shape "
-                             f"({d},)")
-    else:
-        v = np.full(d, _check_prior_var(prior_var))
-    cov = np.asarray(cov, dtype=float)
-    if cov.shape == (d,):
-        if np.any(cov <= 0) or not np.all(np.isfinite(cov)):
-            raise ValueError("diagonal covariance must be positive and finite")
-        scaled_trace, logdet = np.sum(cov / v), np.log(cov).sum()
-    elif cov.shape == (d, d):
-        try:
-            chol = np.linalg.cholesky(cov)
-        except np.linalg.LinAlgError:
-            raise ValueError("cov is not positive definite")
-        scaled_trace = np.sum(np.diag(cov) / v)
-        logdet = 2.0 * np.log(np.diag(chol)).sum()
-    else:
-        raise ValueError(f"cov must have shape ({d},) or ({d}, {d}), got "
-                         f"{cov.shape}")
-    return 0.5 * (scaled_trace + np.sum(m * m / v) - d + np.sum(np.log(v))
-                  - logdet)
-
-
-def _check_prior_var(prior_var):
-    try:
-        v = float(prior_var)
-    except (TypeError, ValueError):
-        raise ValueError(f"prior_var must be a positive number, got "
-                         f"{prior_var!r}")
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"prior_var must be a finite positive number, got {v}")
-    return v
-
-
-# ------------------------------------------------------- pair kernel (exact)
-
-@numba.njit(cache=True, nogil=True)
-def _pair_moments_direct(xp, xn, m, cov, cov_is_diag):
-    """``(d . m, d' S d)`` for one difference vector ``d = xp - xn``."""
-    d = xp.shape[0]
-    mu = 0.0
-    var = 0.0
-    for k in range(d):
-        dk = xp[k] - xn[k]
-        mu += dk * m[k]
-        if cov_is_diag:
-            var += dk * dk * cov[0, k]
-        else:
-            row = 0.0
-            for l in range(d):
-                row += cov[k, l] * (xp[l] - xn[l])
-            var += dk * row
-    return mu, var
-
-
-@numba.njit(cache=True, nogil=True)
-def _pair_row(i, s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos, X_neg,
-              m, cov, cov_is_diag, rtol, buf_b, buf_w, f_row, w_row, u_row):
-    """Per-pair terms of row ``i`` (one positive) of a block.
-
-    On entry ``buf_b[i, j] = x_i' S x_j``. On exit ``buf_w[i, j]`` holds
-    ``w_ij = dPhi_ij/dmu_ij = -phi(t)/sigma`` and ``buf_b[i, j]`` holds
-    ``u_ij = dPhi_ij/dsigma_ij^2 = phi(t) t / (2 sigma^2)``, where
-    ``Phi_ij = Phi(-t)``, ``t = mu_ij / sigma_ij``; ``f_row[i]``,
-    ``w_row[i]``, ``u_row[i]`` get the row sums of ``Phi_ij``, ``w_ij``,
-    ``u_ij``.
-    """
-    f_sum = 0.0
-    w_sum = 0.0
-    u_sum = 0.0
-    for j in range(buf_b.shape[1]):
-        if gid_pos[i] == gid_neg[j]:
-            # identical inputs: a sure tie, constant 1/2
-            f = 0.5
-            w = 0.0
-            u = 0.0
-        else:
-            mu = s_pos[i] - s_neg[j]
-            scale = a_pos[i] + a_neg[j]
-            var = scale - 2.0 * buf_b[i, j]
-            if var <= rtol * scale:
-                mu, var = _pair_moments_direct(X_pos[i], X_neg[j], m, cov,
-                                               cov_is_diag)
-            if var <= 0.0:
-                # degenerate S along d_ij: deterministic score difference
-                f = 1.0 if mu < 0.0 else (0.5 if mu == 0.0 else 0.0)
-                w = 0.0
-                u = 0.0
-            else:
-                sd = math.sqrt(var)
-                t = mu / sd
-                f = 0.5 * math.erfc(t / _SQRT2)
-                phi = _INV_SQRT_2PI * math.exp(-0.5 * t * t)
-                w = -phi / sd
-                u = 0.5 * phi * t / var
-        f_sum += f
-        w_sum += w
-        u_sum += u
-        buf_w[i, j] = w
-        buf_b[i, j] = u
-    f_row[i] = f_sum
-    w_row[i] = w_sum
-    u_row[i] = u_sum
-
-
-@numba.njit(cache=True, parallel=True)
-def _pair_block_parallel(s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
-                         X_neg, m, cov, cov_is_diag, rtol, buf_b, buf_w, f_row,
-                         w_row, u_row):
-    """:func:`_pair_row` over the rows of a block, in parallel."""
-    for i in numba.prange(buf_b.shape[0]):
-        _pair_row(i, s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos, X_neg,
-                  m, cov, cov_is_diag, rtol, buf_b, buf_w, f_row, w_row, u_row)
-
-
-@numba.njit(cache=True, nogil=True)
-def _pair_block_serial(s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
-                       X_neg, m, cov, cov_is_diag, rtol, buf_b, buf_w, f_row,
-                       w_row, u_row):
-    """:func:`_pair_row` over the rows of a block, one thread (small blocks,
-    where starting the thread pool costs more than the work)."""
-    for i in range(buf_b.shape[0]):
-        _pair_row(i, s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos, X_neg,
-                  m, cov, cov_is_diag, rtol, buf_b, buf_w, f_row, w_row, u_row)
-
-
-def _duplicate_groups(X_pos, X_neg):
-    """Integer labels such that two rows share a label iff they are equal."""
-    X = np.vstack([X_pos, X_neg])
-    _, inverse = np.unique(X, axis=0, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1).astype(np.int64)
-    return (np.ascontiguousarray(inverse[:X_pos.shape[0]]),
-            np.ascontiguousarray(inverse[X_pos.shape[0]:]))
-
-
-class _PairTerms:
-    """``E_rho[R_n]`` and its gradients for Gaussian ``rho`` over all P pairs.
-
-    ``cov`` is a (d, d) matrix or, for diagonal covariances, a (d,) vector of
-    variances; with a vector only the diagonal of the covariance gradient is
-    formed (no d x d work anywhere).
-    """
-
-    def __init__(self, X_pos, X_neg, block_entries=None):
-        self.X_pos = np.ascontiguousarray(X_pos, dtype=float)
-        self.X_neg = np.ascontiguousarray(X_neg, dtype=float)
-        self.n_pos, self.d = self.X_pos.shape
-        self.n_neg = self.X_neg.shape[0]
-        self.n_pairs = self.n_pos * self.n_neg
-        self.gid_pos, self.gid_neg = _duplicate_groups(self.X_pos, self.X_neg)
-        entries = _BLOCK_ENTRIES if block_entries is None else int(block_entries)
-        self.block_rows = max(1, min(self.n_pos, entries // max(self.n_neg, 1)))
-
-    def __call__(self, m, cov, need_grad=True):
-        """Return ``(E_rho[R_n], grad_m, grad_cov)``.
-
-        ``grad_cov`` is ``dE/dS`` (symmetric, (d, d)) for a matrix ``cov`` and
-        its diagonal for a vector ``cov``; both gradients are None when
-        ``need_grad`` is False.
-        """
-        Xp, Xn = self.X_pos, self.X_neg
-        diag = cov.ndim == 1
-        XS_pos = Xp * cov if diag else Xp @ cov
-        XS_neg = Xn * cov if diag else Xn @ cov
-        a_pos = np.einsum("ij,ij->i", XS_pos, Xp)
-        a_neg = np.einsum("ij,ij->i", XS_neg, Xn)
-        s_pos, s_neg = Xp @ m, Xn @ m
-        cov2d = np.ascontiguousarray(cov[None, :] if diag else cov)
-        rows = self.block_rows
-        buf_b = np.empty((rows, self.n_neg))
-        buf_w = np.empty((rows, self.n_neg))
-        f_row = np.empty(self.n_pos)
-        w_row = np.empty(self.n_pos)
-        u_row = np.empty(self.n_pos)
-        w_col = np.zeros(self.n_neg)
-        u_col = np.zeros(self.n_neg)
-        cross = np.zeros(self.d if diag else (self.d, self.d))
-        for start in range(0, self.n_pos, rows):
-            stop = min(start + rows, self.n_pos)
-            nb = stop - start
-            bb, bw = buf_b[:nb], buf_w[:nb]
-            np.matmul(XS_pos[start:stop], Xn.T, out=bb)
-            kernel = (_pair_block_parallel if nb * self.n_neg >= _PARALLEL_ENTRIES
-                      else _pair_block_serial)
-            kernel(s_pos[start:stop], s_neg, a_pos[start:stop], a_neg,
-                   self.gid_pos[start:stop], self.gid_neg, Xp[start:stop], Xn,
-                   m, cov2d, diag, _CANCELLATION_RTOL, bb, bw,
-                   f_row[start:stop], w_row[start:stop], u_row[start:stop])
-            if need_grad:
-                w_col += bw.sum(axis=0)
-                u_col += bb.sum(axis=0)
-                UXn = bb @ Xn                          # (nb, d)
-                if diag:
-                    cross += np.einsum("ij,ij->j", Xp[start:stop], UXn)
-                else:
-                    cross += Xp[start:stop].T @ UXn
-        P = float(self.n_pairs)
-        risk = f_row.sum() / P
-        if not need_grad:
-            return risk, None, None
-        grad_m = (Xp.T @ w_row - Xn.T @ w_col) / P
-        if diag:
-            grad_cov = (u_row @ Xp**2 + u_col @ Xn**2 - 2.0 * cross) / P
-        else:
-            grad_cov = ((Xp * u_row[:, None]).T @ Xp
-                        + (Xn * u_col[:, None]).T @ Xn - cross - cross.T) / P
-        return risk, grad_m, grad_cov
-
-
-def _pair_terms_sampled(X_pos, X_neg, gid_pos, gid_neg, ip, jn, m, cov,
-                        need_grad=True):
-    """Incomplete U-statistic version of :class:`_PairTerms` on pairs (ip, jn).
-
-    Also returns the sample standard deviation of the per-pair terms.
-    """
-    D = X_pos[ip] - X_neg[jn]
-    mu = D @ m
-    var = D**2 @ cov if cov.ndim == 1 else np.einsum("ij,ij->i", D @ cov, D)
-    tie = gid_pos[ip] == gid_neg[jn]
-    ok = ~tie & (var > 0)
-    sd = np.sqrt(np.where(ok, var, 1.0))
-    t = np.where(ok, mu / sd, 0.0)
-    f = np.where(ok, ndtr(-t), np.where(tie | (mu == 0), 0.5,
-                                        (mu < 0).astype(float)))
-    B = float(ip.shape[0])
-    risk, risk_sd = f.mean(), f.std()
-    if not need_grad:
-        return risk, None, None, risk_sd
-    phi = np.where(ok, _INV_SQRT_2PI * np.exp(-0.5 * t * t), 0.0)
-    w = -phi / sd
-    u = 0.5 * phi * t / np.where(ok, var, 1.0)
-    grad_m = D.T @ w / B
-    if cov.ndim == 1:
-        grad_cov = u @ D**2 / B
-    else:
-        grad_cov = (D * u[:, None]).T @ D / B
-    return risk, grad_m, grad_cov, risk_sd
-
-
-def expected_auc_risk(mean, cov, X_pos, X_neg, block_entries=None):
-    """``E_rho[R_n]`` for ``rho = N(mean, cov)``, exactly, over all pairs.
-
-    Parameters
-    ----------
-    mean : (d,) array
-    cov : (d, d) array, or (d,) array of variances for a diagonal covariance
-    X_pos, X_neg : (n_pos, d), (n_neg, d) arrays on the scale of ``mean``
-        (e.g. ``AUCData.X_pos``, ``AUCData.X_neg``).
-    block_entries : int, optional
-        Pair entries per block (memory is two float64 buffers of this size).
-
-    Returns
-    -------
-    float
-        ``(1/P) sum_ij Phi(-(d_ij . m)/sqrt(d_ij' S d_ij))``, pairs with
-        ``d_ij = 0`` counting 1/2: the expected fraction of mis-ordered pairs
-        of a score ``x . theta``, ``theta ~ rho``.
-    """
-    m = np.ascontiguousarray(mean, dtype=float)
-    cov = np.ascontiguousarray(cov, dtype=float)
-    X_pos = np.asarray(X_pos, dtype=float)
-    X_neg = np.asarray(X_neg, dtype=float)
-    d = m.shape[0]
-    if m.ndim != 1 or X_pos.ndim != 2 or X_neg.ndim != 2 \
-            or X_pos.shape[1] != d or X_neg.shape[1] != d:
-        raise ValueError(f"mean must be (d,) and X_pos, X_neg (n, d); got "
-                         f"{m.shape}, {X_pos.shape}, {X_neg.shape}")
-    if cov.shape not in ((d,), (d, d)):
-        raise ValueError(f"cov must have shape ({d},) or ({d}, {d}), got "
-                         f"{cov.shape}")
-    if X_pos.shape[0] == 0 or X_neg.shape[0] == 0:
-        raise ValueError("need at least one positive and one negative")
-    risk, _, _ = _PairTerms(X_pos, X_neg, block_entries)(m, cov, need_grad=False)
-    return risk
 
 
 # ------------------------------------------------------------ the families
@@ -662,9 +355,9 @@ class GaussianVB:
 
     Raises
     ------
-    ValueError
-        for bad data (see ``validate_xy``), ``lam <= 0``, ``prior_var <= 0``,
-        an unknown family, ``n_pairs < 1``.
+    InputError
+        (a ``ValueError``) for bad data (see ``validate_xy``), ``lam <= 0``,
+        ``prior_var <= 0``, an unknown family, ``n_pairs < 1``.
 
     Examples
     --------
@@ -684,32 +377,29 @@ class GaussianVB:
                  max_iter=None, tol=1e-6, step_size=0.02, block_entries=None,
                  pu_prior=None):
         if family not in FAMILIES:
-            raise ValueError(f"unknown family {family!r}; choose from "
+            raise InputError(f"unknown family {family!r}; choose from "
                              f"{list(FAMILIES)}")
-        self.prior_var = _check_prior_var(prior_var)
+        self.prior_var = check_positive(prior_var, "prior_var")
         self.data = validate_xy(X, y, standardize=standardize,
                                 drop_constant=True)
         self.family = family
-        self.lam_pn = (corollary21_lam(self.data.n_pos, self.data.n_neg,
-                                       self.data.d)
-                       if lam is None else check_lam(lam))
+        if lam is None:
+            lam = corollary21_lam(self.data.n_pos, self.data.n_neg,
+                                  self.data.d)
         # PU labels: lam / (1 - pi) on the observed risk (pac_particles.auc)
         self.pu_prior = pu_prior
-        self.lam = pu_lam(self.lam_pn, pu_prior)
+        self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
         if n_pairs is not None:
-            if int(n_pairs) != n_pairs or int(n_pairs) < 1:
-                raise ValueError(f"n_pairs must be a positive integer, got "
-                                 f"{n_pairs!r}")
-            n_pairs = int(n_pairs)
-        if max_iter is not None and (int(max_iter) != max_iter or max_iter < 1):
-            raise ValueError(f"max_iter must be a positive integer, got "
-                             f"{max_iter!r}")
-        if not tol > 0 or not step_size > 0:
-            raise ValueError(f"tol and step_size must be positive, got {tol}, "
-                             f"{step_size}")
+            n_pairs = check_count(n_pairs, "n_pairs")
+        if max_iter is not None:
+            max_iter = check_count(max_iter, "max_iter")
         self.n_pairs, self.resample, self.seed = n_pairs, bool(resample), seed
-        self.max_iter, self.tol, self.step_size = max_iter, tol, step_size
-        self._pairs = _PairTerms(self.data.X_pos, self.data.X_neg, block_entries)
+        self.max_iter = max_iter
+        self.tol = check_positive(tol, "tol")
+        self.step_size = check_positive(step_size, "step_size")
+        self._pairs = GaussianPairRisk(self.data.X_pos, self.data.X_neg,
+                                       block_entries)
+        self._risk = AUCRisk(self.data.y)
 
     # -------------------------------------------------------------- fitting
     def fit(self, init=None):
@@ -728,17 +418,18 @@ class GaussianVB:
         fam = _Family(self.family, self.data.d)
         x0 = self._initial_point(fam, init)
         self._risk_sd = None
-        if self.n_pairs is None:
-            x, info = self._lbfgs(fam, x0, self._pairs)
-        elif not self.resample:
-            rng = np.random.default_rng(self.seed)
-            terms = self._sampled_terms(*self._draw_pairs(rng))
-            x, info = self._lbfgs(fam, x0, terms)
-        else:
-            x, info = self._adam(fam, x0)
-        # report exact values (all P pairs) whatever the optimiser saw
-        value, grad, risk, kl = fam.objective(x, self.lam, self.prior_var,
-                                              self._pairs)
+        # the pair kernels supply the threads (pac_particles.parallel)
+        with parallel.one_blas_thread():
+            if self.n_pairs is None:
+                x, info = self._lbfgs(fam, x0, self._pairs)
+            elif not self.resample:
+                rng = np.random.default_rng(self.seed)
+                x, info = self._lbfgs(fam, x0, self._sampled_terms(rng))
+            else:
+                x, info = self._adam(fam, x0)
+            # report exact values (all P pairs) whatever the optimiser saw
+            value, grad, risk, kl = fam.objective(x, self.lam, self.prior_var,
+                                                  self._pairs)
         m, cov, _ = fam.unpack(x)
         converged, n_iter, n_fev, message = info
         self.result_ = VBResult(
@@ -756,7 +447,7 @@ class GaussianVB:
             mean = np.asarray(init.mean, dtype=float)
             cov = np.asarray(init.cov, dtype=float)
             if mean.shape != (d,) or cov.shape not in ((d,), (d, d)):
-                raise ValueError(f"init has mean {mean.shape}, cov {cov.shape};"
+                raise InputError(f"init has mean {mean.shape}, cov {cov.shape};"
                                  f" expected ({d},) and ({d}, {d})")
             return fam.pack(mean, cov)
         # class-mean difference: Fisher's direction up to whitening
@@ -779,16 +470,13 @@ class GaussianVB:
         return res.x, (bool(res.success), int(res.nit), int(res.nfev),
                        str(res.message))
 
-    def _draw_pairs(self, rng):
-        return (rng.integers(self.data.n_pos, size=self.n_pairs),
-                rng.integers(self.data.n_neg, size=self.n_pairs))
+    def _sampled_terms(self, rng):
+        """Pair terms on one sample of ``n_pairs`` pairs drawn from ``rng``."""
+        ip, jn = self._risk.draw_pairs(rng, self.n_pairs)
 
-    def _sampled_terms(self, ip, jn):
-        """Pair terms on the fixed pair sample ``(ip, jn)``."""
         def terms(m, cov, need_grad=True):
-            risk, g_m, g_cov, self._risk_sd = _pair_terms_sampled(
-                self.data.X_pos, self.data.X_neg, self._pairs.gid_pos,
-                self._pairs.gid_neg, ip, jn, m, cov, need_grad)
+            risk, g_m, g_cov, self._risk_sd = self._pairs.sampled(
+                ip, jn, m, cov, need_grad)
             return risk, g_m, g_cov
         return terms
 
@@ -804,7 +492,7 @@ class GaussianVB:
         first, second = np.zeros_like(x), np.zeros_like(x)
         average, n_avg = np.zeros_like(x), 0
         for t in range(1, n_steps + 1):
-            terms = self._sampled_terms(*self._draw_pairs(rng))
+            terms = self._sampled_terms(rng)
             _, grad, _, _ = fam.objective(x, self.lam, self.prior_var, terms)
             first = beta1 * first + (1 - beta1) * grad
             second = beta2 * second + (1 - beta2) * grad**2
@@ -821,7 +509,7 @@ class GaussianVB:
     # ------------------------------------------------------------ using it
     def _require_fit(self):
         if not hasattr(self, "result_"):
-            raise ValueError("GaussianVB is not fitted yet: call fit() first")
+            raise InputError("GaussianVB is not fitted yet: call fit() first")
         return self.result_
 
     def predict(self, X_new):

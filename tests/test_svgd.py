@@ -17,9 +17,11 @@ from scipy.stats import norm
 
 from pac_particles.auc import linear_auc_risk
 from pac_particles.vb import expected_auc_risk
-from pac_particles.svgd import (SVGD, SVGDConvergenceWarning, _SmoothedRisk,
-                                _inverse_pair_norms, _sampled_inverse_norms,
-                                _smoothed_block, _smoothed_sampled,
+from pac_particles.probit_risk import SmoothedPairRisk as _SmoothedRisk
+from pac_particles.probit_risk import (_inverse_pair_norms,
+                                       _sampled_inverse_norms, _smoothed_block,
+                                       _smoothed_sampled)
+from pac_particles.svgd import (SVGD, SVGDConvergenceWarning,
                                 smoothed_auc_risk, stein_direction)
 from reference import AngularQuadrature
 

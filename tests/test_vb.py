@@ -18,8 +18,9 @@ from pac_particles.data import validate_xy
 from pac_particles.ep import EPLinear
 from pac_particles.models import AUCGibbsModel
 from pac_particles.posterior import run_smc
-from pac_particles.vb import (FAMILIES, GaussianVB, _Family, _PairTerms,
-                              _pair_terms_sampled, corollary21_lam,
+from pac_particles.probit_risk import GaussianPairRisk as _PairTerms
+from pac_particles.probit_risk import _pair_terms_sampled
+from pac_particles.vb import (FAMILIES, GaussianVB, _Family, corollary21_lam,
                               expected_auc_risk, ordered_pairs_factor)
 from reference import AngularQuadrature
 
