@@ -36,7 +36,8 @@ from joblib import Parallel, delayed
 from ..data import validate_xy
 from ..models import AUCGibbsModel
 from ..priors import SpikeSlabPrior
-from .repeated_runs import _numba_threads, _study_run
+from .. import parallel
+from .repeated_runs import _study_run
 
 __all__ = ["SpikeSlabPath", "spike_slab_path"]
 
@@ -122,7 +123,7 @@ def spike_slab_path(X, y, lam, v0_grid, p=None, v1=1.0, n_particles=200,
     v0_grid = np.atleast_1d(np.asarray(v0_grid, dtype=float))
     d = validate_xy(X, y, standardize=standardize).d
     priors = [SpikeSlabPrior(d, p=p, v0=v0, v1=v1) for v0 in v0_grid]
-    threads = _numba_threads(numba_threads, n_jobs)
+    threads = parallel.threads_per_job(n_jobs, numba_threads)
     runs = Parallel(n_jobs=n_jobs)(
         delayed(_study_run)(AUCGibbsModel(X, y, lam, prior=prior,
                                           standardize=standardize),
