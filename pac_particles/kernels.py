@@ -34,7 +34,7 @@ import numpy as np
 
 from .checks import InputError
 
-__all__ = ["SquaredExponential", "LinearKernel", "gram_matrix"]
+__all__ = ["SquaredExponential", "LinearKernel", "gram_matrix", "kernel_diag"]
 
 
 class SquaredExponential:
@@ -162,3 +162,14 @@ def gram_matrix(kernel, X, label="kernel"):
     if not np.all(np.isfinite(K)):
         raise InputError(f"{label} returned NaN or infinite entries")
     return 0.5 * (K + K.T)
+
+
+def kernel_diag(kernel, X):
+    """Prior variances ``k(x, x)`` of the rows of ``X``: the kernel's own
+    ``diag`` when it has one, else one 1 x 1 evaluation per row (never the
+    m x m matrix)."""
+    if hasattr(kernel, "diag"):
+        return np.asarray(kernel.diag(X), dtype=float)
+    X = np.asarray(X, dtype=float)
+    return np.array([np.asarray(kernel(x[None], x[None]), dtype=float)[0, 0]
+                     for x in X])

@@ -53,7 +53,7 @@ from particles import smc_samplers as ssp
 from .checks import InputError, resolve_lam
 from .data import validate_xy
 from .gaussian import gp_predictive
-from .kernels import SquaredExponential, gram_matrix
+from .kernels import SquaredExponential, gram_matrix, kernel_diag
 from .priors import (CholeskyNormal, gaussian_prior, param_array,
                      stable_cholesky)
 from .risks import AUCRisk
@@ -223,10 +223,7 @@ class GPAUCModel(_GibbsModel):
         ``s ~ N(latent_mean, latent_cov)``
         (:func:`pac_particles.gaussian.gp_predictive`)."""
         K_star = np.asarray(self.kernel(X_new, self.data.X), dtype=float)
-        k_diag = None
-        if return_var:
-            k_diag = (self.kernel.diag(X_new) if hasattr(self.kernel, "diag")
-                      else np.diag(self.kernel(X_new, X_new)))
+        k_diag = kernel_diag(self.kernel, X_new) if return_var else None
         return gp_predictive(self.kernel_chol, K_star, latent_mean, latent_cov,
                              k_diag)
 

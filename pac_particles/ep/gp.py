@@ -42,6 +42,7 @@ from scipy import linalg
 
 from ..checks import InputError
 from ..gaussian import gp_predictive, jittered_cholesky
+from ..kernels import kernel_diag
 from .base import _EPBase, _maximise
 from .core import _check_finite_result, _check_fit_options, _Sites
 from .prior_sites import _FixedGaussianPrior
@@ -234,9 +235,7 @@ class EPGP(_EPBase):
             Xn = self.data.transform(X_new)
             Ks = np.asarray(self.kernel(Xn, self._Xs), dtype=float)
             if return_var and k_diag is None:
-                k_diag = (self.kernel.diag(Xn) if hasattr(self.kernel, "diag")
-                          else np.array([self.kernel(x[None], x[None])[0, 0]
-                                         for x in Xn]))
+                k_diag = kernel_diag(self.kernel, Xn)
         if not return_var:
             return gp_predictive(self._C, Ks, run.state.score_mean)
         return gp_predictive(self._C, Ks, run.state.score_mean,

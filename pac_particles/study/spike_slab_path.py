@@ -33,10 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 from joblib import Parallel, delayed
 
+from .. import parallel
 from ..data import validate_xy
 from ..models import AUCGibbsModel
 from ..priors import SpikeSlabPrior
-from .. import parallel
 from .repeated_runs import _study_run
 
 __all__ = ["SpikeSlabPath", "spike_slab_path"]
