@@ -192,13 +192,18 @@ def gaussian_reference(prior_chol=None, prior_cov=None, prior_var=None):
     return GaussianReference(chol=chol)
 
 
-def weighted_gaussian_fit(W, arr, ridge):
+def weighted_gaussian_fit(W, arr, ridge, shrinkage=0.0):
     """Weighted mean and lower Cholesky factor of the weighted covariance
     plus ``ridge * mean(diag) I`` of the particles ``arr`` (N, d); the ridge
     grows tenfold until the factorisation succeeds, so the fit never fails
-    with fewer (or collinear) particles than dimensions."""
+    with fewer (or collinear) particles than dimensions. ``shrinkage`` in
+    [0, 1] pulls the off-diagonal covariances towards 0 first:
+    ``(1 - shrinkage) Sigma + shrinkage diag(Sigma)``."""
     with parallel.one_blas_thread():
         mean, cov = rs.wmean_and_cov(W, arr)
+        if shrinkage:
+            cov = np.atleast_2d(cov)
+            cov = (1.0 - shrinkage) * cov + shrinkage * np.diag(np.diag(cov))
         chol = jittered_cholesky(np.atleast_2d(cov),
                                  label="weighted particle covariance",
                                  ridge=ridge, max_relative_jitter=np.inf,

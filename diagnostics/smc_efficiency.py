@@ -1,0 +1,91 @@
+"""Efficiency of the tempering SMC sampler: variance x time of log Z and of
+the Bayes point over ESSrmin, the chain length at a fixed population and the
+calibrated slice move's options, relative to run_smc's defaults.
+
+Problems: Pima, Sonar, German credit (numeric version, from
+/work/shared/datasets or --datasets-dir) with lam = n and an N(0, I) prior,
+and a GP problem (GPAUCModel, squared-exponential kernel, on the first
+--gp-rows rows of Pima). One CSV row per run, written after every run:
+interrupt and rerun to resume. The logic is
+pac_particles.study.smc_efficiency.
+
+    nice .venv/bin/python diagnostics/smc_efficiency.py --out /tmp/smc_eff.csv
+    .venv/bin/python diagnostics/smc_efficiency.py --quick
+"""
+import argparse
+import os
+import sys
+
+from pac_particles.data import load_csv, load_dataset
+from pac_particles.models import AUCGibbsModel, GPAUCModel
+from pac_particles.study.smc_efficiency import (coverage_table,
+                                                default_cells, efficiency_runs,
+                                                efficiency_table, format_table)
+from pac_particles.results import write_rows
+
+PROBLEMS = ("pima", "sonar", "german", "gp_pima")
+
+
+def build_problem(name, datasets_dir, gp_rows):
+    if name == "german":
+        X, y, _ = load_csv(os.path.join(datasets_dir,
+                                        "german_credit_numeric.csv"), "y")
+    else:
+        X, y, _ = load_dataset("pima" if name == "gp_pima" else name)
+    if name == "gp_pima":
+        X, y = X[:gp_rows], y[:gp_rows]
+        return GPAUCModel(X, y, lam=len(y))
+    return AUCGibbsModel(X, y, lam=len(y))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", nargs="+", default=list(PROBLEMS),
+                        choices=PROBLEMS)
+    parser.add_argument("--cells", nargs="+", default=None,
+                        help="names of the cells to run (default: all)")
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--particles", type=int, default=100,
+                        help="resampled particles M of the default cell")
+    parser.add_argument("--len-chain", type=int, default=10)
+    parser.add_argument("--gp-rows", type=int, default=150)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--datasets-dir", default="/work/shared/datasets")
+    parser.add_argument("--out", default="results/smc_efficiency.csv",
+                        help="CSV of the runs (resumed if it exists); the "
+                             "table goes next to it, *_table.csv")
+    parser.add_argument("--quick", action="store_true",
+                        help="3 runs, M = 20, P = 4, three cells, Pima and a "
+                             "60-row GP: a smoke test")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.particles, args.len_chain, args.gp_rows = 3, 20, 4, 60
+        args.problems = [p for p in args.problems if p in ("pima", "gp_pima")]
+        args.cells = args.cells or ["default", "ESSrmin=0.8", "n_slices=2"]
+
+    models, cells = {}, {}
+    for name in args.problems:
+        models[name] = build_problem(name, args.datasets_dir, args.gp_rows)
+        grid = default_cells(args.particles, args.len_chain,
+                             gp=name.startswith("gp"))
+        cells[name] = [c for c in grid if args.cells is None
+                       or c.name in args.cells]
+        print(f"{name}: n = {models[name].data.n}, d = {models[name].d}, "
+              f"{len(cells[name])} cells", file=sys.stderr, flush=True)
+    rows = efficiency_runs(models, cells, n_runs=args.runs, seed=args.seed,
+                           csv_path=args.out, numba_threads=args.threads,
+                           log=lambda line: print(line, file=sys.stderr,
+                                                  flush=True))
+    table, coverage = efficiency_table(rows), coverage_table(rows)
+    print(format_table(table, coverage))
+    stem = os.path.splitext(args.out)[0]
+    write_rows(table, stem + "_table.csv")
+    write_rows(coverage, stem + "_coverage.csv")
+    print(f"wrote {args.out}, {stem}_table.csv, {stem}_coverage.csv",
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
