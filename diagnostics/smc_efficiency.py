@@ -53,8 +53,9 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--datasets-dir", default="/work/shared/datasets")
     parser.add_argument("--out", default="results/smc_efficiency.csv",
-                        help="CSV of the runs (resumed if it exists); the "
-                             "table goes next to it, *_table.csv")
+                        help="CSV of the runs (resumed if it exists), or a "
+                             "folder for smc_efficiency.csv; the tables go "
+                             "next to it (*_table.csv, *_coverage.csv)")
     parser.add_argument("--quick", action="store_true",
                         help="3 runs, M = 20, P = 4, three cells, Pima and a "
                              "60-row GP: a smoke test")
@@ -64,6 +65,8 @@ def main(argv=None):
         args.problems = [p for p in args.problems if p in ("pima", "gp_pima")]
         args.cells = args.cells or ["default", "ESSrmin=0.8", "n_slices=2"]
 
+    if os.path.isdir(args.out) or not args.out.endswith(".csv"):
+        args.out = os.path.join(args.out, "smc_efficiency.csv")
     models, cells = {}, {}
     for name in args.problems:
         models[name] = build_problem(name, args.datasets_dir, args.gp_rows)

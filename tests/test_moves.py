@@ -17,6 +17,7 @@ from pac_particles.moves import (CalibratedEllipticalSlice, EllipticalSlice,
                                  check_move_fits, default_move,
                                  ellipse_angle_draws, make_move,
                                  tempering_exponent)
+from pac_particles.moves.base import weighted_gaussian_fit
 from pac_particles.posterior import run_smc
 from pac_particles.priors import SpikeSlabPrior
 from reference import (AngularQuadrature, arc_weights,
@@ -424,3 +425,60 @@ def test_calibrated_slice_needs_calibration_and_works_with_non_gaussian_priors()
         move.step(x, target)
     post = run_smc(model, n_particles=100, len_chain=5, move=move, seed=0)
     assert post.exponents[-1] == 1.0 and move.n_exhausted == 0
+
+
+# ------------------------------------------- calibrated slice variants, cost
+
+@pytest.mark.parametrize("kwargs", [{"center": "zero"}, {"shrinkage": 0.5},
+                                    {"n_slices": 3}])
+def test_calibrated_slice_variants_leave_the_target_invariant(kwargs):
+    """The options of the calibrated slice keep it exact: from exact draws
+    at exponent 0.5, the angle and radius stay distributed as the target."""
+    model, quad, theta = _exact_start(0.5)
+    x, target = tempered_particles(model, theta, 0.5)
+    np.random.seed(5)
+    move = CalibratedEllipticalSlice(**kwargs)
+    rates = _run_move(move, x, target, 3)
+    moved = x.theta["theta"]
+    assert np.mean(np.any(moved != theta, axis=1)) > 0.3
+    assert stats.kstest(_angle_pit(moved, quad), "uniform").pvalue > 1e-3
+    assert stats.kstest(_radius_pit(moved), "uniform").pvalue > 1e-3
+    # one rate per link: 1 / (evaluations of all its slice steps)
+    n_slices = kwargs.get("n_slices", 1)
+    assert len(move.history) == 3 * n_slices
+    links = np.add.reduceat(move.history, np.arange(0, 3 * n_slices, n_slices))
+    np.testing.assert_allclose(1.0 / rates, links)
+
+
+def test_calibrated_slice_refuses_bad_options():
+    for kwargs in ({"center": "median"}, {"shrinkage": 1.0}, {"n_slices": 0}):
+        with pytest.raises(InputError):
+            CalibratedEllipticalSlice(**kwargs)
+
+
+def test_shrinkage_pulls_the_fitted_covariance_to_its_diagonal():
+    rng = np.random.default_rng(2)
+    arr = rng.normal(size=(400, 3)) @ [[1.0, 0.8, 0.0], [0.0, 0.6, 0.0],
+                                       [0.0, 0.0, 2.0]]
+    W = np.full(400, 1 / 400)
+    cov = np.cov(arr, rowvar=False, ddof=0)
+    _, chol = weighted_gaussian_fit(W, arr, ridge=0.0, shrinkage=0.25)
+    np.testing.assert_allclose(chol @ chol.T,
+                               0.75 * cov + 0.25 * np.diag(np.diag(cov)),
+                               rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [lambda model: CalibratedEllipticalSlice(),
+                                  lambda model: RegularizedRandomWalk()])
+def test_run_smc_evaluates_each_particle_once(make):
+    """Risk evaluations of a waste-free run = the N initial particles + the
+    move's own evaluations: resampled particles and the exponent search
+    reuse the log-likelihoods particles already holds."""
+    X, y = two_d_problem(n=60)
+    model = AUCGibbsModel(X, y, lam=60.0)
+    move = make(model)
+    post = run_smc(model, n_particles=20, len_chain=5, move=move, seed=0)
+    # the random walk: one per step; the first increment moves nothing
+    moves = (getattr(move, "n_evaluations", None)
+             or 20 * 4 * (post.n_steps - 1))
+    assert post.n_risk_evaluations == 20 * 5 + moves
