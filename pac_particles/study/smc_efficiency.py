@@ -223,8 +223,10 @@ def _column(runs, key):
 
 
 def _bayes_points(runs, prefix="bp_"):
-    d = sum(1 for k in runs[0] if k.startswith(prefix)
-            and k[len(prefix):].isdigit())
+    # rows read back from a CSV shared by problems of several dimensions
+    # have empty cells beyond their own d
+    d = sum(1 for k, v in runs[0].items() if k.startswith(prefix)
+            and k[len(prefix):].isdigit() and v not in ("", None))
     return np.array([[float(r[f"{prefix}{j}"]) for j in range(d)]
                      for r in runs])
 
