@@ -156,10 +156,10 @@ class CalibratedEllipticalSlice(ssp.ArrayMCMC, EvaluationCounter):
         AUC posteriors (README, "Efficiency of the SMC sampler").
     shrinkage : float in [0, 1)
         Pull the fitted covariance towards its diagonal,
-        ``(1 - shrinkage) Sigma + shrinkage diag(Sigma)``. The default 0.3
-        is far more efficient with few particles per dimension and neutral
-        otherwise (README, "Efficiency of the SMC sampler"); 0 is the plain
-        fit.
+        ``(1 - shrinkage) Sigma + shrinkage diag(Sigma)``; 0 (default) is
+        the plain fit. 0.3 is far more efficient with few particles per
+        dimension and neutral otherwise (README, "Efficiency of the SMC
+        sampler").
     n_slices : int >= 1
         Slice steps per call of ``step``, i.e. per link of a waste-free chain
         (the chain keeps only the last state of each link).
@@ -174,7 +174,7 @@ class CalibratedEllipticalSlice(ssp.ArrayMCMC, EvaluationCounter):
     CENTERS = ("mean", "zero")
 
     def __init__(self, ridge=1e-6, max_shrinks=200, center="mean",
-                 shrinkage=0.3, n_slices=1):
+                 shrinkage=0.0, n_slices=1):
         self.ridge = check_ridge(ridge)
         self.max_shrinks = check_max_shrinks(max_shrinks)
         self.center = check_choice(center, "center", self.CENTERS)
