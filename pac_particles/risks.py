@@ -69,7 +69,7 @@ import numpy as np
 
 from . import parallel
 from .auc import binary_labels, linear_auc_risk, split_risk
-from .checks import InputError, check_choice
+from .checks import InputError, check_choice, check_pu_prior
 
 __all__ = ["Risk", "AUCRisk", "ClassificationRisk", "LOSSES",
            "duplicate_groups"]
@@ -272,28 +272,28 @@ def _point_loss(u, code):
 
 
 @numba.njit(cache=True, nogil=True)
-def _point_row(scores, r, signs, code):
+def _point_row(scores, r, signs, weights, code):
     total = 0.0
     for i in range(signs.shape[0]):
-        total += _point_loss(signs[i] * scores[r, i], code)
-    return total / signs.shape[0]
+        total += weights[i] * _point_loss(signs[i] * scores[r, i], code)
+    return total
 
 
 @numba.njit(cache=True, parallel=True)
-def _point_rows_parallel(scores, signs, code):
-    """Mean loss of the margins ``signs * scores[r]`` of each row r."""
+def _point_rows_parallel(scores, signs, weights, code):
+    """Weighted loss of the margins ``signs * scores[r]`` of each row r."""
     out = np.empty(scores.shape[0])
     for r in numba.prange(scores.shape[0]):
-        out[r] = _point_row(scores, r, signs, code)
+        out[r] = _point_row(scores, r, signs, weights, code)
     return out
 
 
 @numba.njit(cache=True)
-def _point_rows_serial(scores, signs, code):
+def _point_rows_serial(scores, signs, weights, code):
     """Same as :func:`_point_rows_parallel` on one thread."""
     out = np.empty(scores.shape[0])
     for r in range(scores.shape[0]):
-        out[r] = _point_row(scores, r, signs, code)
+        out[r] = _point_row(scores, r, signs, weights, code)
     return out
 
 
@@ -309,19 +309,49 @@ class ClassificationRisk(Risk):
     covariance (no cross block). ``n_independent = n``: the n terms are
     independent, the setting of Hoeffding's inequality [ARC16, Lemma 10].
 
+    Positive-unlabelled labels (``pu_prior = pi``: ``y = 1`` marks labelled
+    positives, ``y = 0`` unlabelled points of which a fraction ``pi`` is
+    positive) give the cost-sensitive risk of [dPNS14, Sec. 3]::
+
+        r_PU(s) = (2 pi / n_P) sum_{i in P} l(s_i)
+                  + (1 / n_U) sum_{j in U} l(-s_j) - pi,
+
+    an unbiased estimate of the positive-vs-negative risk when
+    ``l(u) + l(-u) = 1`` (0-1, ramp) and biased otherwise (hinge,
+    exponential: an extra ``pi E_P[l(s) + l(-s)] - pi``). It is the same
+    margin operator with per-margin weights (:attr:`weights`) and a
+    constant (:attr:`offset`); the site weights are ``lam * weights``.
+
     Parameters
     ----------
     y : (n,) binary labels (see :func:`pac_particles.auc.binary_labels`).
     loss : one of :data:`LOSSES`.
+    pu_prior : float in [0, 1), optional (positive-unlabelled labels).
+
+    Attributes
+    ----------
+    signs : (n,) ``y`` in {-1, +1}.
+    weights : (n,) weight of each margin (``1/n`` without ``pu_prior``).
+    offset : the constant added to the weighted losses (``-pi`` or 0).
     """
 
     name = "classification"
 
-    def __init__(self, y, loss="zero_one"):
+    def __init__(self, y, loss="zero_one", pu_prior=None):
         super().__init__(y)
         self.loss = check_choice(loss, "loss", LOSSES)
         self._code = LOSSES.index(self.loss)
         self.signs = np.where(self.positives, 1.0, -1.0)
+        self.pu_prior = pu_prior
+        if pu_prior is None:
+            self.weights = np.full(self.n, 1.0 / self.n)
+            self.offset = 0.0
+        else:
+            pi = check_pu_prior(pu_prior)
+            n_labelled = int(self.positives.sum())
+            self.weights = np.where(self.positives, 2.0 * pi / n_labelled,
+                                    1.0 / (self.n - n_labelled))
+            self.offset = -pi
         self.order = np.arange(self.n)
         self.inverse_order = self.order
         self.n_terms = self.n_independent = self.n
@@ -342,7 +372,15 @@ class ClassificationRisk(Risk):
         scores = np.ascontiguousarray(scores, dtype=float)
         kernel = parallel.dispatch(_point_rows_serial, _point_rows_parallel,
                                    scores.size)
-        return kernel(scores, self.signs, self._code)
+        return kernel(scores, self.signs, self.weights, self._code) \
+            + self.offset
+
+    def kappa(self, lam):
+        """Weight of each margin in ``lam * r_n``: ``lam / n``, or the array
+        ``lam * weights`` for positive-unlabelled labels."""
+        if self.pu_prior is None:
+            return lam / self.n
+        return lam * self.weights
 
     def margins(self, scores):
         """``u = y * s`` (input order)."""

@@ -38,7 +38,7 @@ def test_batched_risk_equals_numpy_mean_loss_of_margins(loss, mode):
         np.testing.assert_allclose(got, expected, rtol=1e-13, atol=0)
         assert risk(theta[3] @ X.T) == pytest.approx(expected[3], rel=1e-13)
     if loss in ("zero_one", "ramp"):
-        assert got[0] == 0.5                           # ties count 1/2
+        assert got[0] == pytest.approx(0.5, abs=1e-14)                          # ties count 1/2
 
 
 def test_zero_one_risk_is_the_misclassification_rate():
@@ -92,3 +92,16 @@ def test_bad_loss_and_labels_are_refused():
         ClassificationRisk([0, 1], "logistic")
     with pytest.raises(InputError, match="binary"):
         ClassificationRisk([0, 1, 2])
+
+
+@pytest.mark.parametrize("loss", ["zero_one", "ramp", "hinge"])
+def test_pu_risk_is_the_cost_sensitive_risk_of_du_plessis(loss):
+    X, y = _data(n=40, seed=5)
+    pi = 0.3
+    risk = ClassificationRisk(y, loss, pu_prior=pi)
+    s = np.random.default_rng(6).standard_normal(40)
+    labelled, unlabelled = s[y == 1], s[y == 0]
+    expected = (2 * pi * numpy_loss(loss, labelled).mean()
+                + numpy_loss(loss, -unlabelled).mean() - pi)
+    assert risk(s) == pytest.approx(expected, abs=1e-13)
+    np.testing.assert_allclose(risk.kappa(10.0), 10.0 * risk.weights)
