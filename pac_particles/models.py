@@ -63,7 +63,7 @@ from .risks import AUCRisk, ClassificationRisk
 from .tempering import RobustAdaptiveTempering, check_reached_target
 
 __all__ = ["AUCGibbsModel", "GPAUCModel", "ClassificationGibbsModel",
-           "DesignData", "lam_from_label_noise", "label_noise_from_lam",
+           "DesignData", "classification_data", "lam_from_label_noise", "label_noise_from_lam",
            "RobustAdaptiveTempering", "check_reached_target"]
 
 
@@ -267,11 +267,17 @@ class ClassificationGibbsModel(_LinearGibbsModel):
         self._linear_setup(X, y, lam, prior, standardize, pu_prior)
 
     def _validate(self, X, y, standardize):
-        data = validate_xy(X, y, standardize=standardize, drop_constant=False)
-        return DesignData(data, self.fit_intercept)
+        return classification_data(X, y, standardize, self.fit_intercept)
 
     def _make_risk(self, positives):
         return ClassificationRisk(positives, self.loss, self.pu_prior)
+
+
+def classification_data(X, y, standardize=True, fit_intercept=True):
+    """The validated :class:`DesignData` of every classification method:
+    no column dropped, an intercept column appended if asked."""
+    data = validate_xy(X, y, standardize=standardize, drop_constant=False)
+    return DesignData(data, fit_intercept)
 
 
 def lam_from_label_noise(q, n):

@@ -213,3 +213,28 @@ def assert_smc_matches_quadrature(X, y, lam, run, n_runs=5, margins="pairs"):
     assert abs(np.mean(angles) - exact.mean_angle) < 4 * standard_error + 0.005
     assert abs(np.mean(log_zs) - exact.log_z) < 0.2
     np.testing.assert_allclose(post.mean, exact.mean, atol=0.15)
+
+
+def grid_log_z(X, y, lam, loss, prior_var=1.0, half_width=6.0, size=401):
+    """``log Z = log E_prior[exp(-lam r_n(theta))]`` in d = 2 by the
+    trapezoid rule on a square grid (prior N(0, prior_var I), no
+    intercept, plain-numpy losses): the reference for losses that are not
+    scale-invariant. Also returns the posterior mean."""
+    sd = np.sqrt(prior_var)
+    t = np.linspace(-half_width * sd, half_width * sd, size)
+    T1, T2 = np.meshgrid(t, t, indexing="ij")
+    theta = np.column_stack([T1.ravel(), T2.ravel()])
+    u = np.where(np.asarray(y) == np.max(y), 1.0, -1.0) * (theta @ X.T)
+    losses = {"zero_one": lambda u: (u < 0) + 0.5 * (u == 0),
+              "hinge": lambda u: np.maximum(0.0, 1.0 - u),
+              "exponential": lambda u: np.exp(-u),
+              "ramp": lambda u: 0.5 * np.clip(1.0 - u, 0.0, 2.0)}
+    log_f = (-lam * losses[loss](u).mean(axis=1)
+             - 0.5 * np.sum(theta**2, axis=1) / prior_var
+             - np.log(2 * np.pi * prior_var))
+    shift = log_f.max()
+    f = np.exp(log_f - shift).reshape(size, size)
+    z = np.trapz(np.trapz(f, t, axis=1), t)
+    mean = np.array([np.trapz(np.trapz(f * T, t, axis=1), t)
+                     for T in (T1, T2)]) / z
+    return np.log(z) + shift, mean
