@@ -1,4 +1,5 @@
-"""Gibbs pseudo-posteriors of the AUC risk as ``particles`` static models.
+"""Gibbs pseudo-posteriors of the AUC and classification risks as
+``particles`` static models.
 
 :class:`AUCGibbsModel` targets, for linear scores ``s_theta(x) = x . theta``,
 
@@ -8,6 +9,8 @@ with ``R_n`` the empirical AUC risk (fraction of mis-ordered positive/negative
 pairs, ties 1/2; see :mod:`pac_particles.auc`). ``particles`` tempers from
 exponent 0 to 1, so the model's log-likelihood is ``-lam * R_n(theta)`` and the
 tempering path visits the Gibbs posteriors at ``gamma_t = lam * exponent_t``.
+:class:`ClassificationGibbsModel` is the same for the mean 0-1, hinge,
+exponential or ramp loss of the margins ``y_i x_i . theta`` [ARC16, Sec. 3-4].
 
 Scale of ``lam``: it multiplies the *fraction* of mis-ordered pairs
 (``P = n_pos * n_neg`` pairs). The SMC section of Ridgway et al. (2014)
@@ -42,6 +45,14 @@ classification and scoring. NIPS 27.
 
 Dau, H.-D. and Chopin, N. (2022). Waste-free Sequential Monte Carlo. JRSS B 84,
 114-148.
+
+[ARC16] Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of
+variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
+
+[GH01] Graepel, T. and Herbrich, R. (2001). The kernel Gibbs sampler. NIPS 13.
+
+[dPNS14] du Plessis, M. C., Niu, G. and Sugiyama, M. (2014). Analysis of
+learning from positive and unlabeled data. NIPS 27.
 """
 
 import math
