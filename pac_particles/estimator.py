@@ -58,9 +58,11 @@ from .risks import AUCRisk
 from .selection import (RefitScorer, cross_validate_lam, cv_lambda,
                         evidence_grid, lam_grid, loo_lambda)
 from .vb import FAMILIES as VB_FAMILIES
+# the classification estimator lives beside this one, importable from here
+from .classifier import PACBayesClassifier
 from .vb import GaussianVB, expected_auc_risk
 
-__all__ = ["PACBayesAUC"]
+__all__ = ["PACBayesAUC", "PACBayesClassifier"]
 
 METHODS = ("smc", "ep", "vb")
 PRIORS = ("gaussian", "spike_slab")

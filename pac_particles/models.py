@@ -1,4 +1,5 @@
-"""Gibbs pseudo-posteriors of the AUC risk as ``particles`` static models.
+"""Gibbs pseudo-posteriors of the AUC and classification risks as
+``particles`` static models.
 
 :class:`AUCGibbsModel` targets, for linear scores ``s_theta(x) = x . theta``,
 
@@ -8,6 +9,8 @@ with ``R_n`` the empirical AUC risk (fraction of mis-ordered positive/negative
 pairs, ties 1/2; see :mod:`pac_particles.auc`). ``particles`` tempers from
 exponent 0 to 1, so the model's log-likelihood is ``-lam * R_n(theta)`` and the
 tempering path visits the Gibbs posteriors at ``gamma_t = lam * exponent_t``.
+:class:`ClassificationGibbsModel` is the same for the mean 0-1, hinge,
+exponential or ramp loss of the margins ``y_i x_i . theta`` [ARC16, Sec. 3-4].
 
 Scale of ``lam``: it multiplies the *fraction* of mis-ordered pairs
 (``P = n_pos * n_neg`` pairs). The SMC section of Ridgway et al. (2014)
@@ -42,26 +45,37 @@ classification and scoring. NIPS 27.
 
 Dau, H.-D. and Chopin, N. (2022). Waste-free Sequential Monte Carlo. JRSS B 84,
 114-148.
+
+[ARC16] Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of
+variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
+
+[GH01] Graepel, T. and Herbrich, R. (2001). The kernel Gibbs sampler. NIPS 13.
+
+[dPNS14] du Plessis, M. C., Niu, G. and Sugiyama, M. (2014). Analysis of
+learning from positive and unlabeled data. NIPS 27.
 """
 
+import math
 import time
 
 import numpy as np
 from particles import distributions as dists
 from particles import smc_samplers as ssp
 
-from .checks import InputError, resolve_lam
-from .data import validate_xy
+from .checks import (InputError, check_count, check_positive,
+                     check_probability, resolve_lam)
+from .data import AUCData, validate_xy
 from .gaussian import gp_predictive
 from .kernels import SquaredExponential, gram_matrix, kernel_diag
 from .priors import (CholeskyNormal, gaussian_prior, param_array,
                      stable_cholesky)
-from .risks import AUCRisk
+from .risks import AUCRisk, ClassificationRisk
 # the tempering Feynman-Kac model, importable from here as in the README
 from .tempering import RobustAdaptiveTempering, check_reached_target
 
-__all__ = ["AUCGibbsModel", "GPAUCModel", "RobustAdaptiveTempering",
-           "check_reached_target"]
+__all__ = ["AUCGibbsModel", "GPAUCModel", "ClassificationGibbsModel",
+           "DesignData", "classification_data", "lam_from_label_noise", "label_noise_from_lam",
+           "RobustAdaptiveTempering", "check_reached_target"]
 
 
 class _GibbsModel(ssp.StaticModel):
@@ -69,14 +83,25 @@ class _GibbsModel(ssp.StaticModel):
     for PU labels), its empirical risk, and ``loglik = -lam * risk`` with the
     bookkeeping that ``run_smc`` reports."""
 
+    #: whether PU labels turn ``lam`` into ``lam / (1 - pi)`` on the
+    #: observed risk (the AUC) rather than reweighting the risk
+    _pu_rescales_lam = True
+
     def _setup(self, X, y, lam, standardize, pu_prior):
-        data = validate_xy(X, y, standardize=standardize)
-        self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
         self.pu_prior = pu_prior
-        self.empirical_risk = AUCRisk(data.y)
+        data = self._validate(X, y, standardize)
+        self.lam, self.lam_pn = resolve_lam(
+            lam, pu_prior if self._pu_rescales_lam else None)
+        self.empirical_risk = self._make_risk(data.y)
         self.n_risk_evaluations = 0
         self.loglik_seconds = 0.0
         return data
+
+    def _validate(self, X, y, standardize):
+        return validate_xy(X, y, standardize=standardize)
+
+    def _make_risk(self, positives):
+        return AUCRisk(positives)
 
     def risk(self, theta):
         raise NotImplementedError
@@ -91,7 +116,37 @@ class _GibbsModel(ssp.StaticModel):
         return out
 
 
-class AUCGibbsModel(_GibbsModel):
+class _LinearGibbsModel(_GibbsModel):
+    """Gibbs posteriors of linear scores ``x . theta``: the parameter is
+    ``theta`` (field ``theta`` of the prior), the risk is evaluated on the
+    rows of ``X`` in the risk's order (:meth:`Risk.linear`)."""
+
+    #: linear scores ``x . theta`` (GP models have latent scores ``s``)
+    is_gp = False
+
+    def _linear_setup(self, X, y, lam, prior, standardize, pu_prior):
+        data = self._setup(X, y, lam, standardize, pu_prior)
+        self._X_ordered = self.empirical_risk.ordered(data.X)
+        if prior is None:
+            prior = gaussian_prior(data.d)
+        _check_theta_prior(prior, data.d)
+        super().__init__(data=data, prior=prior)
+
+    @property
+    def d(self):
+        return self.data.d
+
+    def risk(self, theta):
+        """Empirical risk of particles ``theta`` ((N, d) array or a
+        structured array with field ``theta``)."""
+        return self.empirical_risk.linear(param_array(theta), self._X_ordered)
+
+    def predict_scores(self, X_new, point):
+        """Scores ``X_new @ point`` of preprocessed inputs (``data.transform``)."""
+        return X_new @ point
+
+
+class AUCGibbsModel(_LinearGibbsModel):
     """AUC Gibbs posterior for linear scores, a ``particles`` static model.
 
     Parameters
@@ -125,29 +180,135 @@ class AUCGibbsModel(_GibbsModel):
         Wall time spent inside :meth:`loglik` so far.
     """
 
-    #: linear scores ``x . theta`` (GP models have latent scores ``s``)
-    is_gp = False
-
     def __init__(self, X, y, lam, prior=None, standardize=True, pu_prior=None):
-        data = self._setup(X, y, lam, standardize, pu_prior)
-        self._X_ordered = self.empirical_risk.ordered(data.X)
-        if prior is None:
-            prior = gaussian_prior(data.d)
-        _check_theta_prior(prior, data.d)
-        super().__init__(data=data, prior=prior)
+        self._linear_setup(X, y, lam, prior, standardize, pu_prior)
 
-    @property
-    def d(self):
-        return self.data.d
 
-    def risk(self, theta):
-        """AUC risk ``R_n`` of particles ``theta`` ((N, d) array or a
-        structured array with field ``theta``)."""
-        return self.empirical_risk.linear(param_array(theta), self._X_ordered)
+class DesignData(AUCData):
+    """Validated data of a classification model: :class:`AUCData` whose
+    design matrix ends with a constant intercept column when
+    ``intercept`` (never standardised, never dropped); :meth:`transform`
+    appends it to new inputs too."""
 
-    def predict_scores(self, X_new, point):
-        """Scores ``X_new @ point`` of preprocessed inputs (``data.transform``)."""
-        return X_new @ point
+    def __init__(self, data, intercept):
+        self.intercept = bool(intercept)
+        X = data.X
+        names = list(data.feature_names)
+        if self.intercept:
+            X = np.hstack([X, np.ones((X.shape[0], 1))])
+            names.append("intercept")
+        super().__init__(X=np.ascontiguousarray(X), y=data.y,
+                         columns=data.columns, center=data.center,
+                         scale=data.scale, feature_names=names,
+                         n_raw_features=data.n_raw_features)
+
+    def transform(self, X_new):
+        Z = super().transform(X_new)
+        if self.intercept:
+            Z = np.hstack([Z, np.ones((Z.shape[0], 1))])
+        return Z
+
+
+class ClassificationGibbsModel(_LinearGibbsModel):
+    """Gibbs posterior of a linear binary classifier [ARC16, Def. 3], a
+    ``particles`` static model: ``loglik(theta) = -lam * r_n(theta)``,
+
+        r_n(theta) = (1/n) sum_i loss(y_i x_i . theta),    y_i in {-1, +1},
+
+    with the 0-1 loss (a margin of exactly 0 counts 1/2), the hinge, the
+    exponential or the symmetric ramp loss
+    (:class:`~pac_particles.risks.ClassificationRisk`), evaluated by BLAS
+    and a numba kernel in O(n d) per particle.
+
+    Unlike the AUC, the risk depends on an intercept: ``fit_intercept``
+    appends a constant column (not standardised), so ``theta[-1]`` is the
+    intercept. Columns constant in the data are kept (with an intercept
+    they are redundant, never harmful). With ``fit_intercept=False`` and
+    ``standardize=False`` the 0-1 risk is invariant to ``theta -> c theta``,
+    ``c > 0``, as the AUC risk is.
+
+    The 0-1 Gibbs posterior is the posterior of the label-noise model of
+    [GH01, Sec. 2]: labels flipped with probability ``q`` give the
+    likelihood ``q^k (1 - q)^(n - k)`` (``k`` misclassified points), which
+    is ``exp(-lam r_n)`` up to a constant for ``lam = n log((1 - q) / q)``
+    (:func:`lam_from_label_noise`, :func:`label_noise_from_lam`).
+
+    Parameters
+    ----------
+    X : (n, d) array; y : (n,) binary labels (any two values, the larger
+        one positive; ``y = +1`` margins are ``x . theta``).
+    lam : float > 0, multiplies the mean loss.
+    loss : "zero_one" (default), "hinge", "exponential" or "ramp".
+    prior : StructDist with a field ``theta`` of dimension ``d + 1`` with an
+        intercept, ``d`` without. Default: iid N(0, 1).
+    fit_intercept, standardize : bool.
+    pu_prior : float in [0, 1), optional
+        Positive-unlabelled labels: ``y`` positive marks labelled positives,
+        the other class unlabelled points of which a fraction ``pu_prior``
+        is positive; the risk is the cost-sensitive PU risk of [dPNS14]
+        (see :class:`~pac_particles.risks.ClassificationRisk`), unbiased for
+        the 0-1 and ramp losses, and ``lam`` multiplies it as given.
+
+    Attributes
+    ----------
+    data : :class:`DesignData` (``data.transform`` appends the intercept).
+    empirical_risk : :class:`~pac_particles.risks.ClassificationRisk`.
+    loss, fit_intercept : as given.
+
+    Example
+    -------
+    ::
+
+        from sklearn.datasets import load_breast_cancer
+        from pac_particles.models import ClassificationGibbsModel
+        from pac_particles.posterior import run_smc
+        X, y = load_breast_cancer(return_X_y=True)
+        model = ClassificationGibbsModel(X, y, lam=len(y), loss="hinge")
+        post = run_smc(model, n_particles=200, seed=0)
+        post.mean[-1]                         # posterior mean intercept
+    """
+
+    # the PU risk is reweighted in the risk itself, lam is used as given
+    _pu_rescales_lam = False
+
+    def __init__(self, X, y, lam, loss="zero_one", prior=None,
+                 fit_intercept=True, standardize=True, pu_prior=None):
+        self.loss = loss
+        self.fit_intercept = bool(fit_intercept)
+        self._linear_setup(X, y, lam, prior, standardize, pu_prior)
+
+    def _validate(self, X, y, standardize):
+        return classification_data(X, y, standardize, self.fit_intercept)
+
+    def _make_risk(self, positives):
+        return ClassificationRisk(positives, self.loss, self.pu_prior)
+
+
+def classification_data(X, y, standardize=True, fit_intercept=True):
+    """The validated :class:`DesignData` of every classification method:
+    no column dropped, an intercept column appended if asked."""
+    data = validate_xy(X, y, standardize=standardize, drop_constant=False)
+    return DesignData(data, fit_intercept)
+
+
+def lam_from_label_noise(q, n):
+    """``lam = n log((1 - q) / q)``: the 0-1 Gibbs posterior that is the
+    posterior of labels flipped with probability ``q`` in (0, 1/2)
+    [GH01, Sec. 2]."""
+    q = check_probability(q, "q (label-noise probability)")
+    if q >= 0.5:
+        raise InputError(f"q (label-noise probability) must be below 1/2 for "
+                         f"a positive lam, got {q}")
+    return float(check_count(n, "n") * math.log((1.0 - q) / q))
+
+
+def label_noise_from_lam(lam, n):
+    """The inverse of :func:`lam_from_label_noise`:
+    ``q = 1 / (1 + exp(lam / n))``."""
+    lam, n = check_positive(lam, "lam"), check_count(n, "n")
+    # 1 / (1 + e^t) = e^-t / (1 + e^-t): no overflow for large lam / n
+    t = lam / n
+    return float(math.exp(-t) / (1.0 + math.exp(-t)))
 
 
 class GPAUCModel(_GibbsModel):

@@ -28,8 +28,14 @@ loss ``1{u < 0} + 0.5 1{u = 0}``. ``A`` is the incidence operator of the
 bipartite pair graph, so ``A' diag(w) A`` is that graph's weighted Laplacian,
 built in O(P). Site arrays have shape ``(n_pos, n_neg)``, and n-vectors are
 ordered *positives first* (:attr:`Risk.order`) inside every algorithm.
-(Point risks of classification -- ``u_i = y_i s_i``, ``A`` a signed
-diagonal -- are the other family this interface is made for.)
+
+:class:`ClassificationRisk` is the point risk of binary classification
+[ARC16, Sec. 3.1, 4.1, 4.2]: margins ``u_i = y_i s_i`` (``y_i = +-1``), so
+``A = diag(y)`` is a signed diagonal and ``A' diag(w) A = diag(w)``; the loss
+is the 0-1 loss (a margin of exactly 0 counts 1/2, the tie rule of the AUC),
+the hinge ``max(0, 1 - u)``, the exponential ``exp(-u)`` or the symmetric
+ramp ``max(0, min(2, 1 - u)) / 2`` of [dPNS14] (``l(u) + l(-u) = 1``, what
+the unbiased PU risk needs). Its n-vectors keep the input order.
 
 Example
 -------
@@ -42,19 +48,38 @@ Example
     risk(s)                              # 0.125, as pac_particles.auc.auc_risk
     X = np.random.randn(4, 3)
     risk.linear(np.random.randn(50, 3), risk.ordered(X))   # (50,) risks
+    ClassificationRisk(y, "hinge")(s)    # mean of max(0, 1 - y_i s_i), y in +-1
 
 References
 ----------
+[ARC16] Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of
+variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
+
+[dPNS14] du Plessis, M. C., Niu, G. and Sugiyama, M. (2014). Analysis of
+learning from positive and unlabeled data. NIPS 27.
+
 [RACL14] Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014).
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
+import math
+
+import numba
 import numpy as np
 
+from . import parallel
 from .auc import binary_labels, linear_auc_risk, split_risk
-from .checks import InputError
+from .checks import InputError, check_choice, check_pu_prior
 
-__all__ = ["Risk", "AUCRisk", "duplicate_groups"]
+__all__ = ["Risk", "AUCRisk", "ClassificationRisk", "LOSSES",
+           "duplicate_groups"]
+
+#: The losses of :class:`ClassificationRisk`, by name (the index is the code
+#: the kernels read).
+LOSSES = ("zero_one", "hinge", "exponential", "ramp")
+_ZERO_ONE, _HINGE, _EXPONENTIAL, _RAMP = range(4)
+# Score entries per BLAS block of :meth:`Risk.linear` (about 32 MB).
+_BLOCK_ENTRIES = 4_000_000
 
 
 def duplicate_groups(X):
@@ -104,7 +129,24 @@ class Risk:
 
     def linear(self, theta, X_ordered):
         """Risks of the linear scores ``X theta`` of particles ``theta``
-        ((N, d) or (d,)); ``X_ordered = self.ordered(X)``."""
+        ((N, d) or (d,)); ``X_ordered = self.ordered(X)``.
+
+        Scores by BLAS in blocks of particles (memory about 32 MB whatever
+        N and n), then the risk of each score row (:meth:`_rows`)."""
+        # a field view of a structured array is strided: copy once for BLAS
+        theta = np.ascontiguousarray(theta, dtype=float)
+        if theta.ndim == 1:
+            return float(self.linear(theta[None, :], X_ordered)[0])
+        block = max(1, _BLOCK_ENTRIES // max(self.n, 1))
+        out = np.empty(theta.shape[0])
+        for start in range(0, theta.shape[0], block):
+            with parallel.one_blas_thread():
+                scores = theta[start:start + block] @ X_ordered.T
+            out[start:start + block] = self._rows(scores)
+        return out
+
+    def _rows(self, scores):
+        """Risk of each row of an (N, n) array of scores in :attr:`order`."""
         raise NotImplementedError
 
     def kappa(self, lam):
@@ -213,3 +255,158 @@ class AUCRisk(Risk):
         U-statistic of the stochastic optimisers (VB's Adam, SVGD)."""
         return (rng.integers(self.n_pos, size=size),
                 rng.integers(self.n_neg, size=size))
+
+
+# ---------------------------------------------------------------- point risks
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _point_loss(u, code):
+    """The loss ``code`` (an index into :data:`LOSSES`) of a margin ``u``."""
+    if code == _ZERO_ONE:
+        return 1.0 if u < 0.0 else (0.5 if u == 0.0 else 0.0)
+    if code == _HINGE:
+        return max(0.0, 1.0 - u)
+    if code == _EXPONENTIAL:
+        return math.exp(-u)
+    return 0.5 * max(0.0, min(2.0, 1.0 - u))
+
+
+@numba.njit(cache=True, nogil=True)
+def _point_row(scores, r, signs, weights, code):
+    total = 0.0
+    for i in range(signs.shape[0]):
+        total += weights[i] * _point_loss(signs[i] * scores[r, i], code)
+    return total
+
+
+@numba.njit(cache=True, parallel=True)
+def _point_rows_parallel(scores, signs, weights, code):
+    """Weighted loss of the margins ``signs * scores[r]`` of each row r."""
+    out = np.empty(scores.shape[0])
+    for r in numba.prange(scores.shape[0]):
+        out[r] = _point_row(scores, r, signs, weights, code)
+    return out
+
+
+@numba.njit(cache=True)
+def _point_rows_serial(scores, signs, weights, code):
+    """Same as :func:`_point_rows_parallel` on one thread."""
+    out = np.empty(scores.shape[0])
+    for r in range(scores.shape[0]):
+        out[r] = _point_row(scores, r, signs, weights, code)
+    return out
+
+
+class ClassificationRisk(Risk):
+    """The point risk ``r_n = (1/n) sum_i loss(y_i s_i)`` of binary
+    classification [ARC16, Sec. 3.1, 4.1, 4.2], ``y_i`` in {-1, +1}.
+
+    Losses (:data:`LOSSES`): ``zero_one`` ``1{u < 0} + 0.5 1{u = 0}``,
+    ``hinge`` ``max(0, 1 - u)``, ``exponential`` ``exp(-u)``, ``ramp``
+    ``max(0, min(2, 1 - u)) / 2`` (symmetric: ``l(u) + l(-u) = 1``
+    [dPNS14]). ``A = diag(y)``: ``A' diag(W) A = diag(W)`` since
+    ``y_i^2 = 1``; margin variances are the diagonal of the score
+    covariance (no cross block). ``n_independent = n``: the n terms are
+    independent, the setting of Hoeffding's inequality [ARC16, Lemma 10].
+
+    Positive-unlabelled labels (``pu_prior = pi``: ``y = 1`` marks labelled
+    positives, ``y = 0`` unlabelled points of which a fraction ``pi`` is
+    positive) give the cost-sensitive risk of [dPNS14, Sec. 3]::
+
+        r_PU(s) = (2 pi / n_P) sum_{i in P} l(s_i)
+                  + (1 / n_U) sum_{j in U} l(-s_j) - pi,
+
+    an unbiased estimate of the positive-vs-negative risk when
+    ``l(u) + l(-u) = 1`` (0-1, ramp) and biased otherwise (hinge,
+    exponential: an extra ``pi E_P[l(s) + l(-s)] - pi``). It is the same
+    margin operator with per-margin weights (:attr:`weights`) and a
+    constant (:attr:`offset`); the site weights are ``lam * weights``.
+
+    Parameters
+    ----------
+    y : (n,) binary labels (see :func:`pac_particles.auc.binary_labels`).
+    loss : one of :data:`LOSSES`.
+    pu_prior : float in [0, 1), optional (positive-unlabelled labels).
+
+    Attributes
+    ----------
+    signs : (n,) ``y`` in {-1, +1}.
+    weights : (n,) weight of each margin (``1/n`` without ``pu_prior``).
+    offset : the constant added to the weighted losses (``-pi`` or 0).
+    """
+
+    name = "classification"
+
+    def __init__(self, y, loss="zero_one", pu_prior=None):
+        super().__init__(y)
+        self.loss = check_choice(loss, "loss", LOSSES)
+        self._code = LOSSES.index(self.loss)
+        self.signs = np.where(self.positives, 1.0, -1.0)
+        self.pu_prior = pu_prior
+        if pu_prior is None:
+            self.weights = np.full(self.n, 1.0 / self.n)
+            self.offset = 0.0
+        else:
+            pi = check_pu_prior(pu_prior)
+            n_labelled = int(self.positives.sum())
+            self.weights = np.where(self.positives, 2.0 * pi / n_labelled,
+                                    1.0 / (self.n - n_labelled))
+            self.offset = -pi
+        self.order = np.arange(self.n)
+        self.inverse_order = self.order
+        self.n_terms = self.n_independent = self.n
+        self.site_shape = (self.n,)
+
+    @property
+    def bounded(self):
+        """Whether the loss lies in [0, 1] (0-1 and ramp)."""
+        return self.loss in ("zero_one", "ramp")
+
+    def __call__(self, scores):
+        s = np.asarray(scores, dtype=float)
+        if s.ndim == 1:
+            return float(self._rows(s[None, :])[0])
+        return self._rows(s)
+
+    def _rows(self, scores):
+        scores = np.ascontiguousarray(scores, dtype=float)
+        kernel = parallel.dispatch(_point_rows_serial, _point_rows_parallel,
+                                   scores.size)
+        return kernel(scores, self.signs, self.weights, self._code) \
+            + self.offset
+
+    def kappa(self, lam):
+        """Weight of each margin in ``lam * r_n``: ``lam / n``, or the array
+        ``lam * weights`` for positive-unlabelled labels."""
+        if self.pu_prior is None:
+            return lam / self.n
+        return lam * self.weights
+
+    def margins(self, scores):
+        """``u = y * s`` (input order)."""
+        return self.signs * np.asarray(scores, dtype=float)
+
+    def gram_times(self, W, C):
+        """``diag(W) C``: ``y_i^2 = 1``."""
+        return W[:, None] * C
+
+    def gram(self, W):
+        return np.diag(W)
+
+    def adjoint(self, H):
+        return self.signs * H
+
+    def cross_block(self, B):
+        """None: a margin's variance is a diagonal entry of ``B' B``."""
+        return None
+
+    def tied_sites(self, groups):
+        """No margin is 0 for every parameter unless its input is the zero
+        vector, which groups of duplicates cannot tell: see
+        :meth:`zero_margins`."""
+        return np.zeros(self.n, dtype=bool)
+
+    def zero_margins(self, X):
+        """Bool (n,): rows of ``X`` that are 0, whose margin is 0 whatever
+        the parameter (a constant ``loss(0)``; no site)."""
+        return ~np.any(np.asarray(X, dtype=float) != 0.0, axis=1)

@@ -94,15 +94,18 @@ from typing import Optional
 
 import numpy as np
 from scipy import optimize
+from scipy.special import ndtr
 
 from . import parallel
 from .checks import InputError, check_count, check_positive, resolve_lam
 from .data import validate_xy
 from .gaussian import gaussian_kl
+from .gaussian_losses import GaussianPointRisk
+from .models import classification_data
 from .probit_risk import GaussianPairRisk, expected_auc_risk
-from .risks import AUCRisk
+from .risks import AUCRisk, ClassificationRisk
 
-__all__ = ["GaussianVB", "VBResult", "FAMILIES", "expected_auc_risk",
+__all__ = ["GaussianVB", "ClassificationVB", "VBResult", "FAMILIES", "expected_auc_risk",
            "gaussian_kl", "ordered_pairs_factor", "corollary21_lam"]
 
 FAMILIES = ("isotropic", "diagonal", "full")
@@ -289,7 +292,126 @@ class VBResult:
                 f"{'...' if self.mean.size > 5 else ''})")
 
 
-class GaussianVB:
+class _GaussianVariational:
+    """What the Gaussian VB of every risk shares: the families, L-BFGS on
+    the exact expected risk or Adam on fresh minibatches, the initial
+    point, the result. Subclasses set ``data``, ``family``, ``lam``,
+    ``prior_var``, ``resample``, ``seed``, ``max_iter``, ``tol``,
+    ``step_size`` and provide ``_expected`` (exact ``(risk, g_m, g_cov)``
+    terms), ``_batch`` (None: exact) and ``_sampled_terms(rng)``."""
+
+    #: what a minibatch is made of (for messages)
+    _unit = "pairs"
+
+    # -------------------------------------------------------------- fitting
+    def fit(self, init=None):
+        """Optimise; store and return the :class:`VBResult`.
+
+        Parameters
+        ----------
+        init : object with ``mean`` and ``cov`` attributes, optional
+            Starting point (e.g. another ``VBResult``, an ``EPResult``), on the
+            same scale, projected onto the family. Default: ``m`` along the
+            difference of the class means with norm ``sqrt(prior_var)`` and
+            ``S = prior_var I / 4``. The objective is not convex: warm-start a
+            larger family at a smaller family's optimum to guarantee the
+            nested ordering of the computed optima.
+        """
+        fam = _Family(self.family, self.data.d)
+        x0 = self._initial_point(fam, init)
+        self._risk_sd = None
+        # the pair kernels supply the threads (pac_particles.parallel)
+        with parallel.one_blas_thread():
+            if self._batch is None:
+                x, info = self._lbfgs(fam, x0, self._expected)
+            elif not self.resample:
+                rng = np.random.default_rng(self.seed)
+                x, info = self._lbfgs(fam, x0, self._sampled_terms(rng))
+            else:
+                x, info = self._adam(fam, x0)
+            # report exact values (all terms) whatever the optimiser saw
+            value, grad, risk, kl = fam.objective(x, self.lam, self.prior_var,
+                                                  self._expected)
+        m, cov, _ = fam.unpack(x)
+        converged, n_iter, n_fev, message = info
+        self.result_ = VBResult(
+            mean=m.copy(), cov=np.diag(cov) if cov.ndim == 1 else cov,
+            objective=float(value), elbo=-float(value),
+            expected_risk=float(risk), kl=float(kl), lam=self.lam,
+            prior_var=self.prior_var, family=self.family, converged=converged,
+            n_iter=n_iter, n_fev=n_fev, grad_norm=float(np.max(np.abs(grad))),
+            message=message, risk_sd=self._risk_sd)
+        return self.result_
+
+    def _initial_point(self, fam, init):
+        d, v = self.data.d, self.prior_var
+        if init is not None:
+            mean = np.asarray(init.mean, dtype=float)
+            cov = np.asarray(init.cov, dtype=float)
+            if mean.shape != (d,) or cov.shape not in ((d,), (d, d)):
+                raise InputError(f"init has mean {mean.shape}, cov {cov.shape};"
+                                 f" expected ({d},) and ({d}, {d})")
+            return fam.pack(mean, cov)
+        # class-mean difference: Fisher's direction up to whitening
+        direction = self.data.X_pos.mean(axis=0) - self.data.X_neg.mean(axis=0)
+        norm = np.linalg.norm(direction)
+        direction = direction / norm if norm > 0 else np.ones(d) / math.sqrt(d)
+        return fam.pack(math.sqrt(v) * direction, np.full(d, 0.25 * v))
+
+    def _lbfgs(self, fam, x0, pair_terms):
+        lam, v = self.lam, self.prior_var
+
+        def fun(x):
+            value, grad, _, _ = fam.objective(x, lam, v, pair_terms)
+            return value, grad
+
+        res = optimize.minimize(
+            fun, x0, jac=True, method="L-BFGS-B", bounds=fam.bounds(),
+            options=dict(maxiter=self.max_iter or 2000, gtol=self.tol,
+                         ftol=1e-12, maxcor=20))
+        return res.x, (bool(res.success), int(res.nit), int(res.nfev),
+                       str(res.message))
+
+    def _adam(self, fam, x0):
+        """Adam on fresh pairs each step; average the iterates of the 2nd half."""
+        rng = np.random.default_rng(self.seed)
+        n_steps = self.max_iter or 3000
+        box = fam.bounds()
+        lo = np.array([-np.inf if b[0] is None else b[0] for b in box])
+        hi = np.array([np.inf if b[1] is None else b[1] for b in box])
+        beta1, beta2 = 0.9, 0.999
+        x = x0.copy()
+        first, second = np.zeros_like(x), np.zeros_like(x)
+        average, n_avg = np.zeros_like(x), 0
+        for t in range(1, n_steps + 1):
+            terms = self._sampled_terms(rng)
+            _, grad, _, _ = fam.objective(x, self.lam, self.prior_var, terms)
+            first = beta1 * first + (1 - beta1) * grad
+            second = beta2 * second + (1 - beta2) * grad**2
+            step = self.step_size * (first / (1 - beta1**t)) \
+                / (np.sqrt(second / (1 - beta2**t)) + 1e-8)
+            x = np.clip(x - step, lo, hi)
+            if t > n_steps // 2:
+                n_avg += 1
+                average += (x - average) / n_avg
+        message = (f"Adam: {n_steps} steps on {self._batch} fresh "
+                   f"{self._unit} each, "
+                   f"last {n_avg} iterates averaged")
+        return average, (True, n_steps, n_steps, message)
+
+    # ------------------------------------------------------------ using it
+    def _require_fit(self):
+        if not hasattr(self, "result_"):
+            raise InputError(f"{type(self).__name__} is not fitted yet: call "
+                             f"fit() first")
+        return self.result_
+
+    def predict(self, X_new):
+        """Scores ``x . m`` of new raw inputs (training preprocessing applied)."""
+        return self.data.transform(X_new) @ self._require_fit().mean
+
+
+class GaussianVB(_GaussianVariational):
     """Gaussian variational approximation of the AUC Gibbs posterior.
 
     Minimises ``lam * E_rho[R_n] + KL(rho || N(0, prior_var I))`` over
@@ -401,74 +523,15 @@ class GaussianVB:
                                        block_entries)
         self._risk = AUCRisk(self.data.y)
 
-    # -------------------------------------------------------------- fitting
-    def fit(self, init=None):
-        """Optimise; store and return the :class:`VBResult`.
+    # ------------------------------------------------ what the base reads
+    @property
+    def _expected(self):
+        """Exact expected risk with gradients (all P pairs)."""
+        return self._pairs
 
-        Parameters
-        ----------
-        init : object with ``mean`` and ``cov`` attributes, optional
-            Starting point (e.g. another ``VBResult``, an ``EPResult``), on the
-            same scale, projected onto the family. Default: ``m`` along the
-            difference of the class means with norm ``sqrt(prior_var)`` and
-            ``S = prior_var I / 4``. The objective is not convex: warm-start a
-            larger family at a smaller family's optimum to guarantee the
-            nested ordering of the computed optima.
-        """
-        fam = _Family(self.family, self.data.d)
-        x0 = self._initial_point(fam, init)
-        self._risk_sd = None
-        # the pair kernels supply the threads (pac_particles.parallel)
-        with parallel.one_blas_thread():
-            if self.n_pairs is None:
-                x, info = self._lbfgs(fam, x0, self._pairs)
-            elif not self.resample:
-                rng = np.random.default_rng(self.seed)
-                x, info = self._lbfgs(fam, x0, self._sampled_terms(rng))
-            else:
-                x, info = self._adam(fam, x0)
-            # report exact values (all P pairs) whatever the optimiser saw
-            value, grad, risk, kl = fam.objective(x, self.lam, self.prior_var,
-                                                  self._pairs)
-        m, cov, _ = fam.unpack(x)
-        converged, n_iter, n_fev, message = info
-        self.result_ = VBResult(
-            mean=m.copy(), cov=np.diag(cov) if cov.ndim == 1 else cov,
-            objective=float(value), elbo=-float(value),
-            expected_risk=float(risk), kl=float(kl), lam=self.lam,
-            prior_var=self.prior_var, family=self.family, converged=converged,
-            n_iter=n_iter, n_fev=n_fev, grad_norm=float(np.max(np.abs(grad))),
-            message=message, risk_sd=self._risk_sd)
-        return self.result_
-
-    def _initial_point(self, fam, init):
-        d, v = self.data.d, self.prior_var
-        if init is not None:
-            mean = np.asarray(init.mean, dtype=float)
-            cov = np.asarray(init.cov, dtype=float)
-            if mean.shape != (d,) or cov.shape not in ((d,), (d, d)):
-                raise InputError(f"init has mean {mean.shape}, cov {cov.shape};"
-                                 f" expected ({d},) and ({d}, {d})")
-            return fam.pack(mean, cov)
-        # class-mean difference: Fisher's direction up to whitening
-        direction = self.data.X_pos.mean(axis=0) - self.data.X_neg.mean(axis=0)
-        norm = np.linalg.norm(direction)
-        direction = direction / norm if norm > 0 else np.ones(d) / math.sqrt(d)
-        return fam.pack(math.sqrt(v) * direction, np.full(d, 0.25 * v))
-
-    def _lbfgs(self, fam, x0, pair_terms):
-        lam, v = self.lam, self.prior_var
-
-        def fun(x):
-            value, grad, _, _ = fam.objective(x, lam, v, pair_terms)
-            return value, grad
-
-        res = optimize.minimize(
-            fun, x0, jac=True, method="L-BFGS-B", bounds=fam.bounds(),
-            options=dict(maxiter=self.max_iter or 2000, gtol=self.tol,
-                         ftol=1e-12, maxcor=20))
-        return res.x, (bool(res.success), int(res.nit), int(res.nfev),
-                       str(res.message))
+    @property
+    def _batch(self):
+        return self.n_pairs
 
     def _sampled_terms(self, rng):
         """Pair terms on one sample of ``n_pairs`` pairs drawn from ``rng``."""
@@ -480,44 +543,113 @@ class GaussianVB:
             return risk, g_m, g_cov
         return terms
 
-    def _adam(self, fam, x0):
-        """Adam on fresh pairs each step; average the iterates of the 2nd half."""
-        rng = np.random.default_rng(self.seed)
-        n_steps = self.max_iter or 3000
-        box = fam.bounds()
-        lo = np.array([-np.inf if b[0] is None else b[0] for b in box])
-        hi = np.array([np.inf if b[1] is None else b[1] for b in box])
-        beta1, beta2 = 0.9, 0.999
-        x = x0.copy()
-        first, second = np.zeros_like(x), np.zeros_like(x)
-        average, n_avg = np.zeros_like(x), 0
-        for t in range(1, n_steps + 1):
-            terms = self._sampled_terms(rng)
-            _, grad, _, _ = fam.objective(x, self.lam, self.prior_var, terms)
-            first = beta1 * first + (1 - beta1) * grad
-            second = beta2 * second + (1 - beta2) * grad**2
-            step = self.step_size * (first / (1 - beta1**t)) \
-                / (np.sqrt(second / (1 - beta2**t)) + 1e-8)
-            x = np.clip(x - step, lo, hi)
-            if t > n_steps // 2:
-                n_avg += 1
-                average += (x - average) / n_avg
-        message = (f"Adam: {n_steps} steps on {self.n_pairs} fresh pairs each, "
-                   f"last {n_avg} iterates averaged")
-        return average, (True, n_steps, n_steps, message)
-
-    # ------------------------------------------------------------ using it
-    def _require_fit(self):
-        if not hasattr(self, "result_"):
-            raise InputError("GaussianVB is not fitted yet: call fit() first")
-        return self.result_
-
-    def predict(self, X_new):
-        """Scores ``x . m`` of new raw inputs (training preprocessing applied)."""
-        return self.data.transform(X_new) @ self._require_fit().mean
-
     def __repr__(self):
         state = (f", objective={self.result_.objective:.6g}"
                  if hasattr(self, "result_") else ", not fitted")
         return (f"GaussianVB(family={self.family!r}, lam={self.lam:.4g}, "
                 f"prior_var={self.prior_var:.4g}{state})")
+
+
+class ClassificationVB(_GaussianVariational):
+    """Gaussian variational approximation of the Gibbs posterior of a linear
+    classifier [ARC16, Sec. 3.3, 4.1, 4.2].
+
+    Minimises ``lam E_rho[r_n] + KL(rho || N(0, prior_var I))`` over
+    ``rho = N(m, S)`` in the family F1, F2 or F3, with the closed-form
+    expected losses of :mod:`pac_particles.gaussian_losses` (0-1:
+    ``mean_i Phi(-y_i x_i m / sqrt(x_i S x_i))``; hinge, exponential, ramp)
+    and their analytic gradients; ``elbo = -objective <= log Z``. The hinge
+    and exponential objectives are convex in ``(m, S^(1/2))``, the 0-1 and
+    ramp ones are not (warm-start with ``init=``).
+
+    Parameters
+    ----------
+    X, y : data (labels as everywhere; positives have margin ``x . theta``).
+    lam : float, optional. Default ``sqrt(n d)`` [ARC16, Cor. 13, 15 with
+        ``c_x = 1``], d with the intercept.
+    loss : one of :data:`pac_particles.risks.LOSSES`.
+    prior_var : float, optional. Default ``1 / d`` (``nu = 1 / sqrt(d)``,
+        [ARC16, Cor. 13]).
+    family : {'isotropic', 'diagonal', 'full'}.
+    fit_intercept, standardize : as
+        :class:`~pac_particles.models.ClassificationGibbsModel`.
+    batch_size : int, optional
+        Minibatches of points drawn uniformly with replacement, fresh at
+        every Adam step (``resample=True``) or one sample for L-BFGS: an
+        unbiased estimate of ``E_rho[r_n]`` and its gradient, for large n.
+    resample, seed, max_iter, tol, step_size : as :class:`GaussianVB`.
+    pu_prior : float in [0, 1), optional: the PU risk of
+        :class:`~pac_particles.risks.ClassificationRisk`.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 2))
+    >>> y = X @ [1.0, -1.0] + 0.5 * rng.normal(size=80) > 0
+    >>> res = ClassificationVB(X, y, lam=80.0, loss="hinge").fit()
+    >>> bool(res.converged and res.elbo == -res.objective)
+    True
+    """
+
+    _unit = "points"
+
+    def __init__(self, X, y, lam=None, loss="zero_one", prior_var=None,
+                 family="full", fit_intercept=True, standardize=True,
+                 batch_size=None, resample=True, seed=None, max_iter=None,
+                 tol=1e-6, step_size=0.02, pu_prior=None):
+        if family not in FAMILIES:
+            raise InputError(f"unknown family {family!r}; choose from "
+                             f"{list(FAMILIES)}")
+        self.family = family
+        self.data = classification_data(X, y, standardize, fit_intercept)
+        self.risk = ClassificationRisk(self.data.y, loss, pu_prior)
+        n, d = self.data.n, self.data.d
+        self.lam = check_positive(math.sqrt(n * d) if lam is None else lam,
+                                  "lam")
+        self.prior_var = check_positive(1.0 / d if prior_var is None
+                                        else prior_var, "prior_var")
+        self.batch_size = (None if batch_size is None
+                           else check_count(batch_size, "batch_size"))
+        self.max_iter = (None if max_iter is None
+                         else check_count(max_iter, "max_iter"))
+        self.resample, self.seed = bool(resample), seed
+        self.tol = check_positive(tol, "tol")
+        self.step_size = check_positive(step_size, "step_size")
+        self._expected = GaussianPointRisk(self.data.X, self.risk)
+
+    @property
+    def loss(self):
+        return self.risk.loss
+
+    @property
+    def _batch(self):
+        return self.batch_size
+
+    def _sampled_terms(self, rng):
+        """Point terms on ``batch_size`` points drawn from ``rng``."""
+        idx = rng.integers(self._expected.n, size=self.batch_size)
+
+        def terms(m, cov, need_grad=True):
+            risk, g_m, g_cov, self._risk_sd = self._expected.sampled(
+                idx, m, cov, need_grad)
+            return risk, g_m, g_cov
+        return terms
+
+    def predict_proba(self, X_new):
+        """``P_rho(x . theta > 0) = Phi(x m / sqrt(x S x))`` for new raw
+        inputs: the posterior predictive of the randomised classifier."""
+        res = self._require_fit()
+        Z = self.data.transform(X_new)
+        sd = np.sqrt(np.einsum("ij,jk,ik->i", Z, res.cov, Z))
+        mean = Z @ res.mean
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0),
+                         np.sign(mean) * np.inf)
+        return np.where((sd == 0) & (mean == 0), 0.5, ndtr(t))
+
+    def __repr__(self):
+        state = (f", objective={self.result_.objective:.6g}"
+                 if hasattr(self, "result_") else ", not fitted")
+        return (f"ClassificationVB(loss={self.loss!r}, family="
+                f"{self.family!r}, lam={self.lam:.4g}{state})")

@@ -1,0 +1,275 @@
+"""A scikit-learn classifier from the Gibbs posterior of a linear classifier.
+
+:class:`PACBayesClassifier` fits the Gibbs pseudo-posterior
+``prior(theta) exp(-lam r_n(theta))`` of the 0-1, hinge, exponential or ramp
+risk (:class:`pac_particles.models.ClassificationGibbsModel`) by waste-free
+tempering SMC, or its Gaussian variational approximation
+(:class:`pac_particles.vb.ClassificationVB`), and predicts with the
+posterior predictive probability of the randomised classifier:
+
+* SMC: the weighted vote of the particles,
+  ``P(y = 1 | x) = sum_k W_k (1{x . theta_k > 0} + 0.5 1{x . theta_k = 0})``;
+* VB: ``P_rho(x . theta > 0) = Phi(x m / sqrt(x S x))``.
+
+``lam="cv"`` chooses ``lam`` on the grid of
+:func:`pac_particles.selection.lam_grid` (fixed before seeing the data) by
+K-fold validation accuracy through
+:func:`pac_particles.selection.cross_validate_lam`: SMC scores every fold
+along one tempering path to ``lam_max`` (the vote of the current particles
+at every step, :class:`PathVotes`), VB refits along the grid with warm
+starts. ``log_evidence_`` is SMC's ``log Z`` or VB's ELBO (a lower bound).
+
+Example
+-------
+>>> from sklearn.datasets import load_breast_cancer
+>>> from sklearn.model_selection import cross_val_score
+>>> from pac_particles.classifier import PACBayesClassifier
+>>> X, y = load_breast_cancer(return_X_y=True)
+>>> est = PACBayesClassifier(method="vb", loss="hinge", lam=100.0)
+>>> bool(cross_val_score(est, X, y, cv=3).mean() > 0.9)
+True
+
+References
+----------
+[ARC16] Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of
+variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
+
+[GH01] Graepel, T. and Herbrich, R. (2001). The kernel Gibbs sampler.
+NIPS 13.
+"""
+
+import numpy as np
+from particles import collectors
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .checks import (InputError, check_choice, check_count, check_positive,
+                     check_pu_prior)
+from .models import ClassificationGibbsModel
+from .posterior import run_smc
+from .priors import gaussian_prior, param_array
+from .risks import LOSSES
+from .selection import cross_validate_lam, lam_grid
+from .vb import FAMILIES, ClassificationVB
+
+__all__ = ["PACBayesClassifier", "PathVotes", "vote_probability"]
+
+METHODS = ("smc", "vb")
+# score entries per block of the vote (about 32 MB of float64)
+_BLOCK_ENTRIES = 4_000_000
+
+
+def vote_probability(theta, weights, Z):
+    """``sum_k W_k (1{z . theta_k > 0} + 0.5 1{z . theta_k = 0})`` for each
+    row ``z`` of the preprocessed inputs ``Z``, in blocks of rows."""
+    theta = np.ascontiguousarray(theta, dtype=float)
+    out = np.empty(Z.shape[0])
+    block = max(1, _BLOCK_ENTRIES // max(theta.shape[0], 1))
+    for start in range(0, Z.shape[0], block):
+        s = Z[start:start + block] @ theta.T
+        out[start:start + block] = ((s > 0) + 0.5 * (s == 0)) @ weights
+    return out
+
+
+class PathVotes(collectors.Collector):
+    """Collector: the vote probabilities of held-out inputs ``X_val``
+    (preprocessed like the model's data) under the current tempered
+    posterior, with the current exponent."""
+
+    signature = {"X_val": None}
+
+    def fetch(self, smc):
+        return (smc.X.shared["exponents"][-1],
+                vote_probability(param_array(smc.X.theta), smc.W, self.X_val))
+
+
+class _SMCFolds:
+    """Fold scorer of :func:`cross_validate_lam`: one tempering path to
+    ``lam_max``, the validation accuracy of the vote at every step."""
+
+    def __init__(self, lam_max, model_kwargs, smc_kwargs):
+        self.lam_max = lam_max
+        self.model_kwargs, self.smc_kwargs = model_kwargs, smc_kwargs
+
+    def __call__(self, X_tr, y_tr, X_val, y_val, grid, seed):
+        model = ClassificationGibbsModel(X_tr, y_tr, lam=self.lam_max,
+                                         **self.model_kwargs)
+        votes = PathVotes(X_val=model.data.transform(X_val))
+        post = run_smc(model, seed=seed, collect=[votes], **self.smc_kwargs)
+        steps = post.summaries.pathVotes
+        return (np.array([self.lam_max * e for e, _ in steps]),
+                np.array([np.mean((p > 0.5) == y_val) for _, p in steps]))
+
+
+class _VBFolds:
+    """Fold scorer of :func:`cross_validate_lam`: VB along the grid, each
+    fit warm-started at the previous one."""
+
+    def __init__(self, vb_kwargs):
+        self.vb_kwargs = vb_kwargs
+
+    def __call__(self, X_tr, y_tr, X_val, y_val, grid, seed):
+        accuracy, previous = [], None
+        for lam in grid:
+            vb = ClassificationVB(X_tr, y_tr, lam=lam, **self.vb_kwargs)
+            previous = vb.fit(init=previous)
+            accuracy.append(np.mean((vb.predict_proba(X_val) > 0.5) == y_val))
+        return grid, np.array(accuracy)
+
+
+class PACBayesClassifier(ClassifierMixin, BaseEstimator):
+    """PAC-Bayesian linear classifier (scikit-learn API).
+
+    Parameters
+    ----------
+    method : {"smc", "vb"}
+        SMC samples the Gibbs posterior (the reference); VB fits its
+        Gaussian approximation (family ``vb_family``).
+    loss : {"zero_one", "hinge", "exponential", "ramp"}
+    lam : "cv" or float > 0
+        Inverse temperature on the mean loss; "cv" chooses it by K-fold
+        accuracy on ``lam_grid(lam_max, grid_size, grid_decades)``.
+    lam_max : float, optional; default ``10 n``.
+    n_folds, grid_size, grid_decades : the cross-validation of ``lam``.
+    prior_var : float, variance of the isotropic Gaussian prior (default 1).
+    fit_intercept, standardize : bool (see ``ClassificationGibbsModel``).
+    vb_family : {"isotropic", "diagonal", "full"}.
+    n_particles, len_chain : SMC (``n_particles * len_chain`` particles).
+    pu_prior : float in [0, 1), optional: ``y``'s positive class marks
+        labelled positives, the other class unlabelled points of which a
+        fraction ``pu_prior`` is positive (the PU risk of du Plessis et al.).
+    random_state : int, optional; n_jobs : folds in parallel (joblib).
+
+    Attributes
+    ----------
+    classes_, lam_, log_evidence_, cv_ (with ``lam="cv"``), coef_ and
+    intercept_ (of the posterior mean on raw inputs), posterior_ (SMC) or
+    approximation_ (VB), data_ (the preprocessing).
+    """
+
+    def __init__(self, method="smc", loss="zero_one", lam="cv", lam_max=None,
+                 n_folds=5, grid_size=20, grid_decades=3.0, prior_var=1.0,
+                 fit_intercept=True, standardize=True, vb_family="full",
+                 n_particles=200, len_chain=10, pu_prior=None,
+                 random_state=None, n_jobs=1):
+        self.method = method
+        self.loss = loss
+        self.lam = lam
+        self.lam_max = lam_max
+        self.n_folds = n_folds
+        self.grid_size = grid_size
+        self.grid_decades = grid_decades
+        self.prior_var = prior_var
+        self.fit_intercept = fit_intercept
+        self.standardize = standardize
+        self.vb_family = vb_family
+        self.n_particles = n_particles
+        self.len_chain = len_chain
+        self.pu_prior = pu_prior
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _check_params(self):
+        check_choice(self.method, "method", METHODS)
+        check_choice(self.loss, "loss", LOSSES)
+        check_choice(self.vb_family, "vb_family", FAMILIES)
+        if not (isinstance(self.lam, str) and self.lam == "cv"):
+            check_positive(self.lam, "lam")
+        if self.lam_max is not None:
+            check_positive(self.lam_max, "lam_max")
+        check_positive(self.prior_var, "prior_var")
+        check_count(self.n_folds, "n_folds", minimum=2)
+        check_count(self.n_particles, "n_particles", minimum=2)
+        check_count(self.len_chain, "len_chain")
+        if self.pu_prior is not None:
+            check_pu_prior(self.pu_prior)
+
+    def _model_kwargs(self):
+        d = self._d + bool(self.fit_intercept)
+        return dict(loss=self.loss, fit_intercept=self.fit_intercept,
+                    standardize=self.standardize, pu_prior=self.pu_prior,
+                    prior=gaussian_prior(d, var=float(self.prior_var)))
+
+    def _vb_kwargs(self):
+        return dict(loss=self.loss, prior_var=self.prior_var,
+                    family=self.vb_family, fit_intercept=self.fit_intercept,
+                    standardize=self.standardize, pu_prior=self.pu_prior)
+
+    def fit(self, X, y):
+        """Fit the Gibbs posterior (or its VB approximation); returns self."""
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=float)
+        check_classification_targets(y)
+        self.classes_ = unique_labels(y)
+        if self.classes_.size != 2:
+            raise InputError(f"Only binary classification is supported. Got "
+                             f"{self.classes_.size} class(es)")
+        positives = y == self.classes_[1]
+        self._d = X.shape[1]
+        seed = self.random_state
+        smc_kwargs = dict(n_particles=self.n_particles,
+                          len_chain=self.len_chain)
+        if isinstance(self.lam, str):
+            lam_max = self.lam_max if self.lam_max is not None else 10.0 * len(y)
+            grid = lam_grid(lam_max, self.grid_size, self.grid_decades)
+            scorer = (_SMCFolds(float(lam_max), self._model_kwargs(),
+                                smc_kwargs) if self.method == "smc"
+                      else _VBFolds(self._vb_kwargs()))
+            self.cv_ = cross_validate_lam(X, positives, grid, scorer,
+                                          n_folds=self.n_folds, seed=seed,
+                                          n_jobs=self.n_jobs)
+            self.lam_ = self.cv_.best_lam
+        else:
+            self.lam_ = float(self.lam)
+        refit_seed = None if seed is None else int(seed) + int(self.n_folds)
+        if self.method == "smc":
+            model = ClassificationGibbsModel(X, positives, lam=self.lam_,
+                                             **self._model_kwargs())
+            self.posterior_ = run_smc(model, seed=refit_seed, **smc_kwargs)
+            self.data_ = model.data
+            self.log_evidence_ = float(self.posterior_.log_z)
+            mean = self.posterior_.mean
+        else:
+            self.approximation_ = ClassificationVB(X, positives, lam=self.lam_,
+                                                   **self._vb_kwargs())
+            result = self.approximation_.fit()
+            self.data_ = self.approximation_.data
+            self.log_evidence_ = float(result.elbo)
+            mean = result.mean
+        self._set_linear(mean)
+        return self
+
+    def _set_linear(self, mean):
+        """``coef_``, ``intercept_`` of ``x -> transform(x) . mean`` on raw
+        inputs."""
+        data = self.data_
+        k = data.center.size
+        self.coef_ = np.zeros(self.n_features_in_)
+        self.coef_[data.columns] = mean[:k] / data.scale
+        self.intercept_ = float((mean[k] if data.intercept else 0.0)
+                                - np.sum(data.center * mean[:k] / data.scale))
+
+    def predict_proba(self, X):
+        """Posterior predictive ``P(y = classes_[1] | x)`` of the randomised
+        classifier (SMC: weighted vote; VB: ``Phi(x m / sqrt(x S x))``);
+        columns ``classes_``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=float, reset=False)
+        if self.method == "smc":
+            post = self.posterior_
+            p = vote_probability(post.theta, post.weights,
+                                 self.data_.transform(X))
+        else:
+            p = self.approximation_.predict_proba(X)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        """The class of highest posterior predictive probability."""
+        positive = self.predict_proba(X)[:, 1] > 0.5
+        return self.classes_[positive.astype(int)]
