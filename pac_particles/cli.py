@@ -269,8 +269,8 @@ def _lam_argument(text):
 def progress_argument(args):
     """The ``verbose`` value of parsed ``--progress`` / ``--quiet`` options
     (:mod:`pac_particles.progress`)."""
-    return "off" if args.quiet else (True if args.progress == "auto"
-                                     else args.progress)
+    return False if args.quiet else (True if args.progress == "auto"
+                                       else args.progress)
 
 
 def parent_parsers():

@@ -138,6 +138,10 @@ def _unwrap(posterior):
                          "fit() first")
     source = posterior
     result = posterior if result is None else result
+    if not (isinstance(result, WeightedParticles)
+            or (hasattr(result, "mean") and hasattr(result, "cov"))):
+        raise InputError(f"{type(source).__name__} is not a posterior (or is "
+                         "not fitted: call fit() first)")
     # EP results do not carry lam; their approximation does
     lam = getattr(result, "lam", getattr(source, "lam", None))
     return result, getattr(source, "data", None), type(source).__name__, lam
