@@ -50,6 +50,7 @@ from .checks import (InputError, check_choice, check_count, check_positive,
                      check_probability, check_pu_prior)
 from .data import validate_xy
 from .ep import EPGP, EPLinear, EPSpikeSlab
+from .inference_data import to_inference_data
 from .models import AUCGibbsModel, GPAUCModel
 from .posterior import POINT_ESTIMATES, run_smc
 from .kernels import SquaredExponential
@@ -325,7 +326,6 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         resampled SMC particles or draws from the Gaussian approximation;
         coefficients on the standardised scale)."""
         check_is_fitted(self)
-        from .inference_data import to_inference_data  # needs ArviZ
         source = self.approximation_ if self.method != "smc" else self.posterior_
         names = None if self.kernel is not None else self._kept_feature_names()
         return to_inference_data(source, n_draws=n_draws, seed=seed,

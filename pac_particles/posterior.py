@@ -57,6 +57,7 @@ import particles
 from particles import smc_samplers as ssp
 
 from .checks import InputError
+from .inference_data import to_inference_data
 from .models import RobustAdaptiveTempering, check_reached_target
 from .moves import check_move_fits, default_move
 from .priors import SpikeSlabPrior, param_array
@@ -324,7 +325,6 @@ class SMCPosterior(WeightedParticles):
         ``log_marginal_likelihood = log_z`` and the tempering path in
         ``sample_stats``; see
         :func:`pac_particles.inference_data.to_inference_data`."""
-        from .inference_data import to_inference_data  # needs ArviZ
         return to_inference_data(self, n_draws=n_draws, seed=seed,
                                  feature_names=feature_names)
 
