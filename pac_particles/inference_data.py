@@ -152,17 +152,18 @@ def _is_gp(result):
 
 
 def _path(post, length):
-    """The tempering path of one SMC run padded with NaN to ``length``."""
+    """The tempering path of one SMC run padded with NaN to ``length`` (ESS
+    only when the run's summaries recorded it)."""
     def padded(values):
         out = np.full(length, np.nan)
         out[:len(values)] = values
         return out
-    n = post.theta.shape[0]
+    path = {"beta": padded(post.exponents), "gamma": padded(post.gammas),
+            "log_z": padded(post.log_z_path)}
     ess = getattr(post.summaries, "ESSs", None)
-    ess = (np.concatenate([[n], ess]) if ess is not None
-           and len(ess) == post.n_steps else np.full(post.n_steps + 1, np.nan))
-    return {"beta": padded(post.exponents), "gamma": padded(post.gammas),
-            "log_z": padded(post.log_z_path), "ess": padded(ess)}
+    if ess is not None and len(ess) == post.n_steps:  # particles' default summary
+        path["ess"] = padded(np.concatenate([[post.theta.shape[0]], ess]))
+    return path
 
 
 def to_inference_data(posterior, n_draws=None, seed=0, feature_names=None):
@@ -273,7 +274,8 @@ def _sample_stats(results, lams):
         length = max(r.n_steps for r in results) + 1
         paths = [_path(r, length) for r in results]
         for key in ("beta", "gamma", "log_z", "ess"):
-            stats[key] = np.stack([p[key] for p in paths])
+            if all(key in p for p in paths):
+                stats[key] = np.stack([p[key] for p in paths])
             dims[key] = ["tempering_step"]
     if isinstance(first, WeightedParticles):
         stats["n_particles"] = np.array([r.theta.shape[0] for r in results])
