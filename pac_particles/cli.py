@@ -9,12 +9,15 @@ Sub-commands
     prints train/test AUC of the Bayes point and of the posterior mean, the
     test AUC of logistic regression on the same split, the PAC-Bayes
     certificate, the log evidence, the number of tempering steps and the wall
-    time; writes a ROC plot and the marginal posteriors of the first three
-    coefficients as PNGs.
+    time; writes as PNGs the ROC curves (``roc.png``), the posterior of the
+    normalised direction ``theta_k / ||theta||`` per feature
+    (``marginals.png``) and the tempering path, ``log Z`` against ``gamma``
+    with the cross-validation AUC when ``--lam cv`` (``tempering_path.png``).
 ``fit DATA.csv``
     Fit :class:`~pac_particles.estimator.PACBayesAUC` on a CSV (header row,
     numeric columns) with a held-out test split; writes ``summary.json``
-    (AUCs, lam, log evidence, certificate, timings) and ``roc.png``.
+    (AUCs, lam, log evidence, certificate, timings, the coefficients keyed by
+    the CSV's column names) and ``roc.png``.
 ``cv DATA.csv``
     Cross-validation of ``lam`` along the tempering path; writes
     ``cv_curve.png``, ``cv_curve.csv`` (mean, spread and per-fold AUC
@@ -22,7 +25,9 @@ Sub-commands
 
 Options shared by several sub-commands come from parent parsers
 (:func:`parent_parsers`, also used by the scripts): ``--seed``, ``--out``
-(default ``results/COMMAND``), ``--quiet``; the sampler's ``--n-particles``
+(default ``results/COMMAND``), ``--progress`` (a tqdm bar on a terminal,
+lines in logs; ``bar``, ``lines`` or ``off`` to force) and ``--quiet``
+(``--progress off``); the sampler's ``--n-particles``
 and ``--len-chain``; the data file and ``--target``; the held-out
 ``--test-size``; ``--n-jobs``. Bad input (a missing file or column, non-numeric
 values, one class, an out-of-range option) raises
@@ -58,11 +63,14 @@ from .baselines import logistic_scores
 from .checks import InputError, check_count, check_fraction, check_positive
 from .data import DATASETS, load_csv, load_dataset, validate_xy
 from .estimator import METHODS, PACBayesAUC
-from .plots import plot_cv_curve, plot_marginals, plot_roc, save
+from .plots import (plot_cv_curve, plot_directions, plot_roc,
+                    plot_tempering_path, save)
+from .progress import PROGRESS_MODES
 from .results import jsonable, write_json, write_rows
 from .selection import cv_lambda
 
-__all__ = ["main", "demo", "fit_csv", "cv_csv", "parent_parsers", "build_parser"]
+__all__ = ["main", "demo", "fit_csv", "cv_csv", "parent_parsers",
+           "progress_argument", "build_parser"]
 
 
 def _check_sampler(n_particles, len_chain, seed):
@@ -93,7 +101,10 @@ def demo(dataset="pima", n_particles=200, len_chain=10, lam=None,
     test_size = _check_test_size(test_size, allow_zero=False)
     X, y, names = load_dataset(dataset)
     X_tr, X_te, y_tr, y_te = _split(X, y, test_size, seed)
-    lam = float(len(y_tr)) if lam is None else check_positive(lam, "lam")
+    if lam is None:
+        lam = float(len(y_tr))
+    elif not (isinstance(lam, str) and lam == "cv"):
+        lam = check_positive(lam, "lam")
     estimator = PACBayesAUC(method="smc", lam=lam, n_particles=n_particles,
                             len_chain=len_chain, eps=eps, random_state=seed,
                             verbose=verbose).fit(X_tr, y_tr)
@@ -127,10 +138,16 @@ def demo(dataset="pima", n_particles=200, len_chain=10, lam=None,
     ax = plot_roc(y_te, scores_te, title=f"{dataset}: test ROC")
     result["roc_png"] = save(ax.figure, os.path.join(out, "roc.png"))
     names = names or [f"x{k + 1}" for k in range(X.shape[1])]
-    axes = plot_marginals(post.theta[:, :3], post.weights,
-                          names=[names[k] for k in data.columns[:3]])
-    result["marginals_png"] = save(axes[0].figure,
-                                   os.path.join(out, "marginals.png"))
+    ax = plot_directions(post.directions, post.weights,
+                         names=[names[k] for k in data.columns],
+                         title=f"{dataset}: posterior of theta_k / ||theta|| "
+                               f"(lam = {estimator.lam_:.4g})")
+    result["marginals_png"] = save(ax.figure, os.path.join(out, "marginals.png"))
+    ax = plot_tempering_path(post.gammas, post.log_z_path,
+                             cv=getattr(estimator, "cv_", None),
+                             title=f"{dataset}: tempering path")
+    result["tempering_path_png"] = save(ax.figure,
+                                        os.path.join(out, "tempering_path.png"))
     return result
 
 
@@ -151,7 +168,8 @@ def _print_demo(r):
           f"{r['n_tempering_steps']}   particles {r['n_particles_total']}")
     print(f"  wall time {r['wall_time_s']:.2f} s "
           f"({100 * r['likelihood_share']:.0f}% in the likelihood)")
-    print(f"  figures: {r['roc_png']}, {r['marginals_png']}")
+    print(f"  figures: {r['roc_png']}, {r['marginals_png']}, "
+          f"{r['tempering_path_png']}")
 
 
 def _read_csv(path, target):
@@ -194,6 +212,8 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
             "statement": (f"with probability >= {1 - bound.eps:g}, the randomised "
                           "posterior score has expected 1 - AUC <= "
                           f"{bound.auc_risk_bound_two_sample:.4f}")},
+        # keyed by the CSV's column names, as PACBayesAUC.coefficients_ is by
+        # a DataFrame's
         "coefficients": dict(zip(names, estimator.coef_)),
         "fit_seconds": fit_seconds,
     }
@@ -246,11 +266,19 @@ def _lam_argument(text):
         raise argparse.ArgumentTypeError(f"--lam takes 'cv' or a number, got {text!r}")
 
 
+def progress_argument(args):
+    """The ``verbose`` value of parsed ``--progress`` / ``--quiet`` options
+    (:mod:`pac_particles.progress`)."""
+    return False if args.quiet else (True if args.progress == "auto"
+                                       else args.progress)
+
+
 def parent_parsers():
     """Options several sub-commands (and the scripts) share, one definition
     each, as argparse parent parsers keyed by topic: ``run`` (``--seed``,
     ``--out``, whose default ``None`` stands for ``results/NAME``),
-    ``quiet``, ``sampler`` (``--n-particles``, ``--len-chain``), ``data``
+    ``quiet`` (``--progress``, ``--quiet``: :func:`progress_argument`),
+    ``sampler`` (``--n-particles``, ``--len-chain``), ``data``
     (a CSV path and ``--target``), ``split`` (``--test-size``) and ``jobs``
     (``--n-jobs``)."""
     run = argparse.ArgumentParser(add_help=False)
@@ -260,7 +288,13 @@ def parent_parsers():
                      help="output folder (default: results/NAME, NAME the "
                           "command or script)")
     quiet = argparse.ArgumentParser(add_help=False)
-    quiet.add_argument("--quiet", action="store_true", help="no progress lines")
+    quiet.add_argument("--progress", default="auto",
+                       choices=[m for m in PROGRESS_MODES if m != "off"],
+                       help="progress on stderr: a tqdm bar on a terminal and "
+                            "one line per step in logs (auto), or force "
+                            "'bar' or 'lines'")
+    quiet.add_argument("--quiet", action="store_true",
+                       help="no progress report")
     sampler = argparse.ArgumentParser(add_help=False)
     sampler.add_argument("--n-particles", type=int, default=200,
                          help="resampled particles M (waste-free: M x "
@@ -294,8 +328,9 @@ def build_parser():
     p = sub.add_parser("demo", parents=using("split"),
                        help="the main job on a built-in dataset")
     p.add_argument("--dataset", default="pima", choices=sorted(DATASETS))
-    p.add_argument("--lam", type=float, default=None,
-                   help="inverse temperature (default: number of training points)")
+    p.add_argument("--lam", type=_lam_argument, default=None,
+                   help="inverse temperature, or 'cv' to choose it by "
+                        "cross-validation (default: number of training points)")
     f = sub.add_parser("fit", parents=using("data", "split", "jobs"),
                        help="fit on a CSV file and write a JSON summary")
     f.add_argument("--method", default="smc", choices=METHODS)
@@ -312,7 +347,7 @@ def build_parser():
 def _run(args):
     shared = dict(n_particles=args.n_particles, len_chain=args.len_chain,
                   seed=args.seed, out=args.out or f"results/{args.command}",
-                  verbose=not args.quiet)
+                  verbose=progress_argument(args))
     if args.command == "demo":
         start = time.perf_counter()
         _print_demo(demo(dataset=args.dataset, lam=args.lam,

@@ -50,6 +50,7 @@ from .checks import (InputError, check_choice, check_count, check_positive,
                      check_probability, check_pu_prior)
 from .data import validate_xy
 from .ep import EPGP, EPLinear, EPSpikeSlab
+from .inference_data import to_inference_data
 from .models import AUCGibbsModel, GPAUCModel
 from .posterior import POINT_ESTIMATES, run_smc
 from .kernels import SquaredExponential
@@ -143,8 +144,10 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     random_state : int, optional
     n_jobs : int
         Parallel folds for ``lam='cv'`` (joblib).
-    verbose : bool
-        Progress lines while sampling.
+    verbose : bool or str
+        Progress on stderr (:mod:`pac_particles.progress`): ``True`` a tqdm
+        bar on a terminal, one line per step otherwise; ``"bar"``,
+        ``"lines"`` to force either.
 
     Attributes
     ----------
@@ -169,7 +172,14 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     cv_ : the LamCVResult when ``lam='cv'`` (for EP, one row: the
         leave-one-out AUC).
     n_features_in_ : number of input features.
-    inclusion_probs_ : posterior inclusion probabilities (spike-and-slab).
+    feature_names_in_ : names of the input features, when ``X`` was a
+        pandas DataFrame with string column names (scikit-learn's convention).
+    coefficients_ : pandas Series of ``coef_`` indexed by feature name
+        (``feature_names_in_``, else ``x1, ..., xd``); needs pandas.
+    inclusion_probs_ : posterior inclusion probabilities (spike-and-slab) of
+        the features kept in the fit (constant columns are dropped).
+    inclusion_probabilities_ : the same as a pandas Series indexed by
+        feature name.
     hyperparameters_ : the prior hyper-parameters used (after evidence
         maximisation when asked).
 
@@ -284,6 +294,45 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             self.intercept_ = self._offset - self.threshold_
         return self
 
+    # ------------------------------------------------------- feature names
+    def _feature_names(self):
+        """Names of the input columns: ``feature_names_in_`` (a DataFrame's
+        columns), else ``x1, ..., xd``."""
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            return [str(name) for name in names]
+        return [f"x{k + 1}" for k in range(self.n_features_in_)]
+
+    def _kept_feature_names(self):
+        """Names of the columns the fit kept (constant ones are dropped)."""
+        names = self._feature_names()
+        return [names[k] for k in self._columns]
+
+    @property
+    def coefficients_(self):
+        """``coef_`` as a pandas Series indexed by feature name."""
+        check_is_fitted(self, "coef_")
+        return _series(self.coef_, self._feature_names(), "coefficient")
+
+    @property
+    def inclusion_probabilities_(self):
+        """``inclusion_probs_`` as a pandas Series indexed by the names of
+        the features kept in the fit."""
+        check_is_fitted(self, "inclusion_probs_")
+        return _series(self.inclusion_probs_, self._kept_feature_names(),
+                       "inclusion_probability")
+
+    def to_inference_data(self, n_draws=None, seed=0):
+        """ArviZ ``InferenceData`` of the fitted posterior, coordinates
+        named by feature (:func:`pac_particles.inference_data.to_inference_data`:
+        resampled SMC particles or draws from the Gaussian approximation;
+        coefficients on the standardised scale)."""
+        check_is_fitted(self)
+        source = self.approximation_ if self.method != "smc" else self.posterior_
+        names = None if self.kernel is not None else self._kept_feature_names()
+        return to_inference_data(source, n_draws=n_draws, seed=seed,
+                                 feature_names=names)
+
     def _initial_hyperparameters(self, d):
         if self.kernel is not None:
             kernel = (SquaredExponential(lengthscale=np.sqrt(d))
@@ -325,7 +374,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             return hyper  # isotropic Gaussian: log Z does not depend on prior_var
         found = evidence_grid(lambda **h: self._smc_model(X, positives, lam, h),
                               grid, seed=self.random_state, n_jobs=self.n_jobs,
-                              **smc_kwargs)
+                              verbose=self.verbose, **smc_kwargs)
         self.evidence_grid_ = found
         return found.best_params
 
@@ -383,12 +432,13 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             if self.method == "ep":
                 # leave-one-out by removing each point's sites: no refit
                 self.cv_ = loo_lambda(grid, lambda lam: _fitted(
-                    self._approximation(X, positives, lam)).loo_auc())
+                    self._approximation(X, positives, lam)).loo_auc(),
+                    verbose=self.verbose)
             else:
                 self.cv_ = cross_validate_lam(
                     X, positives, grid, RefitScorer(self._approximation),
                     n_folds=self.n_folds, seed=self.random_state,
-                    n_jobs=self.n_jobs)
+                    n_jobs=self.n_jobs, verbose=self.verbose)
             self.lam_ = self.cv_.best_lam
         else:
             self.lam_ = check_positive(self.lam, "lam")
@@ -471,6 +521,15 @@ def _youden_cut(positives, scores):
     if not np.isfinite(best):
         return float(scores.max()) + 1.0
     return float(0.5 * (best + below.max())) if below.size else float(best) - 1.0
+
+
+def _series(values, names, label):
+    try:
+        import pandas as pd
+    except ImportError as err:  # optional dependency
+        raise ImportError(f"{label} by feature name needs pandas") from err
+    return pd.Series(np.asarray(values, dtype=float), index=pd.Index(names,
+                     name="feature"), name=label)
 
 
 def _fitted(approximation):

@@ -1,4 +1,5 @@
-"""Figures: ROC curves, marginal posteriors and sampler diagnostics.
+"""Figures: ROC curves, the posterior of the score's direction, the tempering
+path, marginal posteriors and sampler diagnostics.
 
 All functions draw on a matplotlib ``Axes`` (created if not given) and return
 it; :func:`save` writes a figure to a PNG, :func:`save_rows` (that is,
@@ -26,11 +27,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.metrics import roc_curve  # noqa: E402
 
+from scipy import stats  # noqa: E402
+
 from .auc import auc_risk, binary_labels  # noqa: E402
 # the numbers behind a figure are written by the package's one table writer
 from .results import write_rows as save_rows  # noqa: E402
 
-__all__ = ["plot_roc", "plot_marginals", "plot_cv_curve",
+__all__ = ["plot_roc", "plot_directions", "plot_tempering_path",
+           "plot_marginals", "plot_cv_curve",
            "plot_adjusted_variance", "plot_boxplots_vs_k",
            "plot_spike_slab_path", "save", "save_rows"]
 
@@ -53,6 +57,117 @@ def plot_roc(y, scores_by_name, ax=None, title="ROC curves"):
     ax.set_ylabel("true positive rate")
     ax.set_title(title)
     ax.legend(loc="lower right")
+    return ax
+
+
+def _weighted_quantiles(values, weights, probs):
+    """Quantiles of a weighted sample (each point at the middle of its mass)."""
+    order = np.argsort(values)
+    mass = weights[order] / weights.sum()
+    return np.interp(probs, np.cumsum(mass) - 0.5 * mass, values[order])
+
+
+def plot_directions(directions, weights, names=None, ax=None, max_features=30,
+                    title=None):
+    """Posterior of the normalised direction ``theta_k / ||theta||`` per
+    feature: one violin (weighted kernel density) per feature with its 50%
+    and 95% weighted intervals and the posterior mean (the Bayes point),
+    features sorted by the absolute mean.
+
+    The AUC only sees the direction of a linear score, so these are the
+    quantities the data inform; the raw coefficients' scale is set by the
+    prior. On standardised features (the default of the models) the
+    components are comparable feature importances.
+
+    Parameters
+    ----------
+    directions : (N, d) unit-norm rows, e.g.
+        :attr:`~pac_particles.weighted_particles.WeightedParticles.directions`.
+    weights : (N,) normalised weights (equal weights for draws).
+    names : feature names (default ``x1..xd``).
+    ax : matplotlib Axes, optional.
+    max_features : show the ``max_features`` largest by absolute mean.
+    title : str, optional.
+
+    Returns
+    -------
+    matplotlib Axes.
+    """
+    directions = np.atleast_2d(np.asarray(directions, dtype=float))
+    weights = np.asarray(weights, dtype=float)
+    d = directions.shape[1]
+    names = list(names) if names is not None else [f"x{k + 1}" for k in range(d)]
+    mean = weights @ directions
+    shown = np.argsort(-np.abs(mean), kind="stable")[:max_features][::-1]
+    ax = _axes(ax, figsize=(7, 1.2 + 0.45 * len(shown)))
+    grid = np.linspace(-1.0, 1.0, 401)
+    for row, k in enumerate(shown):
+        col = directions[:, k]
+        if np.ptp(col) > 0:
+            density = stats.gaussian_kde(col, weights=weights)(grid)
+            half = 0.42 * density / density.max()
+            ax.fill_between(grid, row - half, row + half, color="C0", alpha=0.3,
+                            lw=0)
+        lo95, lo50, hi50, hi95 = _weighted_quantiles(
+            col, weights, [0.025, 0.25, 0.75, 0.975])
+        ax.plot([lo95, hi95], [row, row], color="C0", lw=1.2)
+        ax.plot([lo50, hi50], [row, row], color="C0", lw=4, solid_capstyle="butt")
+        ax.plot(mean[k], row, "o", color="white", mec="C0", ms=5, zorder=3)
+    ax.axvline(0.0, color="grey", lw=0.8, ls=":")
+    ax.set_yticks(range(len(shown)))
+    ax.set_yticklabels([names[k] for k in shown])
+    ax.set_ylim(-0.6, len(shown) - 0.4)
+    lo, hi = np.min(directions[:, shown]), np.max(directions[:, shown])
+    pad = 0.05 * max(hi - lo, 0.1)
+    ax.set_xlim(max(-1.0, lo - pad), min(1.0, hi + pad))
+    ax.set_xlabel("theta_k / ||theta||  (normalised coefficient, standardised "
+                  "features)")
+    ax.set_title(title or "posterior of the score direction: density, 50% / "
+                 "95% intervals, mean", fontsize="medium")
+    return ax
+
+
+def plot_tempering_path(gammas, log_z_path, cv=None, ax=None, title=None):
+    """The tempering path: ``log Z_t`` against ``gamma_t = lam * exponent_t``
+    and, when a cross-validation result is given, the validation AUC along
+    the same axis (right-hand scale).
+
+    Parameters
+    ----------
+    gammas, log_z_path : (T + 1,) arrays, ``SMCPosterior.gammas`` and
+        ``SMCPosterior.log_z_path`` (the point ``gamma = 0`` is left out of
+        the log axis).
+    cv : :class:`~pac_particles.selection.LamCVResult`, optional: its mean
+        validation AUC (+/- 1 sd) on the grid and the chosen ``lam``.
+    ax : matplotlib Axes, optional.
+    title : str, optional.
+
+    Returns
+    -------
+    matplotlib Axes (of ``log Z``; the AUC axis is its twin).
+    """
+    ax = _axes(ax, figsize=(6.5, 4))
+    gammas = np.asarray(gammas, dtype=float)
+    log_z_path = np.asarray(log_z_path, dtype=float)
+    on_axis = gammas > 0
+    ax.plot(gammas[on_axis], log_z_path[on_axis], "o-", color="C0", ms=4,
+            label="log Z (SMC)")
+    ax.set_xscale("log")
+    ax.set_xlabel("gamma = lam * tempering exponent")
+    ax.set_ylabel("log evidence  log Z_gamma", color="C0")
+    handles, labels = ax.get_legend_handles_labels()
+    if cv is not None:
+        twin = ax.twinx()
+        twin.plot(cv.grid, cv.mean_auc, color="C1", label="CV AUC (mean over folds)")
+        twin.fill_between(cv.grid, cv.mean_auc - cv.std_auc,
+                          cv.mean_auc + cv.std_auc, color="C1", alpha=0.2)
+        twin.axvline(cv.best_lam, color="C3", ls="--",
+                     label=f"chosen lam = {cv.best_lam:.4g}")
+        twin.set_ylabel("validation AUC", color="C1")
+        more_handles, more_labels = twin.get_legend_handles_labels()
+        handles, labels = handles + more_handles, labels + more_labels
+    ax.legend(handles, labels, loc="lower left", fontsize="small")
+    ax.set_title(title or "tempering path")
     return ax
 
 

@@ -49,7 +49,6 @@ slice sampling. AISTATS 2010.
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
-import sys
 import time
 from dataclasses import dataclass
 
@@ -58,9 +57,11 @@ import particles
 from particles import smc_samplers as ssp
 
 from .checks import InputError
+from .inference_data import to_inference_data
 from .models import RobustAdaptiveTempering, check_reached_target
 from .moves import check_move_fits, default_move
 from .priors import SpikeSlabPrior, param_array
+from .progress import Progress
 from .weighted_particles import POINT_ESTIMATES, WeightedParticles, directions
 
 __all__ = ["run_smc", "SMCPosterior", "single_run_errors", "POINT_ESTIMATES",
@@ -99,10 +100,13 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         Maximum number of tempering steps.
     seed : int, optional
         Seeds numpy's global generator, which ``particles`` draws from.
-    verbose : bool
-        Print one progress line per tempering step to stderr: step, exponent,
-        gamma, ESS before resampling, mean acceptance rate of the last move
-        (for slice moves, 1 / risk evaluations per move), log Z, elapsed time.
+    verbose : bool or str
+        Progress of the tempering exponent from 0 to 1 on stderr
+        (:mod:`pac_particles.progress`): ``False`` (default) nothing;
+        ``True`` a tqdm bar on a terminal, else one line per tempering step
+        (step, exponent, gamma, ESS before resampling, mean acceptance rate
+        of the last move -- for slice moves 1 / risk evaluations per move --,
+        log Z, elapsed time); ``"bar"`` or ``"lines"`` to force either.
     collect : list of particles.collectors.Collector, optional
         Extra summaries computed at every tempering step (e.g.
         :class:`pac_particles.selection.PathScores`); available afterwards
@@ -148,15 +152,10 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
     smc = particles.SMC(fk=fk, N=n_particles, ESSrmin=1.0, verbose=False,
                         collect=collect)
     start = time.perf_counter()
-    for _ in smc:
-        if verbose:
-            exps = smc.X.shared["exponents"]
-            rates = smc.X.shared.get("acc_rates") or [[np.nan]]
-            print(f"[pac_particles] step {smc.t:3d}  exponent {exps[-1]:.4g}  "
-                  f"gamma {model.lam * exps[-1]:.4g}  ESS {smc.wgts.ESS:.0f}  "
-                  f"acceptance {np.mean(rates[-1]) if rates[-1] else np.nan:.3f}  "
-                  f"log Z {smc.logLt:.3f}  {time.perf_counter() - start:.1f} s",
-                  file=sys.stderr, flush=True)
+    with Progress(verbose, total=1.0, desc="SMC exponent", unit="",
+                  float_position=True) as progress:
+        for _ in smc:
+            _report_step(progress, smc, model.lam)
     check_reached_target(smc)
     return SMCPosterior.from_smc(
         smc, model, wall_time=time.perf_counter() - start,
@@ -191,6 +190,25 @@ def single_run_errors(smc, theta=None):
         return np.sqrt(np.maximum(var, 0.0) / n)
 
     return log_z_se, se(theta), se(directions(theta))
+
+
+def _report_step(progress, smc, lam):
+    """One tempering step for :class:`~pac_particles.progress.Progress`: the
+    bar moves to the current exponent; a line gives step, exponent, gamma, ESS
+    before resampling, mean acceptance rate of the last move (for slice moves,
+    1 / risk evaluations per move), log Z and the elapsed time."""
+    if progress.mode == "off":
+        return
+    exponent = smc.X.shared["exponents"][-1]
+    rates = smc.X.shared.get("acc_rates") or [[np.nan]]
+    acceptance = np.mean(rates[-1]) if len(rates[-1]) else np.nan
+    progress.update(
+        position=exponent,
+        text=(f"step {smc.t:3d}  exponent {exponent:.4g}  gamma "
+              f"{lam * exponent:.4g}  ESS {smc.wgts.ESS:.0f}  acceptance "
+              f"{acceptance:.3f}  log Z {smc.logLt:.3f}  "
+              f"{progress.elapsed:.1f} s"),
+        postfix=f"step {smc.t}, gamma {lam * exponent:.4g}, log Z {smc.logLt:.2f}")
 
 
 @dataclass
@@ -351,6 +369,16 @@ class SMCPosterior(WeightedParticles):
             return mean
         var = np.einsum("ij,jk,ik->i", X_new, np.atleast_2d(self.cov), X_new)
         return mean, var
+
+    # ------------------------------------------------------------ export
+    def to_inference_data(self, n_draws=None, seed=0, feature_names=None):
+        """ArviZ ``InferenceData`` of this posterior: equally weighted draws
+        resampled (seeded systematic resampling) from the weighted particles,
+        ``log_marginal_likelihood = log_z`` and the tempering path in
+        ``sample_stats``; see
+        :func:`pac_particles.inference_data.to_inference_data`."""
+        return to_inference_data(self, n_draws=n_draws, seed=seed,
+                                 feature_names=feature_names)
 
     def posterior_mean_score(self, X_new, raw=True):
         """Posterior mean of the score, ``E[x . theta]`` (equals scoring with

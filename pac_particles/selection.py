@@ -74,6 +74,7 @@ from .checks import InputError, check_choice, check_count, check_positive
 from .models import AUCGibbsModel
 from .posterior import POINT_ESTIMATES, run_smc
 from .priors import param_array
+from .progress import Progress, tracked
 from .weighted_particles import WeightedParticles
 
 __all__ = ["PathScores", "LamCVResult", "lam_grid", "stratified_folds",
@@ -177,7 +178,8 @@ def stratified_folds(positives, n_folds, seed=None):
     return list(split.split(np.zeros((positives.size, 1)), positives))
 
 
-def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1):
+def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
+                       verbose=False):
     """K-fold cross-validation of ``lam`` over ``grid`` with any fitting method.
 
     Parameters
@@ -193,6 +195,8 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1):
     n_folds : int, stratified folds (:func:`stratified_folds`).
     seed : int, optional; the split, and fold k gets ``seed + k``.
     n_jobs : int, folds in parallel through joblib.
+    verbose : bool or str, progress over the folds
+        (:mod:`pac_particles.progress`).
 
     Returns
     -------
@@ -201,18 +205,25 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1):
     positives = binary_labels(y)
     folds = stratified_folds(positives, n_folds, seed)
     X = np.asarray(X, dtype=float)
-    paths = Parallel(n_jobs=n_jobs)(
-        delayed(scorer)(X[tr], positives[tr], X[va], positives[va], grid,
-                        None if seed is None else int(seed) + k)
-        for k, (tr, va) in enumerate(folds))
+    with Progress(verbose, total=len(folds), desc="CV folds",
+                  unit="fold") as progress:
+        paths = list(tracked(Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(scorer)(X[tr], positives[tr], X[va], positives[va], grid,
+                            None if seed is None else int(seed) + k)
+            for k, (tr, va) in enumerate(folds)), progress, "fold"))
     return _on_grid(grid, paths)
 
 
-def loo_lambda(grid, loo_auc):
+def loo_lambda(grid, loo_auc, verbose=False):
     """Choose ``lam`` by a leave-one-out AUC computed without refitting
     (EP's cavity scores [OW00]): ``loo_auc(lam) -> float`` at each grid
-    value; one row in the returned :class:`LamCVResult`."""
-    return _on_grid(grid, [(grid, np.array([loo_auc(lam) for lam in grid]))])
+    value; one row in the returned :class:`LamCVResult`. ``verbose``:
+    progress over the grid (:mod:`pac_particles.progress`)."""
+    with Progress(verbose, total=len(grid), desc="lam grid",
+                  unit="lam") as progress:
+        aucs = list(tracked((loo_auc(lam) for lam in grid), progress,
+                            "lam value"))
+    return _on_grid(grid, [(grid, np.array(aucs))])
 
 
 class SMCPathScorer:
@@ -286,7 +297,8 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     model_kwargs : dict, passed to :class:`AUCGibbsModel` (e.g. prior).
     seed : int, optional; fold k uses ``seed + k``, the refit ``seed + n_folds``.
     n_jobs : int, folds run in parallel through joblib.
-    verbose : bool, progress of the refit.
+    verbose : bool or str, progress over the folds and of the refit's
+        tempering (:mod:`pac_particles.progress`).
 
     Returns
     -------
@@ -299,7 +311,7 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move)
     result = cross_validate_lam(
         X, y, grid, SMCPathScorer(lam_max, point, model_kwargs, smc_kwargs),
-        n_folds=n_folds, seed=seed, n_jobs=n_jobs)
+        n_folds=n_folds, seed=seed, n_jobs=n_jobs, verbose=verbose)
     if refit:
         model = AUCGibbsModel(X, binary_labels(y), lam=result.best_lam,
                               **model_kwargs)
@@ -332,7 +344,8 @@ def _evidence_run(make_model, params, smc_kwargs, seed):
 
 
 def evidence_grid(make_model, param_grid, n_particles=200, len_chain=10,
-                  move=None, seed=None, n_jobs=1, keep_posteriors=False):
+                  move=None, seed=None, n_jobs=1, keep_posteriors=False,
+                  verbose=False):
     """Estimate ``log Z`` by SMC for each hyper-parameter setting.
 
     Parameters
@@ -346,6 +359,8 @@ def evidence_grid(make_model, param_grid, n_particles=200, len_chain=10,
     seed : int, optional; setting k uses ``seed + k``.
     n_jobs : int, runs in parallel through joblib.
     keep_posteriors : bool, keep every SMCPosterior (memory).
+    verbose : bool or str, progress over the settings
+        (:mod:`pac_particles.progress`).
 
     Returns
     -------
@@ -355,10 +370,12 @@ def evidence_grid(make_model, param_grid, n_particles=200, len_chain=10,
     if not params:
         raise InputError("param_grid is empty")
     smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move)
-    posts = Parallel(n_jobs=n_jobs)(
-        delayed(_evidence_run)(make_model, p, smc_kwargs,
-                               None if seed is None else int(seed) + k)
-        for k, p in enumerate(params))
+    with Progress(verbose, total=len(params), desc="evidence grid",
+                  unit="setting") as progress:
+        posts = list(tracked(Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_evidence_run)(make_model, p, smc_kwargs,
+                                   None if seed is None else int(seed) + k)
+            for k, p in enumerate(params)), progress, "setting"))
     return EvidenceGrid(params=params,
                         log_z=np.array([p.log_z for p in posts]),
                         posteriors=posts if keep_posteriors else [])

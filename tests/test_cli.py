@@ -261,3 +261,35 @@ def test_run_smc_script_wires_particles_by_hand(tmp_path):
     assert summary["lam"] == summary["n_train"] and summary["particles"] == 60
     assert summary["log_evidence"] < 0 and summary["test_auc_bayes_point"] > 0.6
     assert len(summary["bayes_point"]) == 60
+
+
+# ------------------------------------------------- feature names and progress
+
+def test_a_dataframe_written_to_csv_round_trips_its_names_through_fit(tmp_path):
+    import json
+    pd = pytest.importorskip("pandas")
+    from conftest import noisy_linear
+    from pac_particles.estimator import PACBayesAUC
+    X, y = noisy_linear(150, [1.0, -1.0], 3, d=3)
+    frame = pd.DataFrame(X, columns=["glucose", "bmi", "age"])
+    frame.insert(1, "diabetes", y)
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    main(["fit", str(tmp_path / "d.csv"), "--target", "diabetes", "--method",
+          "ep", "--lam", "150", "--test-size", "0", "--out", str(tmp_path),
+          "--quiet"])
+    written = pd.Series(json.loads((tmp_path / "summary.json").read_text())
+                        ["coefficients"])
+    est = PACBayesAUC(method="ep", lam=150.0).fit(
+        frame.drop(columns="diabetes"), frame["diabetes"])
+    pd.testing.assert_series_equal(written, est.coefficients_,
+                                   check_names=False, check_index_type=False)
+
+
+def test_demo_draws_the_tempering_path_and_a_forced_progress_bar(tmp_path, capsys):
+    main(["demo", "--dataset", "sonar", "--n-particles", "30", "--len-chain",
+          "3", "--out", str(tmp_path), "--progress", "bar"])
+    captured = capsys.readouterr()
+    assert "SMC exponent" in captured.err and "100%" in captured.err
+    assert "[pac_particles] step" not in captured.err
+    assert "tempering_path.png" in captured.out
+    assert (tmp_path / "tempering_path.png").stat().st_size > 1000

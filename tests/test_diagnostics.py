@@ -193,3 +193,51 @@ def test_diagnostics_script_runs_quick_and_writes_its_files(script, tmp_path):
     for name in outputs:
         assert (tmp_path / name).is_file(), f"{script} did not write {name}"
         assert (tmp_path / name).stat().st_size > 0, f"{name} is empty"
+
+
+# ------------------------------------------------------- progress and new figures
+
+def test_repeated_runs_report_each_run_when_asked(capsys):
+    X, y = two_d_problem(n=60)
+    kwargs = dict(move_name="random_walk", len_chains=[2, 3], n_runs=2,
+                  wastefree=False, n_particles=20, n_coefficients=1, seed=0)
+    runs = repeated_runs(AUCGibbsModel(X, y, lam=30.0), verbose="lines", **kwargs)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert [line.split(" (")[0] for line in lines] == [
+        f"[pac_particles] run {k}/4 done" for k in range(1, 5)]
+    quiet = repeated_runs(AUCGibbsModel(X, y, lam=30.0), **kwargs)
+    np.testing.assert_array_equal(runs.log_z, quiet.log_z)
+    assert capsys.readouterr().err == ""
+
+
+def test_direction_plot_sorts_features_by_the_absolute_posterior_mean():
+    from pac_particles.plots import _weighted_quantiles, plot_directions
+    rng = np.random.default_rng(0)
+    theta = rng.normal([0.2, -3.0, 1.0], 0.3, size=(500, 3))
+    directions = theta / np.linalg.norm(theta, axis=1, keepdims=True)
+    weights = rng.uniform(size=500)
+    weights /= weights.sum()
+    ax = plot_directions(directions, weights, names=["a", "b", "c"])
+    # bottom to top: the largest |mean| is drawn on the top row
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "c", "b"]
+    assert "||theta||" in ax.get_xlabel()
+    # weighted quantiles against a large equally weighted resample
+    draws = directions[rng.choice(500, size=200000, p=weights), 1]
+    np.testing.assert_allclose(
+        _weighted_quantiles(directions[:, 1], weights, [0.025, 0.5, 0.975]),
+        np.quantile(draws, [0.025, 0.5, 0.975]), atol=0.01)
+
+
+def test_tempering_path_plot_shows_log_z_and_the_cv_curve():
+    from pac_particles.plots import plot_tempering_path
+    from pac_particles.selection import LamCVResult
+    gammas, log_z = np.array([0.0, 1.0, 10.0, 100.0]), np.array([0, -1, -5, -20.0])
+    ax = plot_tempering_path(gammas, log_z)
+    np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), gammas[1:])
+    grid = np.geomspace(0.1, 100.0, 5)
+    cv = LamCVResult(grid=grid, fold_auc=np.array([[0.6, 0.7, 0.8, 0.75, 0.7],
+                                                   [0.62, 0.7, 0.78, 0.7, 0.7]]),
+                     best_lam=float(grid[2]))
+    ax = plot_tempering_path(gammas, log_z, cv=cv)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0] == "log Z (SMC)" and labels[-1].startswith("chosen lam")

@@ -242,3 +242,66 @@ def test_lam_cv_grids_are_one_grid_for_every_method():
         np.testing.assert_array_equal(est.cv_.grid, lam_grid(400.0, 5))
         assert est.cv_.best_lam == est.lam_ and len(est.cv_.fold_paths) \
             == est.cv_.fold_auc.shape[0]
+
+
+# ------------------------------------------------- pandas: names in, names out
+
+def _frame(n=200, seed=0):
+    pd = pytest.importorskip("pandas")
+    X, y = noisy_linear(n, [1.0, -0.5, 0.0], seed=seed)
+    return pd.DataFrame(X, columns=["glucose", "age", "noise"]), pd.Series(y)
+
+
+@pytest.mark.parametrize("method", ["smc", "ep"])
+def test_a_dataframe_round_trips_feature_names_into_named_coefficients(method):
+    X, y = _frame()
+    est = PACBayesAUC(method=method, lam=200.0, n_particles=30, len_chain=3,
+                      random_state=0).fit(X, y)
+    assert list(est.feature_names_in_) == ["glucose", "age", "noise"]
+    coefficients = est.coefficients_
+    assert list(coefficients.index) == ["glucose", "age", "noise"]
+    np.testing.assert_array_equal(coefficients.to_numpy(), est.coef_)
+    # the same numbers as a fit on the bare array, and scores of a frame
+    bare = PACBayesAUC(method=method, lam=200.0, n_particles=30, len_chain=3,
+                       random_state=0).fit(X.to_numpy(), y.to_numpy())
+    np.testing.assert_allclose(est.coef_, bare.coef_)
+    np.testing.assert_allclose(est.decision_function(X),
+                               bare.decision_function(X.to_numpy()))
+    with pytest.raises(ValueError, match="feature names"):
+        est.decision_function(X[["age", "glucose", "noise"]])
+
+
+def test_without_a_dataframe_coefficients_are_named_x1_to_xd():
+    pytest.importorskip("pandas")
+    X, y = noisy_linear(120, [1.0, -0.5], seed=1)
+    est = PACBayesAUC(method="ep", lam=120.0).fit(X, y)
+    assert not hasattr(est, "feature_names_in_")
+    assert list(est.coefficients_.index) == ["x1", "x2"]
+
+
+def test_inclusion_probabilities_are_named_by_the_kept_features():
+    X, y = _frame(seed=2)
+    X.insert(1, "constant", 1.0)
+    with pytest.warns(UserWarning, match="constant"):
+        est = PACBayesAUC(method="ep", prior="spike_slab", lam=200.0).fit(X, y)
+    probs = est.inclusion_probabilities_
+    assert list(probs.index) == ["glucose", "age", "noise"]
+    np.testing.assert_array_equal(probs.to_numpy(), est.inclusion_probs_)
+    assert list(est.coefficients_.index) == ["glucose", "constant", "age",
+                                             "noise"]
+    assert est.coefficients_["constant"] == 0.0
+
+
+@pytest.mark.parametrize("method", ["smc", "vb"])
+def test_to_inference_data_names_the_coordinates_by_feature(method):
+    pytest.importorskip("arviz")
+    X, y = _frame(seed=3)
+    est = PACBayesAUC(method=method, lam=200.0, n_particles=30, len_chain=3,
+                      random_state=0).fit(X, y)
+    idata = est.to_inference_data(seed=0)
+    assert list(idata.posterior.feature.values) == ["glucose", "age", "noise"]
+    if method == "smc":
+        assert float(idata.sample_stats.log_marginal_likelihood[0]) == \
+            est.log_evidence_
+    else:
+        assert float(idata.sample_stats.elbo[0]) == est.log_evidence_

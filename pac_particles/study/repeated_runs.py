@@ -40,6 +40,7 @@ from .. import parallel
 from ..checks import InputError, check_choice, check_count
 from ..moves import default_move, make_move
 from ..posterior import run_smc
+from ..progress import Progress, tracked
 
 __all__ = ["repeated_runs", "RepeatedRuns", "adjusted_variance",
            "matched_sizes", "MATCHES"]
@@ -283,7 +284,7 @@ class RepeatedRuns:
 def repeated_runs(model, move_name=None, len_chains=(10,), n_runs=20,
                   wastefree=True, n_particles=200, seed=0, n_jobs=1,
                   numba_threads=None, n_coefficients=10, ESSrmin=0.5,
-                  label=""):
+                  label="", verbose=False):
     """Independent SMC runs of ``model`` for each chain length of a grid.
 
     Runs ``run_smc(model, n_particles, len_chain, wastefree, move)`` with
@@ -317,6 +318,9 @@ def repeated_runs(model, move_name=None, len_chains=(10,), n_runs=20,
     ESSrmin : float
         As in :func:`~pac_particles.posterior.run_smc`.
     label : str
+    verbose : bool or str
+        Progress over the (grid point, run) pairs, in the order they were
+        submitted (:mod:`pac_particles.progress`).
 
     Returns
     -------
@@ -342,10 +346,13 @@ def repeated_runs(model, move_name=None, len_chains=(10,), n_runs=20,
                          f"{len_chains}")
     threads = parallel.threads_per_job(n_jobs, numba_threads)
     seeds = seed + np.arange(n_runs)
-    runs = Parallel(n_jobs=n_jobs)(
-        delayed(_study_run)(model, move_name, int(m), int(chain), int(s),
-                            threads, wastefree, n_coefficients, ESSrmin)
-        for chain, m in zip(len_chains, sizes) for s in seeds)
+    with Progress(verbose, total=len(len_chains) * n_runs,
+                  desc=f"runs {label}".strip(), unit="run") as progress:
+        runs = list(tracked(Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_study_run)(model, move_name, int(m), int(chain), int(s),
+                                threads, wastefree, n_coefficients, ESSrmin)
+            for chain, m in zip(len_chains, sizes) for s in seeds),
+            progress, "run"))
 
     def stack(key):
         values = np.array([run[key] for run in runs])

@@ -1,0 +1,162 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import noisy_linear
+from pac_particles.checks import InputError
+from pac_particles.ep import EPLinear
+from pac_particles.models import AUCGibbsModel, GPAUCModel
+from pac_particles.posterior import run_smc
+from pac_particles.priors import SpikeSlabPrior
+from pac_particles.vb import GaussianVB
+from pac_particles.weighted_particles import WeightedParticles
+
+az = pytest.importorskip("arviz")
+from pac_particles.inference_data import (  # noqa: E402
+    gaussian_draws, resample_equally_weighted, to_inference_data)
+
+NAMES = ["age", "dose", "noise"]
+
+
+@pytest.fixture(scope="module")
+def smc_runs():
+    X, y = noisy_linear(120, [1.0, -1.0], seed=0, d=3)
+    model = AUCGibbsModel(X, y, lam=120.0)
+    return [run_smc(model, n_particles=40, len_chain=3, seed=s) for s in (0, 1)]
+
+
+def _summary(idata, **kwargs):
+    with warnings.catch_warnings():  # one chain: ArviZ warns that r_hat is NaN
+        warnings.simplefilter("ignore")
+        return az.summary(idata, **kwargs)
+
+
+def test_summary_runs_and_the_log_evidence_is_the_runs_log_z(smc_runs):
+    post = smc_runs[0]
+    idata = post.to_inference_data(feature_names=NAMES, seed=3)
+    summary = _summary(idata)
+    assert list(summary.index) == [f"{v}[{n}]" for v in ("theta", "direction")
+                                   for n in NAMES]
+    stats = idata.sample_stats
+    assert float(stats.log_marginal_likelihood[0]) == post.log_z
+    np.testing.assert_array_equal(stats.log_z[0], post.log_z_path)
+    np.testing.assert_array_equal(stats.beta[0], post.exponents)
+    np.testing.assert_allclose(stats.gamma[0], post.lam * post.exponents)
+    assert float(stats.ess[0, -1]) == pytest.approx(post.ess)
+    assert float(stats.ess[0, 0]) == post.theta.shape[0]  # prior draws
+
+
+def test_draws_are_an_equally_weighted_resample_of_the_particles(smc_runs):
+    post = smc_runs[0]
+    idata = post.to_inference_data(n_draws=4000, seed=0)
+    draws = idata.posterior.theta.values[0]
+    # systematic resampling: each particle appears floor or ceil of n w
+    # times (waste-free chains can hold the same point more than once)
+    unique, which = np.unique(post.theta, axis=0, return_inverse=True)
+    expected = np.bincount(which.ravel(), weights=4000 * post.weights)
+    copies = np.bincount(which.ravel())
+    lookup = {tuple(row): k for k, row in enumerate(unique)}
+    counts = np.bincount([lookup[tuple(d)] for d in draws],
+                         minlength=len(unique))
+    assert np.all(np.abs(counts - expected) < copies + 1e-9)
+    np.testing.assert_allclose(idata.posterior.direction.values[0],
+                               draws / np.linalg.norm(draws, axis=1, keepdims=True))
+
+
+def test_resampling_counts_match_the_weights_and_are_shuffled():
+    rng = np.random.default_rng(0)
+    weights = np.array([0.5, 0.3, 0.15, 0.05])
+    idx = resample_equally_weighted(weights, 1000, rng)
+    np.testing.assert_array_equal(np.bincount(idx), [500, 300, 150, 50])
+    assert np.any(np.diff(idx) < 0)  # not sorted by particle
+
+
+def test_same_seed_same_draws_other_seed_other_draws(smc_runs):
+    post = smc_runs[0]
+    first = post.to_inference_data(seed=5).posterior.theta.values
+    np.testing.assert_array_equal(first,
+                                  post.to_inference_data(seed=5).posterior.theta.values)
+    assert not np.array_equal(first,
+                              post.to_inference_data(seed=6).posterior.theta.values)
+
+
+def test_independent_runs_are_chains_with_an_r_hat(smc_runs):
+    idata = to_inference_data(smc_runs, feature_names=NAMES)
+    assert idata.posterior.sizes["chain"] == 2
+    np.testing.assert_array_equal(idata.sample_stats.log_marginal_likelihood,
+                                  [p.log_z for p in smc_runs])
+    r_hat = az.summary(idata, var_names=["direction"])["r_hat"]
+    assert np.all(np.abs(r_hat - 1.0) < 0.1)
+
+
+def test_runs_of_different_lengths_are_padded_after_their_last_step(smc_runs):
+    short = WeightedParticles(smc_runs[0].theta, smc_runs[0].weights)
+    idata = to_inference_data(smc_runs)
+    steps = [p.n_steps + 1 for p in smc_runs]
+    assert idata.sample_stats.sizes["tempering_step"] == max(steps)
+    for c, n in enumerate(steps):
+        assert np.all(np.isfinite(idata.sample_stats.log_z[c, :n]))
+        assert np.all(np.isnan(idata.sample_stats.log_z[c, n:]))
+    with pytest.raises(InputError, match="mix"):
+        to_inference_data([short, EPLinear(*noisy_linear(40, [1.0], 0, d=2),
+                                           lam=40.0).fit()])
+
+
+def test_plot_posterior_draws_one_panel_per_feature(smc_runs):
+    axes = az.plot_posterior(smc_runs[0].to_inference_data(feature_names=NAMES),
+                             var_names=["direction"])
+    titles = [ax.get_title() for ax in np.ravel(axes)]
+    assert titles == [f"direction\n{n}" for n in NAMES]
+
+
+def test_feature_names_of_the_raw_columns_skip_dropped_constant_ones():
+    X, y = noisy_linear(80, [1.0, -1.0], seed=2, d=2)
+    X = np.column_stack([X[:, 0], np.ones(80), X[:, 1]])
+    with pytest.warns(UserWarning, match="constant"):
+        model = AUCGibbsModel(X, y, lam=80.0)
+    post = run_smc(model, n_particles=20, len_chain=3, seed=0)
+    idata = post.to_inference_data(feature_names=["a", "const", "b"])
+    assert list(idata.posterior.feature.values) == ["a", "b"]
+    with pytest.raises(InputError, match="feature names"):
+        post.to_inference_data(feature_names=["a"])
+
+
+def test_gaussian_approximations_give_draws_from_their_mean_and_covariance():
+    X, y = noisy_linear(150, [1.0, -0.5], seed=1, d=3)
+    ep = EPLinear(X, y, lam=150.0)
+    result = ep.fit()
+    idata = to_inference_data(ep, n_draws=20000, seed=0, feature_names=NAMES)
+    draws = idata.posterior.theta.values[0]
+    sd = np.sqrt(np.diag(result.cov))
+    # 20 000 draws: 5 standard errors
+    assert np.all(np.abs(draws.mean(axis=0) - result.mean) < 5 * sd / np.sqrt(20000))
+    np.testing.assert_allclose(np.cov(draws, rowvar=False), result.cov,
+                               atol=0.05 * sd.max() ** 2)
+    assert float(idata.sample_stats.log_marginal_likelihood[0]) == result.log_z
+    assert float(idata.sample_stats.lam[0]) == 150.0
+    vb = GaussianVB(X, y, lam=150.0)
+    vb_data = to_inference_data(vb.fit())
+    assert "log_marginal_likelihood" not in vb_data.sample_stats  # a bound only
+    assert float(vb_data.sample_stats.elbo[0]) == vb.result_.elbo
+    with pytest.raises(InputError, match="not fitted"):
+        to_inference_data(GaussianVB(X, y, lam=150.0))
+
+
+def test_gaussian_draws_accept_a_singular_covariance():
+    draws = gaussian_draws([1.0, 2.0], [[1.0, 1.0], [1.0, 1.0]], 500,
+                           np.random.default_rng(0))
+    np.testing.assert_allclose(draws[:, 0] - draws[:, 1], -1.0, atol=1e-3)
+
+
+def test_spike_slab_indicators_and_gp_latent_scores_are_exported():
+    X, y = noisy_linear(60, [1.0, 0.0], seed=3, d=2)
+    post = run_smc(AUCGibbsModel(X, y, lam=60.0,
+                                 prior=SpikeSlabPrior(2, p=0.5, v0=0.01, v1=1.0)),
+                   n_particles=20, len_chain=3, seed=0)
+    z = post.to_inference_data().posterior.z.values[0]
+    assert set(np.unique(z)) <= {0, 1} and z.shape == post.z.shape
+    gp = run_smc(GPAUCModel(X[:30], y[:30], lam=30.0), n_particles=20,
+                 len_chain=3, seed=0)
+    latent = gp.to_inference_data().posterior
+    assert "theta" not in latent and latent.latent_score.shape == (1, 60, 30)
