@@ -37,6 +37,8 @@ classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import roc_auc_score, roc_curve
@@ -49,7 +51,7 @@ from .bounds import (pac_bayes_bound_gaussian, pac_bayes_bound_gibbs,
 from .checks import (InputError, check_choice, check_count, check_positive,
                      check_probability, check_pu_prior)
 from .data import validate_xy
-from .ep import EPGP, EPLinear, EPSpikeSlab
+from .ep import EPGP, EPConvergenceWarning, EPLinear, EPSpikeSlab
 from .models import AUCGibbsModel, GPAUCModel
 from .posterior import POINT_ESTIMATES, run_smc
 from .kernels import SquaredExponential
@@ -379,9 +381,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         if choose_lam:
             grid = lam_grid(lam_max, self.grid_size)
             if self.method == "ep":
-                # leave-one-out by removing each point's sites: no refit
-                self.cv_ = loo_lambda(grid, lambda lam: _fitted(
-                    self._approximation(X, positives, lam)).loo_auc())
+                self.cv_ = self._ep_loo_lambda(X, positives, grid)
             else:
                 self.cv_ = cross_validate_lam(
                     X, positives, grid, RefitScorer(self._approximation),
@@ -396,6 +396,10 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             self.hyperparameters_ = _ep_hyperparameters(approx)
         self.approximation_ = approx
         self.posterior_ = approx.fit()
+        if getattr(self.posterior_, "degenerate", False):
+            raise InputError(f"EP failed at lam = {self.lam_:.4g}: the "
+                             "approximation collapsed (see the warning); use "
+                             "a smaller lam, lam='cv' or method='smc'")
         self.log_evidence_ = float(self.posterior_.log_z if self.method == "ep"
                                    else self.posterior_.elbo)
         self.bound_ = self._gaussian_certificate(
@@ -406,6 +410,32 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             self.cv_auc_ = approx.loo_auc()
         self._point = self.posterior_.mean
         self._data = approx.data
+
+    def _ep_loo_lambda(self, X, positives, grid):
+        """EP's choice of ``lam`` by leave-one-out (each point's sites
+        removed, no refit), among the grid values where EP converged: a
+        collapsed fit has meaningless LOO scores (all near 0, which can read
+        as AUC 1) and must not be chosen."""
+        loo = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EPConvergenceWarning)
+            for lam in grid:
+                approx = self._approximation(X, positives, lam)
+                if approx.fit().converged:
+                    loo[lam] = approx.loo_auc()
+        failed = [lam for lam in grid if lam not in loo]
+        if not loo:
+            raise InputError(f"EP did not converge at any lam of the grid "
+                             f"[{grid[0]:.4g}, {grid[-1]:.4g}]: lower lam_max or "
+                             "use method='smc'")
+        if failed:
+            warnings.warn(f"EP did not converge at {len(failed)} of the "
+                          f"{grid.size} grid values of lam (from "
+                          f"{min(failed):.4g} to {max(failed):.4g}); lam is "
+                          "chosen among the others", EPConvergenceWarning,
+                          stacklevel=3)
+        kept = np.array(sorted(loo))
+        return loo_lambda(kept, loo.__getitem__)
 
     def _gaussian_certificate(self, approx, grid_size):
         """The PAC-Bayes certificate of the fitted Gaussian approximation
@@ -469,11 +499,6 @@ def _youden_cut(positives, scores):
     if not np.isfinite(best):
         return float(scores.max()) + 1.0
     return float(0.5 * (best + below.max())) if below.size else float(best) - 1.0
-
-
-def _fitted(approximation):
-    approximation.fit()
-    return approximation
 
 
 def _ep_hyperparameters(approx):

@@ -94,7 +94,8 @@ class _EPBase:
             max_change=run.max_change, site_precision=run.W, site_shift=run.H,
             score_mean=st.score_mean[self._inv_perm],
             score_var=st.score_var[self._inv_perm], n_improper=run.n_improper,
-            space=space, history=run.history)
+            space=space, scale_identity=run.scale_identity,
+            degenerate=run.degenerate, history=run.history)
 
     def _require_fit(self):
         if self._run is None:
