@@ -311,15 +311,17 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
         warnings.warn(f"{label}: the EP energy is not finite (a prior-site "
                       "cavity is improper); log_z is nan",
                       EPConvergenceWarning, stacklevel=4)
-    scale = _scale_identity(state, prior)
+    scale, second_moment = _scale_identity(state, prior)
     # off by a few percent once the moments stopped moving, or outside
-    # [0.1, 1.9] at any point: the run collapsed (an unfinished run that is
-    # still on its way is merely not converged)
-    degenerate = not (abs(scale - 1.0) <= (_SCALE_TOLERANCE if converged
-                                           else _SCALE_COLLAPSE))
+    # [0.1, 1.9] at any point, or E||w||^2 near 0: the run collapsed (an
+    # unfinished run that is still on its way is merely not converged)
+    degenerate = (not (abs(scale - 1.0) <= (_SCALE_TOLERANCE if converged
+                                            else _SCALE_COLLAPSE))
+                  or not second_moment > prior.collapse_floor)
     if degenerate:
         warnings.warn(f"{label} failed: the approximation is degenerate "
-                      f"(E||w||^2 / r = {scale:.3g}, 1 at any EP fixed point: "
+                      f"(E||w||^2 = {second_moment:.3g}, scale identity "
+                      f"{scale:.3g}, 1 at any EP fixed point: "
                       "the sites drove the posterior scale away, as happens "
                       "when lam / P is too large for EP on data the score "
                       "cannot separate); use a smaller lam or SMC",
@@ -342,7 +344,8 @@ _SCALE_COLLAPSE = 0.9
 
 
 def _scale_identity(state, prior):
-    """``E_q[sum_k prec_k w_k^2 - shift_k w_k] / r``: 1 at every EP fixed point.
+    """``(E_q[sum_k prec_k w_k^2 - shift_k w_k] / r, E_q ||w||^2)``: the
+    first is 1 at every EP fixed point.
 
     The risk depends on the scores only through their signs, so each pair
     site is invariant to ``u -> c u``; for its tilted distribution ``p``
@@ -361,8 +364,9 @@ def _scale_identity(state, prior):
                                            lower=True, check_finite=False)
         coord_var = np.einsum("ij,ij->j", inv_chol, inv_chol)
     m = state.w_mean
-    total = np.sum(prior.prec * (coord_var + m * m) - prior.shift * m)
-    return float(total / m.size)
+    second = coord_var + m * m
+    total = np.sum(prior.prec * second - prior.shift * m)
+    return float(total / m.size), float(np.sum(second))
 
 
 # ------------------------------------------------------------ the results
