@@ -40,7 +40,9 @@ PAC-Bayesian AUC classification and scoring. NIPS 27.
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from scipy import optimize
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.metrics import roc_auc_score, roc_curve
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -48,8 +50,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .auc import auc_risk, pu_corrected_risk
 from .bounds import (pac_bayes_bound_gaussian, pac_bayes_bound_gibbs,
                      pac_bayes_bound_gp, smc_certificate)
-from .checks import (InputError, check_choice, check_count, check_positive,
-                     check_probability, check_pu_prior)
+from .checks import (InputError, check_choice, check_count,
+                     check_finite_array, check_positive, check_probability,
+                     check_pu_prior)
 from .data import validate_xy
 from .ep import EPGP, EPConvergenceWarning, EPLinear, EPSpikeSlab
 from .models import AUCGibbsModel, GPAUCModel
@@ -58,7 +61,7 @@ from .kernels import SquaredExponential
 from .priors import SpikeSlabPrior, gaussian_prior
 from .risks import AUCRisk
 from .selection import (RefitScorer, cross_validate_lam, cv_lambda,
-                        evidence_grid, lam_grid, loo_lambda)
+                        evidence_grid, lam_grid, loo_lambda, stratified_folds)
 from .vb import FAMILIES as VB_FAMILIES
 from .vb import GaussianVB, expected_auc_risk
 
@@ -139,7 +142,11 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         observed risk, and ``train_auc_``, ``score`` and
         ``certified_auc_risk_`` are corrected to the positive-vs-negative
         scale by ``AUC_PN = (AUC_PU - pi/2) / (1 - pi)`` (see
-        :mod:`pac_particles.auc`).
+        :mod:`pac_particles.auc`). The corrected training AUC is
+        optimistic (report ``heldout_auc_``), and every corrected figure
+        grows with ``pu_prior``: an overestimated ``pi`` inflates it
+        (:func:`pac_particles.auc.pu_corrected_auc_range` gives the range
+        over an interval of ``pi``).
     random_state : int, optional
     n_jobs : int
         Parallel folds for ``lam='cv'`` (joblib).
@@ -163,6 +170,16 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         certificate at level ``1 - eps`` of the Gibbs posterior (union bound
         over the CV grid when ``lam='cv'``); ``bound_.auc_risk_bound_two_sample``
         bounds the expected test ``1 - AUC`` of the randomised score.
+    proba_slope_ : slope of the logistic map from ``decision_function`` to
+        ``predict_proba`` (fitted on the training scores).
+    heldout_auc_ : AUC of held-out scores, PU-corrected with ``pu_prior``:
+        EP's leave-one-out AUC (Gaussian prior), the mean validation AUC at
+        ``lam_`` when ``lam='cv'`` (optimistic by the choice of ``lam``), or
+        with ``pu_prior`` and a fixed ``lam`` the mean AUC of ``n_folds``
+        refits on stratified folds (``n_folds`` more fits); None otherwise.
+        With PU labels this is the figure to report: ``train_auc_``'s
+        correction assumes labelled and unlabelled positives rank alike,
+        which a score fitted to separate them breaks on its training data.
     threshold_ : the cut on the score used by ``predict``;
         ``decision_function`` is shifted by it so that the cut is 0.
     posterior_ : the SMCPosterior, EPResult or VBResult.
@@ -179,6 +196,8 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     Youden's index ``TPR - FPR`` (the point of the ROC curve farthest above
     the diagonal), which weighs both classes equally whatever their
     proportions. ``score`` returns the AUC, not the accuracy.
+    ``predict_proba`` is a logistic function of the score fitted on the
+    training data (so ``scoring='neg_log_loss'`` works).
     """
 
     def __init__(self, method="smc", lam="cv", lam_max=None, n_folds=5,
@@ -282,7 +301,34 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         if self.kernel is None:
             # decision_function > 0 exactly where the score passes the threshold
             self.intercept_ = self._offset - self.threshold_
+        self.proba_slope_ = _logistic_slope(train_scores - self.threshold_,
+                                            positives)
+        self.heldout_auc_ = self._heldout_auc(X, positives)
         return self
+
+    def _heldout_auc(self, X, positives):
+        """AUC of held-out scores, PU-corrected: the leave-one-out AUC (EP,
+        Gaussian prior), the mean validation AUC at ``lam_`` (``lam='cv'``),
+        or, with ``pu_prior`` only, the mean AUC over ``n_folds`` refits;
+        None otherwise."""
+        if getattr(self, "cv_auc_", None) is not None:
+            auc = self.cv_auc_
+        elif getattr(self, "cv_", None) is not None:
+            auc = float(self.cv_.mean_auc[np.argmin(np.abs(self.cv_.grid
+                                                           - self.lam_))])
+        elif self.pu_prior is not None and getattr(self, "_heldout", True):
+            aucs = []
+            for train, val in stratified_folds(positives, self.n_folds,
+                                               self.random_state):
+                est = clone(self)
+                est._heldout = False       # no folds within the folds
+                est.fit(X[train], positives[train].astype(int))
+                aucs.append(roc_auc_score(positives[val],
+                                          est.decision_function(X[val])))
+            auc = float(np.mean(aucs))
+        else:
+            return None
+        return 1.0 - float(pu_corrected_risk(1.0 - auc, self.pu_prior))
 
     def _initial_hyperparameters(self, d):
         if self.kernel is not None:
@@ -481,13 +527,82 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]
 
+    def predict_proba(self, X):
+        """Probabilities of ``classes_[0]`` and ``classes_[1]``: a logistic
+        function of the score, ``p = 1 / (1 + exp(-a decision_function(X)))``.
+
+        The slope ``a > 0`` (``proba_slope_``) is fitted by maximum
+        likelihood on the training scores (Platt scaling with the intercept
+        held so that ``p = 1/2`` at ``predict``'s cut, hence ``predict`` is
+        the most probable class). Training scores are optimistic, so the
+        probabilities are over-confident when the fit over-fits; for a
+        calibration on held-out data wrap the estimator in
+        ``sklearn.calibration.CalibratedClassifierCV``.
+        """
+        f = self.decision_function(X)
+        p = expit(self.proba_slope_ * f)
+        # rounding must not put a point of predict's positive side at 1/2
+        p = np.where((f > 0) & (p <= 0.5), np.nextafter(0.5, 1.0), p)
+        return np.column_stack([1.0 - p, p])
+
     def score(self, X, y, sample_weight=None):
         """AUC of the scores on ``(X, y)`` (not the accuracy); with
         ``pu_prior``, ``y`` are PU labels and the AUC is corrected to the
-        positive-vs-negative scale."""
-        auc = roc_auc_score(y == self.classes_[1], self.decision_function(X),
-                            sample_weight=sample_weight)
+        positive-vs-negative scale.
+
+        ``y`` must hold both classes, only labels seen by ``fit`` and no
+        NaN; otherwise :class:`~pac_particles.checks.InputError`.
+        """
+        check_is_fitted(self)
+        positives = self._score_labels(y)
+        scores = self.decision_function(X)
+        if scores.shape[0] != positives.shape[0]:
+            raise InputError(f"X has {scores.shape[0]} rows but y has "
+                             f"{positives.shape[0]} entries")
+        if sample_weight is not None:
+            sample_weight = check_finite_array(sample_weight, "sample_weight",
+                                               ndim=1)
+            if sample_weight.shape != positives.shape or np.any(sample_weight < 0):
+                raise InputError("sample_weight must be non-negative with one "
+                                 "entry per row of X")
+        auc = roc_auc_score(positives, scores, sample_weight=sample_weight)
         return 1.0 - float(pu_corrected_risk(1.0 - auc, self.pu_prior))
+
+    def _score_labels(self, y):
+        """``y == classes_[1]`` after checking ``y`` as ``fit`` does."""
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        if y.ndim != 1:
+            raise InputError(f"y must be 1-D, got shape {y.shape}")
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            raise InputError("y contains NaN or infinite values")
+        seen = np.unique(y)
+        unknown = seen[~np.isin(seen, self.classes_)]
+        if unknown.size:
+            raise InputError(f"y has labels {unknown.tolist()[:5]} not seen in "
+                             f"fit (classes_ = {self.classes_.tolist()})")
+        if seen.size < 2:
+            raise InputError("y has only one class: the AUC needs positives "
+                             "and negatives")
+        return y == self.classes_[1]
+
+
+def _logistic_slope(f, positives):
+    """Maximum-likelihood slope ``a > 0`` of ``P(positive) = expit(a f)``."""
+    spread = float(np.std(f))
+    if not spread > 0:
+        return 1.0
+    u = f / spread
+    t = np.where(positives, 1.0, -1.0)
+
+    def nll(log_a):
+        return float(np.sum(np.logaddexp(0.0, -t * np.exp(log_a) * u)))
+
+    # slopes beyond e^10 / sd(f): separable training scores, p ~ 0 or 1
+    best = optimize.minimize_scalar(nll, bounds=(-10.0, 10.0),
+                                    method="bounded")
+    return float(np.exp(best.x) / spread)
 
 
 def _youden_cut(positives, scores):
