@@ -37,6 +37,7 @@ classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
+import numbers
 import warnings
 
 import numpy as np
@@ -243,9 +244,12 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         check_choice(self.vb_family, "vb_family", VB_FAMILIES)
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.hyperparameters, "hyperparameters", HYPERPARAMETERS)
-        if self.kernel is not None and not (callable(self.kernel)
-                                            or self.kernel == "rbf"):
-            raise InputError("kernel must be a callable kernel(X1, X2) or 'rbf'")
+        if self.kernel is not None and not (
+                callable(self.kernel)
+                or (isinstance(self.kernel, str) and self.kernel == "rbf")):
+            raise InputError(f"kernel must be a callable kernel(X1, X2) or "
+                             f"'rbf', got {type(self.kernel).__name__} (a "
+                             "precomputed Gram matrix cannot score new rows)")
         if self.kernel is not None and self.prior == "spike_slab":
             raise InputError("prior='spike_slab' is for linear scores: do not "
                              "combine it with a GP kernel")
@@ -254,9 +258,27 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             raise InputError("method='vb' supports the linear Gaussian prior "
                              "only; use 'smc' or 'ep' for GP kernels and "
                              "spike-and-slab priors")
-        if self.spike_slab is not None and len(tuple(self.spike_slab)) != 3:
-            raise InputError("spike_slab must be a tuple (p, v0, v1)")
+        if self.spike_slab is not None:
+            try:
+                values = tuple(self.spike_slab)
+            except TypeError:
+                values = ()
+            if len(values) != 3:
+                raise InputError("spike_slab must be a tuple (p, v0, v1)")
+            for value, name in zip(values, ("p", "v0", "v1")):
+                if value is not None:
+                    check_positive(value, f"spike_slab {name}",
+                                   allow_zero=name == "v0")
         check_count(self.grid_size, "grid_size", minimum=2)
+        check_count(self.n_particles, "n_particles", minimum=2)
+        check_count(self.len_chain, "len_chain", minimum=2)
+        check_positive(self.prior_var, "prior_var")
+        if self.random_state is not None:
+            check_count(self.random_state, "random_state", minimum=0)
+        if not isinstance(self.n_jobs, numbers.Integral) \
+                or isinstance(self.n_jobs, bool) or self.n_jobs == 0:
+            raise InputError(f"n_jobs must be a non-zero integer (-1: all "
+                             f"cores), got {self.n_jobs!r}")
         check_count(self.n_folds, "n_folds", minimum=2)
         if self.pu_prior is not None:
             check_pu_prior(self.pu_prior)

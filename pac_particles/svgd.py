@@ -307,7 +307,7 @@ class SVGD:
         self.step_size = check_positive(step_size, "step_size")
         self.max_iter = check_count(max_iter, "max_iter", 1)
         self.tol = check_positive(tol, "tol")
-        self.seed = seed
+        self.seed = None if seed is None else check_count(seed, "seed", 0)
         self.verbose = (100 if verbose is True else 0 if verbose is False
                         else check_count(verbose, "verbose", 0))
         self.data = validate_xy(X, y, standardize=standardize,
@@ -366,6 +366,11 @@ class SVGD:
                 scale += np.linalg.norm(theta)
                 theta = theta + delta
                 phi_prev = phi
+                if not np.all(np.isfinite(theta)):
+                    raise InputError(
+                        f"SVGD diverged at iteration {it} (non-finite "
+                        f"particles): lam = {self.lam:.4g} overflows the "
+                        "gradient; use a smaller lam")
                 if it % _WINDOW == 0:
                     rel_change = path / scale
                     converged = rel_change < self.tol
@@ -400,6 +405,14 @@ class SVGD:
         if theta.shape != shape:
             raise InputError(f"init must have shape {shape} (n_particles, d), "
                              f"got {theta.shape}")
+        # the risk depends on theta / ||theta|| only: at theta = 0 it has no
+        # gradient, and equal particles feel no repulsion, so they never spread
+        if np.any(np.all(theta == 0, axis=1)):
+            raise InputError("init has particles at theta = 0, where the "
+                             "scale-invariant risk has no gradient")
+        if np.all(theta == theta[0]):
+            raise InputError("init has all particles equal: SVGD cannot "
+                             "spread them (the kernel's repulsion is zero)")
         return theta
 
     def _print_progress(self, it, theta, steps, rel_change, bw, start_time):

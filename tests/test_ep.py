@@ -688,3 +688,27 @@ def test_ep_runs_at_any_finite_lam(lam):
     assert np.all(np.isfinite(res.mean))
     assert res.converged or any(issubclass(w.category, EPConvergenceWarning)
                                 for w in caught)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda X, y: EPLinear(X, y, 40, prior_var="a"), "prior_var"),
+    (lambda X, y: EPLinear(X, y, 40).fit_hyperparameters(bounds=(0, 10)),
+     "bounds"),
+    (lambda X, y: EPLinear(X, y, 40).fit_hyperparameters(bounds=(5, 1)),
+     "bounds"),
+    (lambda X, y: EPSpikeSlab(X, y, 40, v0="a"), "v0"),
+    (lambda X, y: EPGP(X, y, 40, kernel="linear"), "kernel"),
+    (lambda X, y: EPGP(X, y, 40, kernel=SquaredExponential(1.0))
+     .fit_hyperparameters(bounds=(0, 1)), "bounds"),
+])
+def test_bad_parameters_are_named(make, message):
+    X, y = two_blobs(40, 3, seed=30)
+    with pytest.raises(ValueError, match=message):
+        make(X, y)
+
+
+def test_epgp_accepts_rbf_as_the_estimator_does():
+    X, y = two_blobs(40, 3, seed=31)
+    res = EPGP(X, y, 40, kernel="rbf").fit()
+    ref = EPGP(X, y, 40, kernel=SquaredExponential(np.sqrt(3))).fit()
+    np.testing.assert_allclose(res.mean, ref.mean)

@@ -332,3 +332,20 @@ def test_ep_fit_at_a_lam_where_ep_collapses_is_an_error():
     with pytest.warns(Warning):
         with pytest.raises(ValueError, match="EP failed at lam"):
             PACBayesAUC(method="ep", lam=1e5).fit(X, y)
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(kernel=np.eye(5)), "kernel must be"),
+    (dict(random_state="a"), "random_state"),
+    (dict(random_state=-1), "random_state"),
+    (dict(n_particles=50.7), "n_particles"),
+    (dict(len_chain="10"), "len_chain"),
+    (dict(prior_var="big"), "prior_var"),
+    (dict(n_jobs=0), "n_jobs"),
+    (dict(n_jobs=1.5), "n_jobs"),
+    (dict(spike_slab=(0.5, "x", 1.0), prior="spike_slab"), "v0"),
+])
+def test_bad_estimator_parameters_are_named(params, message):
+    X, y = _data()
+    with pytest.raises(ValueError, match=message):
+        PACBayesAUC(method="ep", lam=200.0, **params).fit(X, y)

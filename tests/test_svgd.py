@@ -349,3 +349,22 @@ def test_bad_data_init_and_unfitted_use_raise_value_error():
         svgd.predict(X)
     with pytest.raises(ValueError, match="bandwidth"):
         smoothed_auc_risk(np.ones(3), X[y], X[~y], bandwidth=0.0)
+
+
+@pytest.mark.parametrize("kwargs, init, message", [
+    (dict(seed="a"), None, "seed"),
+    ({}, "zeros", "theta = 0"),
+    ({}, "equal", "all particles equal"),
+    (dict(lam=1e308), None, "lam"),
+])
+def test_bad_svgd_arguments_are_named(kwargs, init, message):
+    # zeros used to stay at 0 for ever, lam = 1e308 to return NaN particles
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = X[:, 0] + rng.standard_normal(40) > 0
+    args = dict(lam=40.0, n_particles=10, max_iter=20)
+    args.update(kwargs)
+    start = {None: None, "zeros": np.zeros((10, 3)),
+             "equal": np.ones((10, 3))}[init]
+    with pytest.raises(ValueError, match=message):
+        SVGD(X, y, **args).fit(init=start)
