@@ -70,17 +70,21 @@ little below those of a long run with a small constant step. With
 (fast) step decay: the particles freeze at a noise level set by ``n_pairs``.
 
 Limits. SVGD approximates the *smoothed* posterior (``h > 0``) with a finite,
-repulsive particle set, and such sets under-disperse as d grows. Here that
-shows in the radius: under the isotropic prior the target factorises,
-``||theta|| ~ sqrt(prior_var) chi_d`` independently of the direction (``R_h``
-is scale-invariant), so the exact posterior mean is ``E||theta||`` times the
-mean direction; the SVGD particles' norms fall short of
-``sqrt(prior_var) E chi_d``, so ``mean`` comes out short while its direction
-and ``bayes_point`` are much better preserved. Prefer ``bayes_point`` (the
-default of :meth:`SVGDResult.score`). Each iteration costs O(N P) against
+repulsive particle set, and such sets under-disperse as d grows. Under the
+isotropic prior the target factorises, ``||theta|| ~ sqrt(prior_var) chi_d``
+independently of the direction (``R_h`` is scale-invariant), and SVGD falls
+short on both factors: the particles' norms fall short of
+``sqrt(prior_var) E chi_d`` (so ``mean`` is short), and the normalised
+directions ``theta / ||theta||`` are too concentrated as well, so SVGD is
+over-confident about the direction. Only the *mean direction* (and the
+``bayes_point``, the default of :meth:`SVGDResult.score`) is reliable: use
+SVGD for a point score, not for uncertainty about the direction, credible
+intervals or inclusion statements (SMC for those; the measured figures are
+in the README). Each iteration costs O(N P) against
 O(N n log n) per SMC risk evaluation, so SVGD is slower than
-:func:`~pac_particles.posterior.run_smc` (``n_pairs`` narrows the gap). It is an alternative approximation, not a
-replacement: SMC targets the exact Gibbs posterior and gives ``log Z``.
+:func:`~pac_particles.posterior.run_smc` (``n_pairs`` narrows the gap). It
+is an alternative approximation, not a replacement: SMC targets the exact
+Gibbs posterior and gives ``log Z``.
 
 Example
 -------
