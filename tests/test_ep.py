@@ -681,7 +681,7 @@ def test_pair_tilted_moments_at_extreme_kappa(mu, var, kappa):
 def test_ep_runs_at_any_finite_lam(lam):
     # c = e^-kappa and Phi(z) both underflow: the tilted moments used to
     # divide by zero (ZeroDivisionError)
-    X, y = noisy_labels(40, 3, seed=5)
+    X, y = noisy_labels(100, 3, seed=0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = EPLinear(X, y, lam).fit()
