@@ -287,6 +287,9 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit the Gibbs posterior on ``(X, y)``; returns self."""
         self._check_params()
+        # a refit must not report figures left over from a previous fit
+        for name in ("cv_", "cv_auc_", "inclusion_probs_", "evidence_grid_"):
+            self.__dict__.pop(name, None)
         X, y = validate_data(self, X, y, dtype=float)
         check_classification_targets(y)
         self.classes_ = unique_labels(y)

@@ -370,11 +370,13 @@ class SVGD:
                 scale += np.linalg.norm(theta)
                 theta = theta + delta
                 phi_prev = phi
-                if not np.all(np.isfinite(theta)):
+                # phi or phi^2 overflowing freezes or corrupts the particles
+                if not (np.all(np.isfinite(history))
+                        and np.all(np.isfinite(theta))):
                     raise InputError(
-                        f"SVGD diverged at iteration {it} (non-finite "
-                        f"particles): lam = {self.lam:.4g} overflows the "
-                        "gradient; use a smaller lam")
+                        f"SVGD cannot run at lam = {self.lam:.4g}: the "
+                        f"gradient overflows (iteration {it}); use a smaller "
+                        "lam")
                 if it % _WINDOW == 0:
                     rel_change = path / scale
                     converged = rel_change < self.tol

@@ -349,3 +349,11 @@ def test_bad_estimator_parameters_are_named(params, message):
     X, y = _data()
     with pytest.raises(ValueError, match=message):
         PACBayesAUC(method="ep", lam=200.0, **params).fit(X, y)
+
+
+def test_a_refit_does_not_report_the_previous_fits_held_out_auc():
+    X, y = _data()
+    est = PACBayesAUC(method="ep", lam="cv", grid_size=3).fit(X, y)
+    assert est.heldout_auc_ is not None and hasattr(est, "cv_")
+    est.set_params(method="vb", lam=200.0).fit(X, y)
+    assert est.heldout_auc_ is None and not hasattr(est, "cv_")

@@ -353,6 +353,8 @@ def test_bad_data_init_and_unfitted_use_raise_value_error():
 
 @pytest.mark.parametrize("kwargs, init, message", [
     (dict(seed="a"), None, "seed"),
+    (dict(lam=1e308, seed=1), None, "lam"),
+    (dict(lam=1e200, seed=2), None, "lam"),
     ({}, "zeros", "theta = 0"),
     ({}, "equal", "all particles equal"),
     (dict(lam=1e308), None, "lam"),
@@ -362,7 +364,7 @@ def test_bad_svgd_arguments_are_named(kwargs, init, message):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40, 3))
     y = X[:, 0] + rng.standard_normal(40) > 0
-    args = dict(lam=40.0, n_particles=10, max_iter=20)
+    args = dict(lam=40.0, n_particles=10, max_iter=20, seed=0)
     args.update(kwargs)
     start = {None: None, "zeros": np.zeros((10, 3)),
              "equal": np.ones((10, 3))}[init]
