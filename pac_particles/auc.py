@@ -47,6 +47,15 @@ right-hand side), and risks, AUCs and risk bounds measured on PU labels
 convert back by ``R_PN = (R_PU - pi/2) / (1 - pi)``
 (:func:`pu_corrected_risk`), i.e. ``AUC_PN = (AUC_PU - pi/2) / (1 - pi)``.
 
+Two cautions. The correction assumes labelled and unlabelled positives are
+ranked alike; a score *fitted* to put labelled positives above the
+unlabelled points breaks that on its training data, so corrected training
+AUCs are optimistic: correct AUCs measured on held-out data. And the
+corrected AUC moves with ``pi``, ``d AUC_PN / d pi = (AUC_PU - 1/2) /
+(1 - pi)^2``: an overestimated ``pi`` inflates it (and makes a corrected
+certificate optimistic). When ``pi`` is only known to lie in an interval,
+report the range (:func:`pu_corrected_auc_range`).
+
 References
 ----------
 du Plessis, M. C., Niu, G. and Sugiyama, M. (2014). Analysis of learning from
@@ -63,7 +72,7 @@ from . import parallel
 from .checks import InputError, check_pu_prior
 
 __all__ = ["binary_labels", "auc_risk", "split_risk", "linear_auc_risk",
-           "pu_lam", "pu_corrected_risk"]
+           "pu_lam", "pu_corrected_risk", "pu_corrected_auc_range"]
 
 # Score entries per BLAS block in ``linear_auc_risk`` (about 32 MB of float64).
 _BLOCK_ENTRIES = 4_000_000
@@ -266,3 +275,43 @@ def pu_corrected_risk(risk_pu, pu_prior):
         return risk_pu
     pi = check_pu_prior(pu_prior)
     return (np.asarray(risk_pu) - 0.5 * pi) / (1.0 - pi)
+
+
+def pu_corrected_auc_range(auc_pu, pu_prior_interval):
+    """Range of the positive-vs-negative AUC when ``pi`` is only known to lie
+    in an interval.
+
+    ``AUC_PN = (AUC_PU - pi/2) / (1 - pi)`` is monotone in ``pi`` (increasing
+    when ``AUC_PU > 1/2``), so the range is given by the interval's ends.
+
+    Parameters
+    ----------
+    auc_pu : float or array, AUC of the scores on PU labels (labelled
+        positives vs unlabelled), preferably on held-out data.
+    pu_prior_interval : (pi_low, pi_high), ``0 <= pi_low <= pi_high < 1``.
+
+    Returns
+    -------
+    (low, high) : the smallest and largest corrected AUC over the interval.
+
+    Example
+    -------
+    >>> low, high = pu_corrected_auc_range(0.70, (0.1, 0.3))
+    >>> round(low, 4), round(high, 4)
+    (0.7222, 0.7857)
+    """
+    try:
+        lo, hi = (check_pu_prior(p) for p in pu_prior_interval)
+    except TypeError:
+        raise InputError("pu_prior_interval must be a pair (pi_low, pi_high)")
+    if lo > hi:
+        raise InputError(f"pu_prior_interval must have pi_low <= pi_high, got "
+                         f"({lo}, {hi})")
+    auc = np.asarray(auc_pu, dtype=float)
+    if not np.all((auc >= 0) & (auc <= 1)):
+        raise InputError(f"auc_pu must be in [0, 1], got {auc_pu!r}")
+    ends = [1.0 - pu_corrected_risk(1.0 - auc, p) for p in (lo, hi)]
+    low, high = np.minimum(*ends), np.maximum(*ends)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high

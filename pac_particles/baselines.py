@@ -109,6 +109,11 @@ class RankBoost:
         if X.shape[0] != positives.shape[0]:
             raise InputError(f"X must be (n, d) with n = len(y); got {X.shape}")
         n_rounds = check_count(self.n_rounds, "n_rounds", 1)
+        if self.max_thresholds is not None:
+            check_count(self.max_thresholds, "max_thresholds", 1)
+        if np.all(X == X[0]):
+            raise InputError("every column of X is constant: no ranker can "
+                             "order the data")
         # signed pair weights: +v_i on positives, -w_j on negatives
         v = np.where(positives, 1.0 / positives.sum(), 0.0)
         w = np.where(positives, 0.0, 1.0 / (~positives).sum())
@@ -158,7 +163,7 @@ class RankBoost:
 
     def decision_function(self, X):
         """``H(x) = sum_t alpha_t 1{x_{f_t} > t_t}``."""
-        X = np.asarray(X, dtype=float)
+        X = check_finite_array(X, "X")
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise InputError(f"X must have {self.n_features_in_} columns")
         hits = X[:, self.features_] > self.thresholds_

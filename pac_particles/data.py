@@ -91,7 +91,8 @@ class AUCData:
             raise InputError(
                 f"X_new has {X_new.shape[1]} columns, the training data had "
                 f"{self.n_raw_features}")
-        return (X_new[:, self.columns] - self.center) / self.scale
+        return _scaled(X_new[:, self.columns], self.center, self.scale,
+                       "X_new", True)
 
 
 def _as_design_matrix(X, name="X"):
@@ -109,6 +110,40 @@ def _as_design_matrix(X, name="X"):
         raise InputError(f"{name} contains NaN or infinite values (first at "
                          f"row {bad[0]}, column {bad[1]})")
     return X
+
+
+# Largest |x| the models accept after preprocessing: Gram matrices and
+# Laplacian products sum squares of the inputs over up to ~1e7 rows.
+_MAX_ABS = 1e150
+
+
+def _column_moments(X):
+    """Column means and standard deviations, without overflow or underflow:
+    computed on the columns divided by their largest absolute value (``X *
+    1e200`` has a finite mean and sd, but its squares overflow)."""
+    top = np.max(np.abs(X), axis=0)
+    top[top == 0] = 1.0
+    Xs = X / top
+    center = Xs.mean(axis=0) * top
+    scale = Xs.std(axis=0) * top
+    scale[scale == 0] = 1.0
+    return center, scale
+
+
+def _scaled(X, center, scale, name, standardized):
+    """``(X - center) / scale``, or InputError if the result is too large to
+    compute with (its squares would overflow)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = (X - center) / scale
+        largest = np.max(np.abs(out))
+    if not largest <= _MAX_ABS:
+        hint = ("" if standardized else
+                " or pass standardize=True")
+        raise InputError(f"{name} has values too large to compute with "
+                         f"(|x| up to {largest:.3g} after preprocessing; the "
+                         f"squares of such values overflow): rescale the "
+                         f"columns{hint}")
+    return out
 
 
 def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None):
@@ -167,13 +202,11 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
             columns = np.flatnonzero(~constant)
     Xk = X[:, columns]
     if standardize:
-        center = Xk.mean(axis=0)
-        scale = Xk.std(axis=0)
-        scale[scale == 0] = 1.0
+        center, scale = _column_moments(Xk)
     else:
         center = np.zeros(Xk.shape[1])
         scale = np.ones(Xk.shape[1])
-    Xk = (Xk - center) / scale
+    Xk = _scaled(Xk, center, scale, "X", standardize)
     return AUCData(X=np.ascontiguousarray(Xk), y=positives, columns=columns,
                    center=center, scale=scale,
                    feature_names=[names[k] for k in columns],
@@ -252,7 +285,9 @@ def load_csv(path, target=None, delimiter=","):
         differs from the header's.
     """
     try:
-        with open(path, newline="") as fh:
+        # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of
+        # the first column's name
+        with open(path, newline="", encoding="utf-8-sig") as fh:
             header = next(csv.reader(fh, delimiter=delimiter), None)
     except FileNotFoundError:
         raise InputError(f"no such file: {path}")

@@ -37,8 +37,13 @@ classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
+import numbers
+import warnings
+
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from scipy import optimize
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.metrics import roc_auc_score, roc_curve
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -46,10 +51,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .auc import auc_risk, pu_corrected_risk
 from .bounds import (pac_bayes_bound_gaussian, pac_bayes_bound_gibbs,
                      pac_bayes_bound_gp, smc_certificate)
-from .checks import (InputError, check_choice, check_count, check_positive,
-                     check_probability, check_pu_prior)
+from .checks import (InputError, check_choice, check_count,
+                     check_finite_array, check_positive, check_probability,
+                     check_pu_prior)
 from .data import validate_xy
-from .ep import EPGP, EPLinear, EPSpikeSlab
+from .ep import EPGP, EPConvergenceWarning, EPLinear, EPSpikeSlab
 from .inference_data import to_inference_data
 from .models import AUCGibbsModel, GPAUCModel
 from .posterior import POINT_ESTIMATES, run_smc
@@ -57,7 +63,7 @@ from .kernels import SquaredExponential
 from .priors import SpikeSlabPrior, gaussian_prior
 from .risks import AUCRisk
 from .selection import (RefitScorer, cross_validate_lam, cv_lambda,
-                        evidence_grid, lam_grid, loo_lambda)
+                        evidence_grid, lam_grid, loo_lambda, stratified_folds)
 from .vb import FAMILIES as VB_FAMILIES
 # the classification estimator lives beside this one, importable from here
 from .classifier import PACBayesClassifier
@@ -140,7 +146,11 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         observed risk, and ``train_auc_``, ``score`` and
         ``certified_auc_risk_`` are corrected to the positive-vs-negative
         scale by ``AUC_PN = (AUC_PU - pi/2) / (1 - pi)`` (see
-        :mod:`pac_particles.auc`).
+        :mod:`pac_particles.auc`). The corrected training AUC is
+        optimistic (report ``heldout_auc_``), and every corrected figure
+        grows with ``pu_prior``: an overestimated ``pi`` inflates it
+        (:func:`pac_particles.auc.pu_corrected_auc_range` gives the range
+        over an interval of ``pi``).
     random_state : int, optional
     n_jobs : int
         Parallel folds for ``lam='cv'`` (joblib).
@@ -166,6 +176,16 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         certificate at level ``1 - eps`` of the Gibbs posterior (union bound
         over the CV grid when ``lam='cv'``); ``bound_.auc_risk_bound_two_sample``
         bounds the expected test ``1 - AUC`` of the randomised score.
+    proba_slope_ : slope of the logistic map from ``decision_function`` to
+        ``predict_proba`` (fitted on the training scores).
+    heldout_auc_ : AUC of held-out scores, PU-corrected with ``pu_prior``:
+        EP's leave-one-out AUC (Gaussian prior), the mean validation AUC at
+        ``lam_`` when ``lam='cv'`` (optimistic by the choice of ``lam``), or
+        with ``pu_prior`` and a fixed ``lam`` the mean AUC of ``n_folds``
+        refits on stratified folds (``n_folds`` more fits); None otherwise.
+        With PU labels this is the figure to report: ``train_auc_``'s
+        correction assumes labelled and unlabelled positives rank alike,
+        which a score fitted to separate them breaks on its training data.
     threshold_ : the cut on the score used by ``predict``;
         ``decision_function`` is shifted by it so that the cut is 0.
     posterior_ : the SMCPosterior, EPResult or VBResult.
@@ -189,6 +209,8 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     Youden's index ``TPR - FPR`` (the point of the ROC curve farthest above
     the diagonal), which weighs both classes equally whatever their
     proportions. ``score`` returns the AUC, not the accuracy.
+    ``predict_proba`` is a logistic function of the score fitted on the
+    training data (so ``scoring='neg_log_loss'`` works).
     """
 
     def __init__(self, method="smc", lam="cv", lam_max=None, n_folds=5,
@@ -234,9 +256,12 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         check_choice(self.vb_family, "vb_family", VB_FAMILIES)
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.hyperparameters, "hyperparameters", HYPERPARAMETERS)
-        if self.kernel is not None and not (callable(self.kernel)
-                                            or self.kernel == "rbf"):
-            raise InputError("kernel must be a callable kernel(X1, X2) or 'rbf'")
+        if self.kernel is not None and not (
+                callable(self.kernel)
+                or (isinstance(self.kernel, str) and self.kernel == "rbf")):
+            raise InputError(f"kernel must be a callable kernel(X1, X2) or "
+                             f"'rbf', got {type(self.kernel).__name__} (a "
+                             "precomputed Gram matrix cannot score new rows)")
         if self.kernel is not None and self.prior == "spike_slab":
             raise InputError("prior='spike_slab' is for linear scores: do not "
                              "combine it with a GP kernel")
@@ -245,9 +270,27 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             raise InputError("method='vb' supports the linear Gaussian prior "
                              "only; use 'smc' or 'ep' for GP kernels and "
                              "spike-and-slab priors")
-        if self.spike_slab is not None and len(tuple(self.spike_slab)) != 3:
-            raise InputError("spike_slab must be a tuple (p, v0, v1)")
+        if self.spike_slab is not None:
+            try:
+                values = tuple(self.spike_slab)
+            except TypeError:
+                values = ()
+            if len(values) != 3:
+                raise InputError("spike_slab must be a tuple (p, v0, v1)")
+            for value, name in zip(values, ("p", "v0", "v1")):
+                if value is not None:
+                    check_positive(value, f"spike_slab {name}",
+                                   allow_zero=name == "v0")
         check_count(self.grid_size, "grid_size", minimum=2)
+        check_count(self.n_particles, "n_particles", minimum=2)
+        check_count(self.len_chain, "len_chain", minimum=2)
+        check_positive(self.prior_var, "prior_var")
+        if self.random_state is not None:
+            check_count(self.random_state, "random_state", minimum=0)
+        if not isinstance(self.n_jobs, numbers.Integral) \
+                or isinstance(self.n_jobs, bool) or self.n_jobs == 0:
+            raise InputError(f"n_jobs must be a non-zero integer (-1: all "
+                             f"cores), got {self.n_jobs!r}")
         check_count(self.n_folds, "n_folds", minimum=2)
         if self.pu_prior is not None:
             check_pu_prior(self.pu_prior)
@@ -256,6 +299,9 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit the Gibbs posterior on ``(X, y)``; returns self."""
         self._check_params()
+        # a refit must not report figures left over from a previous fit
+        for name in ("cv_", "cv_auc_", "inclusion_probs_", "evidence_grid_"):
+            self.__dict__.pop(name, None)
         X, y = validate_data(self, X, y, dtype=float)
         check_classification_targets(y)
         self.classes_ = unique_labels(y)
@@ -292,6 +338,9 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         if self.kernel is None:
             # decision_function > 0 exactly where the score passes the threshold
             self.intercept_ = self._offset - self.threshold_
+        self.proba_slope_ = _logistic_slope(train_scores - self.threshold_,
+                                            positives)
+        self.heldout_auc_ = self._heldout_auc(X, positives)
         return self
 
     # ------------------------------------------------------- feature names
@@ -332,6 +381,30 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         names = None if self.kernel is not None else self._kept_feature_names()
         return to_inference_data(source, n_draws=n_draws, seed=seed,
                                  feature_names=names)
+
+    def _heldout_auc(self, X, positives):
+        """AUC of held-out scores, PU-corrected: the leave-one-out AUC (EP,
+        Gaussian prior), the mean validation AUC at ``lam_`` (``lam='cv'``),
+        or, with ``pu_prior`` only, the mean AUC over ``n_folds`` refits;
+        None otherwise."""
+        if getattr(self, "cv_auc_", None) is not None:
+            auc = self.cv_auc_
+        elif getattr(self, "cv_", None) is not None:
+            auc = float(self.cv_.mean_auc[np.argmin(np.abs(self.cv_.grid
+                                                           - self.lam_))])
+        elif self.pu_prior is not None and getattr(self, "_heldout", True):
+            aucs = []
+            for train, val in stratified_folds(positives, self.n_folds,
+                                               self.random_state):
+                est = clone(self)
+                est._heldout = False       # no folds within the folds
+                est.fit(X[train], positives[train].astype(int))
+                aucs.append(roc_auc_score(positives[val],
+                                          est.decision_function(X[val])))
+            auc = float(np.mean(aucs))
+        else:
+            return None
+        return 1.0 - float(pu_corrected_risk(1.0 - auc, self.pu_prior))
 
     def _initial_hyperparameters(self, d):
         if self.kernel is not None:
@@ -430,10 +503,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         if choose_lam:
             grid = lam_grid(lam_max, self.grid_size)
             if self.method == "ep":
-                # leave-one-out by removing each point's sites: no refit
-                self.cv_ = loo_lambda(grid, lambda lam: _fitted(
-                    self._approximation(X, positives, lam)).loo_auc(),
-                    verbose=self.verbose)
+                self.cv_ = self._ep_loo_lambda(X, positives, grid)
             else:
                 self.cv_ = cross_validate_lam(
                     X, positives, grid, RefitScorer(self._approximation),
@@ -448,6 +518,10 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             self.hyperparameters_ = _ep_hyperparameters(approx)
         self.approximation_ = approx
         self.posterior_ = approx.fit()
+        if getattr(self.posterior_, "degenerate", False):
+            raise InputError(f"EP failed at lam = {self.lam_:.4g}: the "
+                             "approximation collapsed (see the warning); use "
+                             "a smaller lam, lam='cv' or method='smc'")
         self.log_evidence_ = float(self.posterior_.log_z if self.method == "ep"
                                    else self.posterior_.elbo)
         self.bound_ = self._gaussian_certificate(
@@ -458,6 +532,32 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             self.cv_auc_ = approx.loo_auc()
         self._point = self.posterior_.mean
         self._data = approx.data
+
+    def _ep_loo_lambda(self, X, positives, grid):
+        """EP's choice of ``lam`` by leave-one-out (each point's sites
+        removed, no refit), among the grid values where EP converged: a
+        collapsed fit has meaningless LOO scores (all near 0, which can read
+        as AUC 1) and must not be chosen."""
+        def loo_auc(lam):
+            approx = self._approximation(X, positives, lam)
+            return approx.loo_auc() if approx.fit().converged else None
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EPConvergenceWarning)
+            try:
+                cv = loo_lambda(grid, loo_auc, verbose=self.verbose)
+            except InputError:
+                raise InputError(f"EP did not converge at any lam of the grid "
+                                 f"[{grid[0]:.4g}, {grid[-1]:.4g}]: lower "
+                                 "lam_max or use method='smc'") from None
+        failed = np.setdiff1d(grid, cv.grid)
+        if failed.size:
+            warnings.warn(f"EP did not converge at {failed.size} of the "
+                          f"{grid.size} grid values of lam (from "
+                          f"{failed.min():.4g} to {failed.max():.4g}); lam is "
+                          "chosen among the others", EPConvergenceWarning,
+                          stacklevel=3)
+        return cv
 
     def _gaussian_certificate(self, approx, grid_size):
         """The PAC-Bayes certificate of the fitted Gaussian approximation
@@ -503,13 +603,82 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]
 
+    def predict_proba(self, X):
+        """Probabilities of ``classes_[0]`` and ``classes_[1]``: a logistic
+        function of the score, ``p = 1 / (1 + exp(-a decision_function(X)))``.
+
+        The slope ``a > 0`` (``proba_slope_``) is fitted by maximum
+        likelihood on the training scores (Platt scaling with the intercept
+        held so that ``p = 1/2`` at ``predict``'s cut, hence ``predict`` is
+        the most probable class). Training scores are optimistic, so the
+        probabilities are over-confident when the fit over-fits; for a
+        calibration on held-out data wrap the estimator in
+        ``sklearn.calibration.CalibratedClassifierCV``.
+        """
+        f = self.decision_function(X)
+        p = expit(self.proba_slope_ * f)
+        # rounding must not put a point of predict's positive side at 1/2
+        p = np.where((f > 0) & (p <= 0.5), np.nextafter(0.5, 1.0), p)
+        return np.column_stack([1.0 - p, p])
+
     def score(self, X, y, sample_weight=None):
         """AUC of the scores on ``(X, y)`` (not the accuracy); with
         ``pu_prior``, ``y`` are PU labels and the AUC is corrected to the
-        positive-vs-negative scale."""
-        auc = roc_auc_score(y == self.classes_[1], self.decision_function(X),
-                            sample_weight=sample_weight)
+        positive-vs-negative scale.
+
+        ``y`` must hold both classes, only labels seen by ``fit`` and no
+        NaN; otherwise :class:`~pac_particles.checks.InputError`.
+        """
+        check_is_fitted(self)
+        positives = self._score_labels(y)
+        scores = self.decision_function(X)
+        if scores.shape[0] != positives.shape[0]:
+            raise InputError(f"X has {scores.shape[0]} rows but y has "
+                             f"{positives.shape[0]} entries")
+        if sample_weight is not None:
+            sample_weight = check_finite_array(sample_weight, "sample_weight",
+                                               ndim=1)
+            if sample_weight.shape != positives.shape or np.any(sample_weight < 0):
+                raise InputError("sample_weight must be non-negative with one "
+                                 "entry per row of X")
+        auc = roc_auc_score(positives, scores, sample_weight=sample_weight)
         return 1.0 - float(pu_corrected_risk(1.0 - auc, self.pu_prior))
+
+    def _score_labels(self, y):
+        """``y == classes_[1]`` after checking ``y`` as ``fit`` does."""
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        if y.ndim != 1:
+            raise InputError(f"y must be 1-D, got shape {y.shape}")
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            raise InputError("y contains NaN or infinite values")
+        seen = np.unique(y)
+        unknown = seen[~np.isin(seen, self.classes_)]
+        if unknown.size:
+            raise InputError(f"y has labels {unknown.tolist()[:5]} not seen in "
+                             f"fit (classes_ = {self.classes_.tolist()})")
+        if seen.size < 2:
+            raise InputError("y has only one class: the AUC needs positives "
+                             "and negatives")
+        return y == self.classes_[1]
+
+
+def _logistic_slope(f, positives):
+    """Maximum-likelihood slope ``a > 0`` of ``P(positive) = expit(a f)``."""
+    spread = float(np.std(f))
+    if not spread > 0:
+        return 1.0
+    u = f / spread
+    t = np.where(positives, 1.0, -1.0)
+
+    def nll(log_a):
+        return float(np.sum(np.logaddexp(0.0, -t * np.exp(log_a) * u)))
+
+    # slopes beyond e^10 / sd(f): separable training scores, p ~ 0 or 1
+    best = optimize.minimize_scalar(nll, bounds=(-10.0, 10.0),
+                                    method="bounded")
+    return float(np.exp(best.x) / spread)
 
 
 def _youden_cut(positives, scores):
@@ -531,10 +700,6 @@ def _series(values, names, label):
     return pd.Series(np.asarray(values, dtype=float), index=pd.Index(names,
                      name="feature"), name=label)
 
-
-def _fitted(approximation):
-    approximation.fit()
-    return approximation
 
 
 def _ep_hyperparameters(approx):

@@ -56,7 +56,7 @@ import numpy as np
 import particles
 from particles import smc_samplers as ssp
 
-from .checks import InputError
+from .checks import InputError, check_count, check_probability
 from .inference_data import to_inference_data
 from .models import RobustAdaptiveTempering, check_reached_target
 from .moves import check_move_fits, default_move
@@ -119,14 +119,26 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         ``mean`` and ``bayes_point`` (``log_z_se``, ``mean_se``,
         ``bayes_point_se``) [DC22, Sec. 3.4].
     """
-    n_particles, len_chain = int(n_particles), int(len_chain)
-    if n_particles < 2:
-        raise InputError(f"n_particles must be >= 2, got {n_particles}")
-    if len_chain < 1 or (wastefree and len_chain < 2):
-        raise InputError(f"len_chain must be >= 2 (waste-free) or >= 1, got "
-                         f"{len_chain}")
-    if not 0 < ESSrmin < 1:
-        raise InputError(f"ESSrmin must be in (0, 1), got {ESSrmin}")
+    if not isinstance(model, ssp.StaticModel):
+        raise InputError(f"model must be a particles StaticModel (e.g. "
+                         f"AUCGibbsModel), got {type(model).__name__}")
+    n_particles = check_count(n_particles, "n_particles", minimum=2)
+    len_chain = check_count(len_chain, "len_chain", minimum=2 if wastefree
+                            else 1)
+    max_iter = check_count(max_iter, "max_iter")
+    ESSrmin = check_probability(ESSrmin, "ESSrmin")
+    if seed is not None and not 0 <= check_count(seed, "seed", minimum=0) < 2 ** 32:
+        raise InputError(f"seed must be below 2**32 (numpy's global "
+                         f"generator), got {seed}")
+    if move is not None and not isinstance(move, (ssp.ArrayMCMC,
+                                                  ssp.MCMCSequence)):
+        raise InputError(f"move must be a particles ArrayMCMC or "
+                         f"MCMCSequence (see pac_particles.moves), got "
+                         f"{move!r}")
+    if collect is not None and (not isinstance(collect, (list, tuple))
+                                or not all(callable(c) for c in collect)):
+        raise InputError("collect must be a list of particles collectors "
+                         "(callables)")
     if seed is not None:
         np.random.seed(seed)
     if wastefree:

@@ -217,13 +217,21 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
 def loo_lambda(grid, loo_auc, verbose=False):
     """Choose ``lam`` by a leave-one-out AUC computed without refitting
     (EP's cavity scores [OW00]): ``loo_auc(lam) -> float`` at each grid
-    value; one row in the returned :class:`LamCVResult`. ``verbose``:
-    progress over the grid (:mod:`pac_particles.progress`)."""
+    value, or None where the fit failed (that value is left out of the
+    returned grid; at least one must remain); one row in the returned
+    :class:`LamCVResult`. ``verbose``: progress over the grid
+    (:mod:`pac_particles.progress`)."""
+    grid = np.asarray(grid, dtype=float)
     with Progress(verbose, total=len(grid), desc="lam grid",
                   unit="lam") as progress:
         aucs = list(tracked((loo_auc(lam) for lam in grid), progress,
                             "lam value"))
-    return _on_grid(grid, [(grid, np.array(aucs))])
+    kept = np.array([auc is not None for auc in aucs])
+    if not kept.any():
+        raise InputError(f"no value of the lam grid [{grid[0]:.4g}, "
+                         f"{grid[-1]:.4g}] gave a leave-one-out AUC")
+    values = np.array([auc for auc in aucs if auc is not None], dtype=float)
+    return _on_grid(grid[kept], [(grid[kept], values)])
 
 
 class SMCPathScorer:

@@ -70,17 +70,21 @@ little below those of a long run with a small constant step. With
 (fast) step decay: the particles freeze at a noise level set by ``n_pairs``.
 
 Limits. SVGD approximates the *smoothed* posterior (``h > 0``) with a finite,
-repulsive particle set, and such sets under-disperse as d grows. Here that
-shows in the radius: under the isotropic prior the target factorises,
-``||theta|| ~ sqrt(prior_var) chi_d`` independently of the direction (``R_h``
-is scale-invariant), so the exact posterior mean is ``E||theta||`` times the
-mean direction; the SVGD particles' norms fall short of
-``sqrt(prior_var) E chi_d``, so ``mean`` comes out short while its direction
-and ``bayes_point`` are much better preserved. Prefer ``bayes_point`` (the
-default of :meth:`SVGDResult.score`). Each iteration costs O(N P) against
+repulsive particle set, and such sets under-disperse as d grows. Under the
+isotropic prior the target factorises, ``||theta|| ~ sqrt(prior_var) chi_d``
+independently of the direction (``R_h`` is scale-invariant), and SVGD falls
+short on both factors: the particles' norms fall short of
+``sqrt(prior_var) E chi_d`` (so ``mean`` is short), and the normalised
+directions ``theta / ||theta||`` are too concentrated as well, so SVGD is
+over-confident about the direction. Only the *mean direction* (and the
+``bayes_point``, the default of :meth:`SVGDResult.score`) is reliable: use
+SVGD for a point score, not for uncertainty about the direction, credible
+intervals or inclusion statements (SMC for those; the measured figures are
+in the README). Each iteration costs O(N P) against
 O(N n log n) per SMC risk evaluation, so SVGD is slower than
-:func:`~pac_particles.posterior.run_smc` (``n_pairs`` narrows the gap). It is an alternative approximation, not a
-replacement: SMC targets the exact Gibbs posterior and gives ``log Z``.
+:func:`~pac_particles.posterior.run_smc` (``n_pairs`` narrows the gap). It
+is an alternative approximation, not a replacement: SMC targets the exact
+Gibbs posterior and gives ``log Z``.
 
 Example
 -------
@@ -307,7 +311,7 @@ class SVGD:
         self.step_size = check_positive(step_size, "step_size")
         self.max_iter = check_count(max_iter, "max_iter", 1)
         self.tol = check_positive(tol, "tol")
-        self.seed = seed
+        self.seed = None if seed is None else check_count(seed, "seed", 0)
         self.verbose = (100 if verbose is True else 0 if verbose is False
                         else check_count(verbose, "verbose", 0))
         self.data = validate_xy(X, y, standardize=standardize,
@@ -366,6 +370,13 @@ class SVGD:
                 scale += np.linalg.norm(theta)
                 theta = theta + delta
                 phi_prev = phi
+                # phi or phi^2 overflowing freezes or corrupts the particles
+                if not (np.all(np.isfinite(history))
+                        and np.all(np.isfinite(theta))):
+                    raise InputError(
+                        f"SVGD cannot run at lam = {self.lam:.4g}: the "
+                        f"gradient overflows (iteration {it}); use a smaller "
+                        "lam")
                 if it % _WINDOW == 0:
                     rel_change = path / scale
                     converged = rel_change < self.tol
@@ -400,6 +411,14 @@ class SVGD:
         if theta.shape != shape:
             raise InputError(f"init must have shape {shape} (n_particles, d), "
                              f"got {theta.shape}")
+        # the risk depends on theta / ||theta|| only: at theta = 0 it has no
+        # gradient, and equal particles feel no repulsion, so they never spread
+        if np.any(np.all(theta == 0, axis=1)):
+            raise InputError("init has particles at theta = 0, where the "
+                             "scale-invariant risk has no gradient")
+        if np.all(theta == theta[0]):
+            raise InputError("init has all particles equal: SVGD cannot "
+                             "spread them (the kernel's repulsion is zero)")
         return theta
 
     def _print_progress(self, it, theta, steps, rel_change, bw, start_time):

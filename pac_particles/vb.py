@@ -97,7 +97,8 @@ from scipy import optimize
 from scipy.special import ndtr
 
 from . import parallel
-from .checks import InputError, check_count, check_positive, resolve_lam
+from .checks import (InputError, check_count, check_finite_array,
+                     check_positive, resolve_lam)
 from .data import validate_xy
 from .gaussian import gaussian_kl
 from .gaussian_losses import GaussianPointRisk
@@ -346,11 +347,17 @@ class _GaussianVariational:
     def _initial_point(self, fam, init):
         d, v = self.data.d, self.prior_var
         if init is not None:
-            mean = np.asarray(init.mean, dtype=float)
-            cov = np.asarray(init.cov, dtype=float)
+            if not (hasattr(init, "mean") and hasattr(init, "cov")):
+                raise InputError("init must have mean and cov attributes (a "
+                                 "VBResult, EPResult or SMCPosterior)")
+            mean = check_finite_array(init.mean, "init.mean")
+            cov = check_finite_array(init.cov, "init.cov")
             if mean.shape != (d,) or cov.shape not in ((d,), (d, d)):
                 raise InputError(f"init has mean {mean.shape}, cov {cov.shape};"
                                  f" expected ({d},) and ({d}, {d})")
+            variances = cov if cov.ndim == 1 else np.diag(cov)
+            if not np.all(variances > 0):
+                raise InputError("init.cov must have positive variances")
             return fam.pack(mean, cov)
         # class-mean difference: Fisher's direction up to whitening
         direction = self.data.X_pos.mean(axis=0) - self.data.X_neg.mean(axis=0)
@@ -515,6 +522,8 @@ class GaussianVB(_GaussianVariational):
             n_pairs = check_count(n_pairs, "n_pairs")
         if max_iter is not None:
             max_iter = check_count(max_iter, "max_iter")
+        if seed is not None:
+            seed = check_count(seed, "seed", minimum=0)
         self.n_pairs, self.resample, self.seed = n_pairs, bool(resample), seed
         self.max_iter = max_iter
         self.tol = check_positive(tol, "tol")

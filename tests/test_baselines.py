@@ -98,3 +98,17 @@ def test_compare_scorers_uses_the_same_splits_for_every_scorer():
     np.testing.assert_array_equal(table["logit"]["auc"], table["logit again"]["auc"])
     assert table["logit"]["auc"].shape == (3,)
     assert table["logit"]["mean"] > 0.75 and table["rankboost"]["mean"] > 0.7
+
+
+def test_rankboost_refuses_constant_or_non_finite_inputs():
+    # all-constant X used to give all-zero scores, NaN rows finite scores
+    X, y = noisy_linear(60, [1.0, -1.0])
+    with pytest.raises(ValueError, match="constant"):
+        RankBoost(n_rounds=5).fit(np.ones((60, 2)), y)
+    model = RankBoost(n_rounds=5).fit(X, y)
+    bad = X[:3].copy()
+    bad[1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        model.decision_function(bad)
+    with pytest.raises(ValueError, match="max_thresholds"):
+        RankBoost(n_rounds=5, max_thresholds=0).fit(X, y)

@@ -1,6 +1,7 @@
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from pac_particles.cli import demo, main
@@ -293,3 +294,32 @@ def test_demo_draws_the_tempering_path_and_a_forced_progress_bar(tmp_path, capsy
     assert "[pac_particles] step" not in captured.err
     assert "tempering_path.png" in captured.out
     assert (tmp_path / "tempering_path.png").stat().st_size > 1000
+
+
+def _noisy_csv(path, n=80, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    y = (X[:, 0] + 2.0 * rng.standard_normal(n) > 0).astype(int)
+    rows = "\n".join(",".join(f"{v:.6g}" for v in x) + f",{t}"
+                     for x, t in zip(X, y))
+    path.write_text("a,b,c,y\n" + rows + "\n")
+    return path
+
+
+@pytest.mark.parametrize("args, message", [
+    (["fit", "{csv}", "--test-size", "-0.1"], "test_size must be"),
+    (["cv", "{csv}", "--lam-max", "0"], "lam_max must be"),
+    # EP collapses at this lam on non-separable data: a failure, not exit 0
+    # with coefficients ~1e-63
+    (["fit", "{csv}", "--method", "ep", "--lam", "1e5", "--test-size", "0"],
+     "EP failed"),
+])
+def test_out_of_range_options_and_failed_fits_exit_2(tmp_path, capsys, args,
+                                                     message):
+    csv = str(_noisy_csv(tmp_path / "d.csv"))
+    with pytest.raises(SystemExit) as info:
+        main([a.format(csv=csv) for a in args]
+             + ["--out", str(tmp_path / "out"), "--quiet"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

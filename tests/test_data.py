@@ -98,3 +98,56 @@ def test_csv_loader_takes_the_target_by_name(tmp_path):
     assert names == ["a", "label"] and y.tolist() == [2, 4, 6]
     with pytest.raises(ValueError, match="not in the header"):
         load_csv(path, target="class")
+
+
+# ------------------------------------------------- extreme values, odd files
+
+@pytest.mark.parametrize("factor", [1e200, 1e-300, 1e300])
+def test_huge_or_tiny_columns_standardise_like_unit_ones(factor):
+    # X * 1e200 used to overflow the standard deviation: every column was
+    # then left unscaled and the models saw inf
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 3))
+    y = X[:, 0] + rng.standard_normal(30) > 0
+    ref = validate_xy(X, y, standardize=True)
+    data = validate_xy(X * factor, y, standardize=True)
+    np.testing.assert_allclose(data.X, ref.X, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(data.transform(X[:4] * factor), ref.X[:4],
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_values_too_large_without_standardising_are_refused():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((20, 2)) * 1e200
+    with pytest.raises(ValueError, match="too large.*standardize=True"):
+        validate_xy(X, np.arange(20) % 2, standardize=False)
+    # beyond what (x - mean) can hold even after scaling: refused, not inf
+    X = np.array([[1.7e308, 0.0], [-1.7e308, 1.0], [-1.7e308, 2.0],
+                  [-1.7e308, 3.0]])
+    with pytest.raises(ValueError, match="too large"):
+        validate_xy(X, [0, 1, 0, 1], standardize=True)
+
+
+def test_csv_with_a_byte_order_mark(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbfa,b,y\n1,2,0\n3,4,1\n5,1,0\n")
+    X, y, names = load_csv(path, target="y")
+    assert names == ["a", "b"] and X.shape == (3, 2)
+    assert load_csv(path, target="y")[2][0] == "a"
+
+
+def test_binary_or_empty_csv_is_an_input_error_naming_the_file(tmp_path):
+    binary = tmp_path / "model.bin"
+    binary.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(ValueError, match="model.bin"):
+        load_csv(binary)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(ValueError, match="empty.csv is empty"):
+        load_csv(empty)
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("a,b,y\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")        # no numpy warning on the way
+        with pytest.raises(ValueError, match="no data rows"):
+            load_csv(header_only)

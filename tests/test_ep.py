@@ -585,3 +585,130 @@ def test_matches_long_smc_run_on_pima(pima):
     assert abs(ep.log_z - post.log_z) < 1.0
     assert np.all(ratio >= 0.5)
     assert np.all(ratio <= 1.05)
+
+
+# ------------------------------------------------- large lam and any finite lam
+
+def noisy_labels(n, d, seed):
+    """Gaussian inputs, labels from the first coordinate plus heavy noise:
+    no direction orders every pair (non-separable)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    return X, (X[:, 0] + 2.0 * rng.standard_normal(n) > 0).astype(int)
+
+
+def test_ep_against_smc_at_large_lam_agrees_or_reports_failure():
+    # a long SMC run is the reference; EP either matches it (direction of
+    # the mean, log Z) or says it failed: never a converged, collapsed fit
+    from pac_particles.models import AUCGibbsModel
+    from pac_particles.posterior import run_smc
+    X, y = noisy_labels(60, 3, seed=0)
+    n_ok = 0
+    for lam in (100.0, 300.0, 1e3, 1e4, 1e5):
+        post = run_smc(AUCGibbsModel(X, y, lam=lam), n_particles=400,
+                       len_chain=10, seed=1)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = EPLinear(X, y, lam).fit()
+        if res.converged:
+            n_ok += 1
+            cos = res.mean @ post.mean / (np.linalg.norm(res.mean)
+                                          * np.linalg.norm(post.mean))
+            assert cos > 0.995, (lam, cos)
+            assert abs(res.log_z - post.log_z) < 0.02 * abs(post.log_z) + 1.0
+            assert abs(res.scale_identity - 1) < 0.05
+        else:
+            assert any(issubclass(w.category, EPConvergenceWarning)
+                       for w in caught)
+            assert not np.isfinite(res.log_z) or not res.degenerate
+    assert n_ok >= 2           # EP's working range (lam / P < ~0.5) is covered
+
+
+@pytest.mark.parametrize("make", [
+    lambda X, y: EPLinear(X, y, 1e5),
+    lambda X, y: EPSpikeSlab(X, y, 1e5),
+])
+def test_ep_collapse_at_large_lam_is_reported_as_failure(make):
+    # 100 x 3, noisy labels, lam = 1e5: EP used to return a mean of norm
+    # ~1e-53 with converged=True
+    X, y = noisy_labels(100, 3, seed=0)
+    with pytest.warns(EPConvergenceWarning, match="degenerate|did not converge"):
+        res = make(X, y).fit()
+    assert not res.converged
+    assert res.degenerate or np.linalg.norm(res.mean) > 0.1
+
+
+def test_scale_identity_is_one_at_converged_fits():
+    # E_q ||w||^2 = r at any EP fixed point (the risk is scale-invariant)
+    X, y = noisy_labels(80, 4, seed=3)
+    for lam in (10.0, 80.0, 400.0):
+        res = EPLinear(X, y, lam, tol=1e-5).fit()
+        assert res.converged and not res.degenerate
+        V, m = res.cov, res.mean                    # prior N(0, I): w = theta
+        assert np.trace(V) + m @ m == pytest.approx(4.0, rel=1e-3)
+
+
+def tilted_reference(mu, var, kappa):
+    """Moments of (e^-kappa + (1 - e^-kappa) 1{u > 0}) N(u; mu, var) from
+    scipy's truncated normal and log_ndtr, mixed in log space."""
+    from scipy.special import log_ndtr, logsumexp
+    s = np.sqrt(var)
+    z = mu / s
+    log_a = np.log(-np.expm1(-kappa))
+    log_t = log_a + log_ndtr(z)
+    log_z = logsumexp([-kappa, log_t])
+    p_c, p_t = np.exp(-kappa - log_z), np.exp(log_t - log_z)
+    trunc = stats.truncnorm(-z, np.inf, loc=mu, scale=s)
+    m_t, v_t = trunc.mean(), trunc.var()
+    mean = p_c * mu + p_t * m_t
+    second = p_c * (mu ** 2 + var) + p_t * (v_t + m_t ** 2)
+    return log_z, mean, second - mean ** 2
+
+
+@pytest.mark.parametrize("mu, var, kappa", [
+    (-50.0, 1.0, 1e4), (-45.0, 1.0, 1015.0), (-40.0, 4.0, 200.0),
+    (-3.0, 0.5, 1e9), (2.0, 1.0, 1e300), (-38.5, 1.0, 1e3)])
+def test_pair_tilted_moments_at_extreme_kappa(mu, var, kappa):
+    log_z, mean, v = pair_tilted_moments(mu, var, kappa)
+    ref = tilted_reference(mu, var, kappa)
+    assert np.isfinite(log_z) and np.isfinite(mean) and np.isfinite(v)
+    assert log_z == pytest.approx(ref[0], rel=1e-10)
+    assert mean == pytest.approx(ref[1], rel=1e-6, abs=1e-12)
+    assert v == pytest.approx(ref[2], rel=1e-5, abs=1e-12)
+
+
+@pytest.mark.parametrize("lam", [1e7, 1e9, 1e300])
+def test_ep_runs_at_any_finite_lam(lam):
+    # c = e^-kappa and Phi(z) both underflow: the tilted moments used to
+    # divide by zero (ZeroDivisionError)
+    X, y = noisy_labels(100, 3, seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = EPLinear(X, y, lam).fit()
+    assert np.all(np.isfinite(res.mean))
+    assert res.converged or any(issubclass(w.category, EPConvergenceWarning)
+                                for w in caught)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda X, y: EPLinear(X, y, 40, prior_var="a"), "prior_var"),
+    (lambda X, y: EPLinear(X, y, 40).fit_hyperparameters(bounds=(0, 10)),
+     "bounds"),
+    (lambda X, y: EPLinear(X, y, 40).fit_hyperparameters(bounds=(5, 1)),
+     "bounds"),
+    (lambda X, y: EPSpikeSlab(X, y, 40, v0="a"), "v0"),
+    (lambda X, y: EPGP(X, y, 40, kernel="linear"), "kernel"),
+    (lambda X, y: EPGP(X, y, 40, kernel=SquaredExponential(1.0))
+     .fit_hyperparameters(bounds=(0, 1)), "bounds"),
+])
+def test_bad_parameters_are_named(make, message):
+    X, y = two_blobs(40, 3, seed=30)
+    with pytest.raises(ValueError, match=message):
+        make(X, y)
+
+
+def test_epgp_accepts_rbf_as_the_estimator_does():
+    X, y = two_blobs(40, 3, seed=31)
+    res = EPGP(X, y, 40, kernel="rbf").fit()
+    ref = EPGP(X, y, 40, kernel=SquaredExponential(np.sqrt(3))).fit()
+    np.testing.assert_allclose(res.mean, ref.mean)

@@ -305,3 +305,118 @@ def test_to_inference_data_names_the_coordinates_by_feature(method):
             est.log_evidence_
     else:
         assert float(idata.sample_stats.elbo[0]) == est.log_evidence_
+
+
+# ---------------------------------------------- score, probabilities, EP's lam
+
+def _fitted_ep(seed=0):
+    X, y = _data(seed=seed)
+    return PACBayesAUC(method="ep", lam=200.0).fit(X, y), X, y
+
+
+@pytest.mark.parametrize("labels, message", [
+    (lambda y: np.full(y.size, "yes"), "only one class"),
+    (lambda y: np.where(np.arange(y.size) % 3 == 0, "maybe", y), "not seen in fit"),
+    (lambda y: np.where(np.arange(y.size) % 2 == 0, "a", "b"), "not seen in fit"),
+    (lambda y: np.where(np.arange(y.size) % 7 == 0, np.nan,
+                        (y == "yes").astype(float)), "NaN"),
+    (lambda y: np.c_[y, y], "1-D"),
+])
+def test_score_validates_labels_like_fit(labels, message):
+    # one class used to give NaN, unknown labels or NaN a number
+    est, X, y = _fitted_ep()
+    with pytest.raises(ValueError, match=message):
+        est.score(X, labels(y))
+
+
+def test_score_with_numeric_labels_and_errors_before_fit():
+    from sklearn.exceptions import NotFittedError
+    X, y = _data()
+    y01 = (y == "yes").astype(int)
+    est = PACBayesAUC(method="ep", lam=200.0)
+    with pytest.raises(NotFittedError):
+        est.score(X, y01)
+    est.fit(X, y01)
+    assert est.score(X, y01) == pytest.approx(
+        roc_auc_score(y01, est.decision_function(X)))
+    with pytest.raises(ValueError, match="not seen in fit"):
+        est.score(X, np.where(y01 == 1, 2, 0))          # labels {0, 2}
+    with pytest.raises(ValueError, match="rows"):
+        est.score(X[:-1], y01)
+
+
+def test_predict_proba_is_a_calibrated_logistic_map_of_the_score():
+    # well-specified logistic data, balanced: the true P(y = 1 | x) is known
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1500, 3))
+    w = np.array([1.5, -1.0, 0.5])
+    p_true = 1.0 / (1.0 + np.exp(-X @ w))
+    y = (rng.random(1500) < p_true).astype(int)
+    est = PACBayesAUC(method="ep", lam=1500.0).fit(X, y)
+    proba = est.predict_proba(X)
+    assert proba.shape == (1500, 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.array_equal(est.classes_[proba.argmax(axis=1)], est.predict(X))
+    assert np.mean(np.abs(proba[:, 1] - p_true)) < 0.04
+    assert np.all(np.diff(proba[np.argsort(est.decision_function(X)), 1]) >= 0)
+
+
+def test_neg_log_loss_scoring_works():
+    X, y = _data()
+    scores = cross_val_score(PACBayesAUC(method="ep", lam=200.0), X, y,
+                             scoring="neg_log_loss", cv=3)
+    assert np.all(np.isfinite(scores)) and np.all(scores < 0)
+    assert scores.mean() > -np.log(2)          # better than a coin
+
+
+def test_ep_lam_by_leave_one_out_never_picks_a_collapsed_fit():
+    # one positive in 200 rows: EP collapses for lam >= ~300, where the
+    # leave-one-out AUC of the collapsed fit used to read 1.0
+    import warnings
+    from pac_particles.ep import EPConvergenceWarning
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((200, 3))
+    y = np.zeros(200, int)
+    y[0] = 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = PACBayesAUC(method="ep", lam="cv", grid_size=8).fit(X, y)
+    assert est.posterior_.converged and not est.posterior_.degenerate
+    assert np.linalg.norm(est.coef_) > 0.1
+    assert est.lam_ < 300
+    assert any(issubclass(w.category, EPConvergenceWarning)
+               and "did not converge at" in str(w.message) for w in caught)
+
+
+def test_ep_fit_at_a_lam_where_ep_collapses_is_an_error():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 3))
+    y = (X[:, 0] + 2.0 * rng.standard_normal(100) > 0).astype(int)
+    with pytest.warns(Warning):
+        with pytest.raises(ValueError, match="EP failed at lam"):
+            PACBayesAUC(method="ep", lam=1e5).fit(X, y)
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(kernel=np.eye(5)), "kernel must be"),
+    (dict(random_state="a"), "random_state"),
+    (dict(random_state=-1), "random_state"),
+    (dict(n_particles=50.7), "n_particles"),
+    (dict(len_chain="10"), "len_chain"),
+    (dict(prior_var="big"), "prior_var"),
+    (dict(n_jobs=0), "n_jobs"),
+    (dict(n_jobs=1.5), "n_jobs"),
+    (dict(spike_slab=(0.5, "x", 1.0), prior="spike_slab"), "v0"),
+])
+def test_bad_estimator_parameters_are_named(params, message):
+    X, y = _data()
+    with pytest.raises(ValueError, match=message):
+        PACBayesAUC(method="ep", lam=200.0, **params).fit(X, y)
+
+
+def test_a_refit_does_not_report_the_previous_fits_held_out_auc():
+    X, y = _data()
+    est = PACBayesAUC(method="ep", lam="cv", grid_size=3).fit(X, y)
+    assert est.heldout_auc_ is not None and hasattr(est, "cv_")
+    est.set_params(method="vb", lam=200.0).fit(X, y)
+    assert est.heldout_auc_ is None and not hasattr(est, "cv_")

@@ -127,3 +127,31 @@ def test_path_and_point_estimates():
     assert np.linalg.norm(post.bayes_point) <= 1
     with pytest.raises(ValueError, match="unknown point"):
         post.score(X, point="median")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(model="not a model"), "model must be"),
+    (dict(max_iter=0), "max_iter"),
+    (dict(max_iter=-3), "max_iter"),
+    (dict(move="slice"), "move must be"),
+    (dict(collect=print), "collect must be"),
+    (dict(collect=["x"]), "collect must be"),
+    (dict(n_particles="100"), "n_particles"),
+    (dict(n_particles=float("nan")), "n_particles"),
+    (dict(n_particles=50.7), "n_particles"),
+    (dict(len_chain=1), "len_chain"),
+    (dict(ESSrmin="half"), "ESSrmin"),
+    (dict(ESSrmin=1.0), "ESSrmin"),
+    (dict(seed="abc"), "seed"),
+    (dict(seed=-1), "seed"),
+    (dict(seed=2 ** 40), "seed"),
+    (dict(seed=1.5), "seed"),
+])
+def test_run_smc_names_the_bad_argument(kwargs, message):
+    # these used to fail deep inside particles or numpy, or (50.7) be truncated
+    X, y = noisy_linear(30, [1.0, -1.0])
+    args = dict(model=AUCGibbsModel(X, y, lam=30.0), n_particles=20,
+                len_chain=3, seed=0)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        run_smc(**args)

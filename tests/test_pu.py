@@ -76,3 +76,41 @@ def test_pu_fit_ranks_like_the_fully_labelled_fit(method):
     # the certificate is on the positive-vs-negative scale
     assert pu.certified_auc_risk_ == pytest.approx(float(pu_corrected_risk(
         pu.bound_.auc_risk_bound_two_sample, pi)))
+
+
+def test_corrected_auc_range_over_an_interval_of_pi():
+    from pac_particles.auc import pu_corrected_auc_range
+    X, y_true, y_pu, pi = _pu_sample(40_000, seed=4)
+    s = X @ np.array([1.0, -0.5, 0.2])
+    auc_pu = 1.0 - auc_risk(s, y_pu)
+    auc_pn = 1.0 - auc_risk(s, y_true)
+    low, high = pu_corrected_auc_range(auc_pu, (pi - 0.05, pi + 0.05))
+    assert low - 0.01 <= auc_pn <= high + 0.01
+    # the correction grows with pi: an overestimated pi inflates the AUC
+    assert low == pytest.approx(1 - pu_corrected_risk(1 - auc_pu, pi - 0.05))
+    assert high == pytest.approx(1 - pu_corrected_risk(1 - auc_pu, pi + 0.05))
+    assert high > auc_pn + 0.01
+    assert pu_corrected_auc_range(auc_pu, (pi, pi))[0] == pytest.approx(
+        1 - pu_corrected_risk(1 - auc_pu, pi))
+    for bad in [(0.3, 0.1), (0.1, 1.0), (-0.1, 0.2), 0.3, (0.1, "x")]:
+        with pytest.raises(ValueError, match="pu_prior"):
+            pu_corrected_auc_range(0.8, bad)
+    with pytest.raises(ValueError, match="auc_pu"):
+        pu_corrected_auc_range(1.2, (0.1, 0.2))
+
+
+def test_pu_estimator_reports_a_held_out_corrected_auc():
+    from sklearn.metrics import roc_auc_score
+    X, _, y_pu, pi = _pu_sample(240, seed=5)
+    # EP: the leave-one-out scores, corrected
+    est = PACBayesAUC(method="ep", lam=240.0, pu_prior=pi).fit(X, y_pu)
+    loo = est.approximation_.loo_scores()
+    expected = 1 - pu_corrected_risk(1 - roc_auc_score(y_pu, loo), pi)
+    assert est.heldout_auc_ == pytest.approx(expected)
+    # VB at a fixed lam: n_folds refits, each scored on its held-out fold
+    est = PACBayesAUC(method="vb", lam=240.0, pu_prior=pi, n_folds=3,
+                      random_state=0).fit(X, y_pu)
+    assert est.heldout_auc_ is not None and 0.5 < est.heldout_auc_ < 1.1
+    assert est.heldout_auc_ != pytest.approx(est.train_auc_)
+    # without PU labels and without a cheap held-out figure: none
+    assert PACBayesAUC(method="vb", lam=240.0).fit(X, y_pu).heldout_auc_ is None

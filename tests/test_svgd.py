@@ -349,3 +349,48 @@ def test_bad_data_init_and_unfitted_use_raise_value_error():
         svgd.predict(X)
     with pytest.raises(ValueError, match="bandwidth"):
         smoothed_auc_risk(np.ones(3), X[y], X[~y], bandwidth=0.0)
+
+
+@pytest.mark.parametrize("kwargs, init, message", [
+    (dict(seed="a"), None, "seed"),
+    (dict(lam=1e308, seed=1), None, "lam"),
+    (dict(lam=1e200, seed=2), None, "lam"),
+    ({}, "zeros", "theta = 0"),
+    ({}, "equal", "all particles equal"),
+    (dict(lam=1e308), None, "lam"),
+])
+def test_bad_svgd_arguments_are_named(kwargs, init, message):
+    # zeros used to stay at 0 for ever, lam = 1e308 to return NaN particles
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = X[:, 0] + rng.standard_normal(40) > 0
+    args = dict(lam=40.0, n_particles=10, max_iter=20, seed=0)
+    args.update(kwargs)
+    start = {None: None, "zeros": np.zeros((10, 3)),
+             "equal": np.ones((10, 3))}[init]
+    with pytest.raises(ValueError, match=message):
+        SVGD(X, y, **args).fit(init=start)
+
+
+def test_svgd_mean_direction_agrees_with_smc_but_its_directions_under_spread():
+    # what the module docstring and the README state: the mean direction is
+    # reliable, the spread of theta / ||theta|| is too narrow (reference: SMC)
+    from pac_particles.models import AUCGibbsModel
+    from pac_particles.posterior import run_smc
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((120, 4))
+    y = X @ np.array([1.0, -0.5, 0.5, 0.0]) + rng.standard_normal(120) > 0
+    post = run_smc(AUCGibbsModel(X, y, lam=120.0), n_particles=500,
+                   len_chain=10, seed=3)
+    res = SVGD(X, y, lam=120.0, n_particles=50, seed=3).fit()
+
+    def directions(theta, w):
+        u = theta / np.linalg.norm(theta, axis=1, keepdims=True)
+        m = w @ u
+        return m, np.sqrt(w @ (u - m) ** 2)
+
+    m_smc, sd_smc = directions(post.theta, post.weights)
+    m_svgd, sd_svgd = directions(res.theta, np.full(50, 1 / 50))
+    cos = m_smc @ m_svgd / np.linalg.norm(m_smc) / np.linalg.norm(m_svgd)
+    assert cos > 0.99
+    assert np.median(sd_svgd / sd_smc) < 0.95

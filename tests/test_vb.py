@@ -290,3 +290,20 @@ def test_vb_mean_direction_agrees_with_ep_and_smc_on_pima(pima):
     # (the SMC estimate of log Z has a Monte Carlo error of about 0.1 here)
     assert vb.elbo < ep_res.log_z < vb.elbo + 1.0
     assert vb.elbo - 0.5 < smc.log_z < vb.elbo + 1.0
+
+
+@pytest.mark.parametrize("kwargs, fit_kwargs, message", [
+    (dict(seed="a"), {}, "seed"),
+    (dict(seed=-2), {}, "seed"),
+    ({}, dict(init=np.full(3, np.nan)), "init must have mean and cov"),
+    ({}, dict(init=type("R", (), {"mean": np.full(3, np.nan),
+                                  "cov": np.eye(3)})()), "init.mean"),
+    ({}, dict(init=type("R", (), {"mean": np.zeros(3),
+                                  "cov": -np.eye(3)})()), "positive variances"),
+])
+def test_bad_vb_arguments_are_named(kwargs, fit_kwargs, message):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = X[:, 0] + rng.standard_normal(40) > 0
+    with pytest.raises(ValueError, match=message):
+        GaussianVB(X, y, 40.0, **kwargs).fit(**fit_kwargs)

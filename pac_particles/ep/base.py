@@ -39,7 +39,7 @@ import numpy as np
 from scipy import optimize
 
 from .. import parallel
-from ..checks import resolve_lam
+from ..checks import InputError, resolve_lam
 from ..data import validate_xy
 from ..gaussian import KernelJitterWarning
 from ..risks import AUCRisk, duplicate_groups
@@ -94,7 +94,8 @@ class _EPBase:
             max_change=run.max_change, site_precision=run.W, site_shift=run.H,
             score_mean=st.score_mean[self._inv_perm],
             score_var=st.score_var[self._inv_perm], n_improper=run.n_improper,
-            space=space, history=run.history)
+            space=space, scale_identity=run.scale_identity,
+            degenerate=run.degenerate, history=run.history)
 
     def _require_fit(self):
         if self._run is None:
@@ -131,6 +132,20 @@ class _EPBase:
     def loo_auc(self):
         """EP cross-validation AUC: ``1 - R_n`` of the leave-one-out scores."""
         return 1.0 - self.risk(self.loo_scores())
+
+
+def _check_bounds(bounds, name="bounds"):
+    """``(low, high)`` with ``0 < low < high < inf`` (bounds on variances or
+    lengthscales, searched in log space), or InputError."""
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a pair (low, high) of positive "
+                         f"numbers, got {bounds!r}")
+    if not (0 < low < high < np.inf):
+        raise InputError(f"{name} must satisfy 0 < low < high < inf (they "
+                         f"are searched in log space), got {bounds!r}")
+    return low, high
 
 
 def _maximise(model, objective, x0, bounds, options, ep_tol):

@@ -23,8 +23,24 @@ cavity is improper keeps its previous value; a damped step after which the
 posterior precision is not positive definite (or not finite) is retried with
 half the damping, and the damping recovers slowly afterwards. Convergence is
 declared when no margin (or prior) marginal moves by more than ``tol``
-(means in posterior standard deviations, variances relatively); otherwise
-``converged`` is False and an :class:`EPConvergenceWarning` is issued.
+(means in posterior standard deviations, variances relatively) times the
+fraction ``step / damping`` of the requested damping still in use (a sweep
+damped to almost nothing moves nothing without being near a fixed point);
+otherwise ``converged`` is False and an :class:`EPConvergenceWarning` is
+issued.
+
+Failure at large ``kappa``. Every pair site is invariant to the scale of the
+scores, so only the prior fixes the scale of the approximation, and at
+every EP fixed point ``E_q ||w||^2 = r`` exactly (:func:`_scale_identity`).
+When ``kappa = lam / P`` is large and the pairs cannot all be ordered, the
+first parallel sweep from the prior lets every site cut the margin variance
+at once (the sum over P sites overwhelms the prior), the mis-ordered pairs
+then see sharp cavities and their sites swing between a hard truncation
+(precision ~ tau_c z^2) and a negative precision; the damping is cut to
+keep the posterior proper, and with the prior outweighed the state drifts
+along the scale to ``w = 0`` with site precisions growing without bound.
+Such a run is reported as failed: ``converged`` False, ``degenerate``
+True, and a warning that names the cause.
 
 ``log_z`` is the EP energy [Min01; See05]: the Gaussian log-normaliser of
 the approximation plus, per site, ``log Z_k + phi(cavity) - phi(marginal)``,
@@ -167,6 +183,8 @@ class _Run:
     max_change: float
     n_improper: int
     history: list = field(default_factory=list)
+    scale_identity: float = 1.0
+    degenerate: bool = False
 
 
 def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
@@ -223,7 +241,11 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
         if n_sweeps > 0:
             change = max(float(row_change.max()), coord_change)
             history.append(change)
-            if change < tol:
+            # A damped sweep moves the marginals by about ``step`` times the
+            # distance to the fixed point: after the damping has been cut,
+            # a small change is not convergence (the collapse at large
+            # kappa stalls with step ~ 1e-6 and changes below tol).
+            if change < tol * min(1.0, step / damping):
                 converged = True
                 break
             up = change > previous_change
@@ -241,6 +263,8 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
                 step = min(step, ceiling)
                 rising = flips = stalled = 0
                 best_change = change
+                if ceiling < min_damping:
+                    break       # no damping makes progress: a failed run
         if n_sweeps >= max_sweeps:
             break
         prior_old = prior.params()
@@ -287,13 +311,62 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
         warnings.warn(f"{label}: the EP energy is not finite (a prior-site "
                       "cavity is improper); log_z is nan",
                       EPConvergenceWarning, stacklevel=4)
-    if not converged:
+    scale, second_moment = _scale_identity(state, prior)
+    # off by a few percent once the moments stopped moving, or outside
+    # [0.1, 1.9] at any point, or E||w||^2 near 0: the run collapsed (an
+    # unfinished run that is still on its way is merely not converged)
+    degenerate = (not (abs(scale - 1.0) <= (_SCALE_TOLERANCE if converged
+                                            else _SCALE_COLLAPSE))
+                  or not second_moment > prior.collapse_floor)
+    if degenerate:
+        warnings.warn(f"{label} failed: the approximation is degenerate "
+                      f"(E||w||^2 = {second_moment:.3g}, scale identity "
+                      f"{scale:.3g}, 1 at any EP fixed point: "
+                      "the sites drove the posterior scale away, as happens "
+                      "when lam / P is too large for EP on data the score "
+                      "cannot separate); use a smaller lam or SMC",
+                      EPConvergenceWarning, stacklevel=4)
+        converged = False
+        log_z = np.nan
+    elif not converged:
         warnings.warn(f"{label} did not converge in {n_sweeps} sweeps (largest "
                       f"moment change {change:.3g} > tol = {tol:g}, damping "
                       f"{step:.3g}); increase max_sweeps or lower damping",
                       EPConvergenceWarning, stacklevel=4)
     return _Run(state, W, H, log_z, n_sweeps, converged, step, change,
-                int(row_improper.sum()), history)
+                int(row_improper.sum()), history, scale, degenerate)
+
+
+# |E||w||^2 / r - 1| above this: the EP state is not near a fixed point
+# (after convergence of the moments; at any point).
+_SCALE_TOLERANCE = 0.05
+_SCALE_COLLAPSE = 0.9
+
+
+def _scale_identity(state, prior):
+    """``(E_q[sum_k prec_k w_k^2 - shift_k w_k] / r, E_q ||w||^2)``: the
+    first is 1 at every EP fixed point.
+
+    The risk depends on the scores only through their signs, so each pair
+    site is invariant to ``u -> c u``; for its tilted distribution ``p``
+    integration by parts gives ``tau_c E_p[u^2] - nu_c E_p[u] = 1``, the same
+    as for the Gaussian marginal once the moments match, so each site adds
+    ``W E[u^2] - H E[u] = 0`` to Stein's identity
+    ``E_q[w' (Lambda w - eta)] = r`` of the Gaussian approximation. What is
+    left is the prior sites' share (``E_q ||w||^2 = r`` under ``N(0, I)``:
+    the radius keeps its prior law, as under the exact posterior). A state
+    far from 1 has collapsed (or blown up) along the scale, where only the
+    prior holds the sites back.
+    """
+    coord_var = state.coord_var
+    if coord_var is None:
+        inv_chol = linalg.solve_triangular(state.chol, np.eye(state.chol.shape[0]),
+                                           lower=True, check_finite=False)
+        coord_var = np.einsum("ij,ij->j", inv_chol, inv_chol)
+    m = state.w_mean
+    second = coord_var + m * m
+    total = np.sum(prior.prec * second - prior.shift * m)
+    return float(total / m.size), float(np.sum(second))
 
 
 # ------------------------------------------------------------ the results
@@ -323,6 +396,14 @@ class EPResult:
     score_mean, score_var : (n,) posterior marginals of the training scores.
     n_improper : pair sites left unchanged in the last sweep because their
         cavity was improper.
+    scale_identity : ``E_q[||w||^2] / r`` in the whitened coordinates (the
+        prior sites' share of Stein's identity for spike-and-slab): exactly 1
+        at every EP fixed point, since the risk is scale-invariant.
+    degenerate : True when ``scale_identity`` is off by more than 5% once
+        the moments stopped moving (or below 0.1 at any point): EP collapsed
+        (or blew up) along the scale and the fit is not usable (``converged``
+        is then False and ``log_z`` NaN, with an
+        :class:`EPConvergenceWarning`).
     space : ``"primal"``, ``"score"`` or ``"gp"``.
     inclusion_probs : (d,) posterior inclusion probabilities (spike-and-slab).
     prior_site_precision, prior_site_shift, prior_site_log_odds : (d,)
@@ -342,6 +423,8 @@ class EPResult:
     score_var: np.ndarray
     n_improper: int
     space: str
+    scale_identity: float = 1.0
+    degenerate: bool = False
     inclusion_probs: np.ndarray = None
     prior_site_precision: np.ndarray = None
     prior_site_shift: np.ndarray = None

@@ -42,8 +42,8 @@ from scipy import linalg
 
 from ..checks import InputError
 from ..gaussian import gp_predictive, jittered_cholesky
-from ..kernels import kernel_diag
-from .base import _EPBase, _maximise
+from ..kernels import SquaredExponential, kernel_diag
+from .base import _EPBase, _check_bounds, _maximise
 from .core import _check_finite_result, _check_fit_options, _Sites
 from .prior_sites import _FixedGaussianPrior
 
@@ -60,11 +60,13 @@ class EPGP(_EPBase):
     ----------
     X, y, lam, standardize, damping, tol, max_sweeps, pu_prior :
         as :class:`~pac_particles.ep.EPLinear`.
-    kernel : callable or array of shape (n, n)
+    kernel : callable, array of shape (n, n), or 'rbf'
         ``kernel(X1, X2) -> Gram matrix`` (applied to the preprocessed
         inputs), e.g. :class:`~pac_particles.priors.SquaredExponential`; or a
         precomputed Gram matrix of the training inputs in input order (then
-        :meth:`predict` takes cross-kernel matrices).
+        :meth:`predict` takes cross-kernel matrices); or ``'rbf'``, a
+        squared-exponential kernel of lengthscale ``sqrt(d)`` on the
+        standardised inputs, as in :class:`~pac_particles.estimator.PACBayesAUC`.
 
     Notes
     -----
@@ -79,11 +81,22 @@ class EPGP(_EPBase):
         self.damping, self.tol, self.max_sweeps = _check_fit_options(
             damping, tol, max_sweeps)
         n = self.data.n
+        if isinstance(kernel, str):
+            if kernel != "rbf":
+                raise InputError(f"kernel must be a callable, a precomputed "
+                                 f"(n, n) matrix or 'rbf', got {kernel!r}")
+            # as PACBayesAUC(kernel='rbf'): lengthscale sqrt(d) on the
+            # standardised inputs
+            kernel = SquaredExponential(lengthscale=np.sqrt(self.data.d))
         if callable(kernel):
             self.kernel = kernel
             self._gram = None
         else:
-            K = np.asarray(kernel, dtype=float)
+            try:
+                K = np.asarray(kernel, dtype=float)
+            except (TypeError, ValueError):
+                raise InputError(f"kernel must be a callable, a precomputed "
+                                 f"(n, n) matrix or 'rbf', got {kernel!r}")
             if K.shape != (n, n):
                 raise InputError(f"a precomputed kernel must have shape "
                                  f"({n}, {n}), got {K.shape}")
@@ -184,6 +197,7 @@ class EPGP(_EPBase):
         -------
         scipy.optimize.OptimizeResult; the kernel keeps the optimum.
         """
+        bounds = _check_bounds(bounds)
         if not hasattr(self.kernel, "log_params"):
             raise InputError("fit_hyperparameters needs a kernel object with "
                              "log_params and gradients (SquaredExponential)")

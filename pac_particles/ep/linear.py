@@ -41,7 +41,7 @@ import numpy as np
 from scipy import linalg
 
 from ..checks import InputError, check_choice
-from .base import _EPBase, _maximise
+from .base import _EPBase, _check_bounds, _maximise
 from .core import _check_finite_result, _check_fit_options
 from .prior_sites import _FixedGaussianPrior
 
@@ -99,7 +99,11 @@ class EPLinear(_EPBase):
                  pu_prior=None):
         self._setup_data(X, y, lam, standardize, pu_prior)
         d = self.data.d
-        pv = np.asarray(prior_var, dtype=float)
+        try:
+            pv = np.asarray(prior_var, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"prior_var must be a positive number or an "
+                             f"array of them, got {prior_var!r}")
         if pv.ndim == 0:
             pv = np.full(d, float(pv))
         if pv.shape != (d,):
@@ -218,6 +222,7 @@ class EPLinear(_EPBase):
         scipy.optimize.OptimizeResult (``x`` = log relative variances); the
         model keeps the optimum in ``prior_var`` and its fit in ``result_``.
         """
+        bounds = _check_bounds(bounds)
         gm = np.exp(np.mean(np.log(self.prior_var)))
         x0 = np.log(self.prior_var / gm)
 

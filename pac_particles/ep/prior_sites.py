@@ -54,6 +54,8 @@ class _FixedGaussianPrior:
     def __init__(self, r):
         self.prec = np.ones(r)
         self.shift = np.zeros(r)
+        # E_q ||w||^2 = r exactly at a fixed point (the scale identity)
+        self.collapse_floor = 0.0
 
     def targets(self, state):
         return None
@@ -82,6 +84,10 @@ class _SpikeSlabSites:
         self.shift = np.zeros(d)
         self.log_odds = np.zeros(d)
         self.n_improper = 0
+        # the radius of theta keeps its prior law given the inclusions (the
+        # risk is scale-invariant), so E ||theta||^2 is of the order of v1
+        # whenever a coordinate is in: far below that, EP has collapsed
+        self.collapse_floor = 1e-3 * float(np.min(v1))
 
     def params(self):
         return (self.prec.copy(), self.shift.copy(), self.log_odds.copy())

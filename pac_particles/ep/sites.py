@@ -41,7 +41,6 @@ import math
 
 import numba
 import numpy as np
-from scipy.special import ndtr
 
 from .. import parallel
 
@@ -57,6 +56,9 @@ def pair_tilted_moments(mu, var, kappa):
         mean = mu + sqrt(var) beta,                    beta = (1 - e^-kappa) phi(z) / Z
         var' = var (1 - beta (beta + z))
 
+    computed in log space where ``Z`` underflows (large ``kappa`` and
+    ``z`` far below 0), so that any finite ``kappa`` works.
+
     Parameters
     ----------
     mu, var : arrays (broadcastable), ``var > 0``
@@ -66,46 +68,92 @@ def pair_tilted_moments(mu, var, kappa):
     -------
     log_z, mean, var : arrays of the tilted distribution ``t(u) N(u; mu, var)``.
     """
-    mu = np.asarray(mu, dtype=float)
-    var = np.asarray(var, dtype=float)
+    mu, var = np.broadcast_arrays(np.asarray(mu, dtype=float),
+                                  np.asarray(var, dtype=float))
     s = np.sqrt(var)
-    z = mu / s
-    a = -np.expm1(-kappa)
-    zz = np.exp(-kappa) + a * ndtr(z)
-    beta = a * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) / zz
-    return np.log(zz), mu + s * beta, var * (1.0 - beta * (beta + z))
+    z = np.ravel(mu / s)
+    log_z, beta = _tilted_log_z_beta(z, float(kappa))
+    log_z, beta = log_z.reshape(mu.shape), beta.reshape(mu.shape)
+    z = z.reshape(mu.shape)
+    return log_z, mu + s * beta, var * (1.0 - beta * (beta + z))
 
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+# Below this value c + a Phi(z) is computed in log space (it may underflow).
+_TINY = 1e-280
+
+
 @numba.njit(cache=True, inline="always")
-def _pair_tilted(tau_c, nu_c, c, a):
+def _log_ndtr(z):
+    """``log Phi(z)`` for any z: ``erfc`` where it does not underflow, the
+    asymptotic series of the Mills ratio below z = -37 (relative error
+    below 1e-15 there)."""
+    if z > -37.0:
+        return math.log(0.5 * math.erfc(-z * _SQRT_HALF))
+    r = 1.0 / (z * z)
+    series = 1.0 - r * (1.0 - 3.0 * r * (1.0 - 5.0 * r * (1.0 - 7.0 * r
+                                                        * (1.0 - 9.0 * r))))
+    return -0.5 * z * z - _LOG_SQRT_2PI - math.log(-z) + math.log(series)
+
+
+@numba.njit(cache=True, inline="always")
+def _log_z_beta(z, c, a, kappa, log_a):
+    """``(log Z, beta)`` of a pair site under a cavity at standardised mean
+    ``z`` (see :func:`pair_tilted_moments`).
+
+    The direct formula is used while ``Z = c + a Phi(z)`` is a normal
+    number (the common case: no log nor extra exp); below that, log-sum-exp
+    of ``-kappa`` and ``log a + log Phi(z)``, so that ``lam / P`` as large
+    as you like (``c = e^-kappa`` underflows beyond 745) gives finite moments.
+    """
+    zz = c + a * 0.5 * math.erfc(-z * _SQRT_HALF)
+    if zz > _TINY:
+        return math.log(zz), a * _INV_SQRT_2PI * math.exp(-0.5 * z * z) / zz
+    t = log_a + _log_ndtr(z)
+    log_z = max(-kappa, t) + math.log1p(math.exp(-abs(t + kappa)))
+    return log_z, math.exp(log_a - 0.5 * z * z - _LOG_SQRT_2PI - log_z)
+
+
+@numba.njit(cache=True)
+def _tilted_log_z_beta(z, kappa):
+    c, a = math.exp(-kappa), -math.expm1(-kappa)
+    log_a = math.log(a)
+    log_z = np.empty(z.size)
+    beta = np.empty(z.size)
+    for k in range(z.size):
+        log_z[k], beta[k] = _log_z_beta(z[k], c, a, kappa, log_a)
+    return log_z, beta
+
+
+@numba.njit(cache=True, inline="always")
+def _pair_tilted(tau_c, nu_c, c, a, kappa, log_a):
     """EP update of one pair site from its cavity ``N(nu_c/tau_c, 1/tau_c)``.
 
-    Returns ``(Z, site_precision, site_shift)`` of the full update, in the
-    form ``site_precision = tau_c rho / (1 - rho)``, ``site_shift =
+    Returns ``(log Z, site_precision, site_shift)`` of the full update, in
+    the form ``site_precision = tau_c rho / (1 - rho)``, ``site_shift =
     (z rho + beta) / (s_c (1 - rho))``, ``rho = beta (beta + z)``, which
     avoids the cancellation of ``1/var_tilted - 1/var_cavity`` for weak
     sites (see :func:`pair_tilted_moments` for the notation).
     """
     s_c = math.sqrt(1.0 / tau_c)
     z = nu_c * s_c                       # mu_c / s_c
-    zz = c + a * 0.5 * math.erfc(-z * _SQRT_HALF)
-    beta = a * _INV_SQRT_2PI * math.exp(-0.5 * z * z) / zz
+    log_z, beta = _log_z_beta(z, c, a, kappa, log_a)
     rho = beta * (beta + z)
     if not rho < 1.0:
         # the tilted variance var_c (1 - rho) is positive in exact arithmetic
-        return zz, math.inf, math.inf
+        return log_z, math.inf, math.inf
     inv = 1.0 / (1.0 - rho)
-    return zz, tau_c * rho * inv, (z * rho + beta) * inv / s_c
+    return log_z, tau_c * rho * inv, (z * rho + beta) * inv / s_c
 
 
 @numba.njit(cache=True, inline="always")
 def _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift, active,
-              c, a, has_previous, pair_mean, pair_var, target_prec,
-              target_shift, row_change, row_improper):
+              c, a, kappa, log_a, has_previous, pair_mean, pair_var,
+              target_prec, target_shift, row_change, row_improper):
     """The pairs (i, .) of positive i: see :func:`pair_sweep`."""
     n_pos, n_neg = site_prec.shape
     worst = 0.0
@@ -134,7 +182,7 @@ def _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift, active,
         if not (tau_c > 0.0 and math.isfinite(tau_c) and math.isfinite(nu_c)):
             bad += 1
             continue
-        _, prec, shift = _pair_tilted(tau_c, nu_c, c, a)
+        _, prec, shift = _pair_tilted(tau_c, nu_c, c, a, kappa, log_a)
         if not (math.isfinite(prec) and math.isfinite(shift)):
             bad += 1
             continue
@@ -149,10 +197,12 @@ def _pair_sweep_serial(score_mean, score_var, cov_pn, site_prec, site_shift,
                        active, kappa, has_previous, pair_mean, pair_var,
                        target_prec, target_shift, row_change, row_improper):
     c, a = math.exp(-kappa), -math.expm1(-kappa)
+    log_a = math.log(a)
     for i in range(site_prec.shape[0]):
         _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift,
-                  active, c, a, has_previous, pair_mean, pair_var, target_prec,
-                  target_shift, row_change, row_improper)
+                  active, c, a, kappa, log_a, has_previous, pair_mean,
+                  pair_var, target_prec, target_shift, row_change,
+                  row_improper)
 
 
 @numba.njit(cache=True, parallel=True)
@@ -160,10 +210,12 @@ def _pair_sweep_parallel(score_mean, score_var, cov_pn, site_prec, site_shift,
                          active, kappa, has_previous, pair_mean, pair_var,
                          target_prec, target_shift, row_change, row_improper):
     c, a = math.exp(-kappa), -math.expm1(-kappa)
+    log_a = math.log(a)
     for i in numba.prange(site_prec.shape[0]):
         _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift,
-                  active, c, a, has_previous, pair_mean, pair_var, target_prec,
-                  target_shift, row_change, row_improper)
+                  active, c, a, kappa, log_a, has_previous, pair_mean,
+                  pair_var, target_prec, target_shift, row_change,
+                  row_improper)
 
 
 def pair_sweep(score_mean, score_var, cov_pn, site_prec, site_shift, active,
@@ -198,6 +250,7 @@ def pair_energy(pair_mean, pair_var, site_prec, site_shift, active, kappa):
     """
     c = math.exp(-kappa)
     a = -math.expm1(-kappa)
+    log_a = math.log(a)
     n_pos, n_neg = site_prec.shape
     energy = np.zeros(n_pos)
     improper = np.zeros(n_pos, dtype=np.int64)
@@ -214,8 +267,8 @@ def pair_energy(pair_mean, pair_var, site_prec, site_shift, active, kappa):
                 bad += 1
                 continue
             mu_c = nu_c / tau_c
-            zz, _, _ = _pair_tilted(tau_c, nu_c, c, a)
-            total += (math.log(zz) + 0.5 * mu_c * nu_c - 0.5 * math.log(tau_c)
+            log_z, _, _ = _pair_tilted(tau_c, nu_c, c, a, kappa, log_a)
+            total += (log_z + 0.5 * mu_c * nu_c - 0.5 * math.log(tau_c)
                       - 0.5 * pair_mean[i, j] ** 2 * tau + 0.5 * math.log(tau))
         energy[i] = total
         improper[i] = bad

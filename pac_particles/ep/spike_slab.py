@@ -80,6 +80,11 @@ class EPSpikeSlab(_EPBase):
     def __init__(self, X, y, lam, p=0.5, v0=0.0, v1=1.0, standardize=True,
                  damping=0.7, tol=1e-3, max_sweeps=500, pu_prior=None):
         self._setup_data(X, y, lam, standardize, pu_prior)
+        for value, name in ((p, "p"), (v0, "v0"), (v1, "v1")):
+            try:
+                np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                raise InputError(f"{name} must be a number, got {value!r}")
         # the prior's own checks: 0 < p < 1, 0 <= v0 < v1, finite
         prior = SpikeSlabPrior(self.data.d, p=p, v0=v0, v1=v1)
         if any(np.ndim(v) for v in (prior.p, prior.v0, prior.v1)):
