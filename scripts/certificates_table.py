@@ -44,11 +44,12 @@ def main(argv=None):
                 load_csv(os.path.join(args.data_dir, name + ".csv")))[:2]
         rows.append(certificate_row(X, y, name=name, seed=args.seed))
         print(format_table(rows[-1:]).splitlines()[-1], flush=True)
-    write_rows(rows, os.path.join(out, "certificates.csv"))
-    table = format_table(rows)
-    with open(os.path.join(out, "certificates.md"), "w") as fh:
-        fh.write(table + "\n")
-    print(table)
+    if rows:
+        write_rows(rows, os.path.join(out, "certificates.csv"))
+        table = format_table(rows)
+        with open(os.path.join(out, "certificates.md"), "w") as fh:
+            fh.write(table + "\n")
+        print(table)
     if args.coverage_repetitions:
         result = coverage(repetitions=args.coverage_repetitions, seed=args.seed,
                           estimator_kwargs=dict(method=args.coverage_method))

@@ -50,7 +50,7 @@ empirical minimization of U-statistics. Annals of Statistics 36(2), 844-874.
 
 from .certificates import (BOUNDS, CATONI_GRID, Certificate, catoni_bound,
                            kl_bound, linear_bound, risk_certificate,
-                           test_set_bound, tightest)
+                           held_out_bound, tightest)
 from .classification import (CLASSIFICATION_TRIVIAL,
                              classification_certificate, corollary11_bound,
                              corollary13_hyperparameters,
@@ -68,7 +68,7 @@ from .ranking import (AUC_TRIVIAL, auc_certificate, check_log_z,
 
 __all__ = ["binary_kl", "kl_inverse_upper", "kl_inverse_lower",
            "maurer_constant", "Certificate", "CATONI_GRID", "BOUNDS",
-           "kl_bound", "catoni_bound", "linear_bound", "test_set_bound",
+           "kl_bound", "catoni_bound", "linear_bound", "held_out_bound",
            "tightest", "risk_certificate", "AUC_TRIVIAL", "auc_certificate",
            "gaussian_auc_certificate", "check_log_z", "gibbs_kl",
            "prior_split", "data_dependent_candidate",

@@ -36,7 +36,7 @@ every ``rho`` at once) and Markov's inequality ([ARC16, Thm. 8] is this proof):
   - f(lam)`` for a Hoeffding function ``f``; for the mean of ``m`` i.i.d. terms
   in [0, 1], ``f = lam^2 / (8 m)`` (Hoeffding's lemma; [ARC16, Thm. 2]). The
   weakest of the three; kept for the dissertation's results.
-* **Test set**, :func:`test_set_bound`: one fixed predictor (``KL = 0``, no
+* **Test set**, :func:`held_out_bound`: one fixed predictor (``KL = 0``, no
   prior) and a held-out sample: Chernoff's ``P(r <= q) <= exp(-m kl(q || R))``
   for ``q < R`` inverts to ``R <= kl_inverse_upper(r, log(1/delta) / m)``.
 
@@ -89,7 +89,7 @@ from ..checks import InputError, check_count, check_positive, check_probability
 from .kl import kl_inverse_upper, maurer_constant
 
 __all__ = ["Certificate", "CATONI_GRID", "kl_bound", "catoni_bound",
-           "linear_bound", "test_set_bound", "tightest", "risk_certificate",
+           "linear_bound", "held_out_bound", "tightest", "risk_certificate",
            "BOUNDS"]
 
 # Catoni's C = lam / m on a grid fixed before seeing any data: factors of
@@ -106,7 +106,7 @@ class Certificate:
     ----------
     name : str
         Which inequality: ``'kl'``, ``'catoni'``, ``'linear'``,
-        ``'test_set'``, or a name given by the caller.
+        ``'held_out'``, or a name given by the caller.
     bound : float in [0, 1]
         The certified upper bound (clipped: a bound above 1 says nothing).
     delta : float
@@ -267,7 +267,7 @@ def linear_bound(empirical_risk, kl, lam, f, delta=0.05, grid_size=1,
                         upper=upper, parameter=lam, grid_size=grid_size)
 
 
-def test_set_bound(test_risk, m, delta=0.05, trivial=1.0):
+def held_out_bound(test_risk, m, delta=0.05, trivial=1.0):
     """Held-out bound for one predictor fixed before seeing the test sample:
     ``R <= kl_inverse_upper(r_test, log(1/delta) / m)`` (Chernoff; the
     binomial tail inversion of [PRST21] up to the kl relaxation).
@@ -277,7 +277,7 @@ def test_set_bound(test_risk, m, delta=0.05, trivial=1.0):
     U-statistic by the Jensen step of :mod:`pac_particles.bounds.ranking`).
     """
     q, _, m, delta = _check_inputs(test_risk, None, m, delta)
-    return _certificate("test_set", kl_inverse_upper(q, math.log(1 / delta) / m),
+    return _certificate("held_out", kl_inverse_upper(q, math.log(1 / delta) / m),
                         q, None, m, delta, trivial)
 
 

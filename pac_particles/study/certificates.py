@@ -40,7 +40,7 @@ from scipy.stats import norm
 from sklearn.model_selection import train_test_split
 
 from ..auc import auc_risk, binary_labels, linear_auc_risk
-from ..bounds import test_set_bound
+from ..bounds import held_out_bound
 from ..checks import check_count, check_probability
 
 __all__ = ["certificate_row", "coverage", "gaussian_population",
@@ -75,7 +75,7 @@ def certificate_row(X, y, name="", estimator=None, test_size=0.25, seed=0):
     cert, old = est.certificate_, est.bound_
     point_risk = auc_risk(est.decision_function(X_te), y_te)
     m_test = int(min(y_te.sum(), (1 - y_te).sum()))
-    held_out = test_set_bound(point_risk, m_test, est.eps, trivial=0.5)
+    held_out = held_out_bound(point_risk, m_test, est.eps, trivial=0.5)
     row = {
         "dataset": name, "n_train": len(y_tr), "d": X.shape[1],
         "m": int(min(y_tr.sum(), (1 - y_tr).sum())), "method": est.method,
