@@ -21,7 +21,7 @@ Example
     X, y, _ = load_dataset("pima")
     row = certificate_row(X, y, name="pima", seed=0)
     row["certified_auc"], row["certificate"], row["test_auc_point"]
-    cov = coverage(n=200, repetitions=200, seed=0)
+    cov = coverage(n=400, repetitions=200, seed=0)
     cov["coverage"] >= 1 - cov["delta"]
 
 References
@@ -119,7 +119,7 @@ def gaussian_population(n, pi, shift, rng):
     return X, y
 
 
-def coverage(n=200, pi=0.3, shift=(0.6, -0.4, 0.2), repetitions=200,
+def coverage(n=400, pi=0.4, shift=(1.5, -1.0, 0.5), repetitions=200,
              delta=0.05, estimator_kwargs=None, seed=0, population_size=None):
     """Frequency with which ``certified_auc_risk_`` of ``PACBayesAUC`` bounds
     the population ``E_rho[1 - AUC]`` of its randomised score.
