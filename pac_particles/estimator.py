@@ -91,8 +91,9 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     n_folds : int
         Folds for ``lam='cv'`` (SMC, VB).
     grid_size : int
-        Size of the grid for ``lam='cv'``; the certificate pays
-        ``log(grid_size)`` for the data-driven choice.
+        Size of the grid for ``lam='cv'``. The headline certificate (kl or
+        Catoni) holds for every posterior at once and pays nothing for the
+        data-driven choice; Corollary 19 (``bound_``) pays ``log(grid_size)``.
     vb_family : {'isotropic', 'diagonal', 'full'}
         Covariance family of the VB approximation.
     prior : {'gaussian', 'spike_slab'}
