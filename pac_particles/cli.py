@@ -198,7 +198,7 @@ def _print_demo(r):
     print(f"  PAC-Bayes certificate ({100 * (1 - c['delta']):g}%, {c['bound']} "
           f"bound, {c['prior'].split(':')[0]} prior): the randomised Gibbs "
           f"score has expected {_auc_claim(c['certified_auc'], c['vacuous'])} "
-          f"(its training AUC {c['empirical_randomized_auc']:.3f}, test AUC "
+          f"(its empirical AUC {c['empirical_randomized_auc']:.3f}, test AUC "
           f"{r['gibbs_expected_test_auc']:.3f}); Corollary 19: "
           f"{_auc_claim(c['corollary19_certified_auc'], c['corollary19_vacuous'])}")
     print(f"  held-out bound ({100 * (1 - t['delta']):g}%) for the Bayes point: "
