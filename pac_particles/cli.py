@@ -8,9 +8,11 @@ Sub-commands
     adaptive-tempering SMC on the AUC Gibbs posterior) with ``lam = n_train``;
     prints train/test AUC of the Bayes point and of the posterior mean, the
     test AUC of logistic regression on the same split, the PAC-Bayes
-    certificate, the log evidence, the number of tempering steps and the wall
-    time; writes as PNGs the ROC curves (``roc.png``), the posterior of the
-    normalised direction ``theta_k / ||theta||`` per feature
+    certificate (the tightest valid one, with its bound, prior and level,
+    labelled when vacuous; Corollary 19 beside it) and a held-out bound for
+    the Bayes point, the log evidence, the number of tempering steps and the
+    wall time; writes as PNGs the ROC curves (``roc.png``), the posterior of
+    the normalised direction ``theta_k / ||theta||`` per feature
     (``marginals.png``) and the tempering path, ``log Z`` against ``gamma``
     with the cross-validation AUC when ``--lam cv`` (``tempering_path.png``).
 ``fit DATA.csv``
@@ -45,7 +47,8 @@ Example
 References
 ----------
 [RACL14] Ridgway, Alquier, Chopin & Liang (2014), PAC-Bayesian AUC
-classification and scoring (the certificate is their Corollary 19).
+classification and scoring. The certificates are those of
+:mod:`pac_particles.bounds`.
 """
 
 import argparse
@@ -60,6 +63,7 @@ from sklearn.model_selection import train_test_split
 
 from .auc import auc_risk
 from .baselines import logistic_scores
+from .bounds import held_out_bound
 from .checks import InputError, check_count, check_fraction, check_positive
 from .data import DATASETS, load_csv, load_dataset, validate_xy
 from .estimator import METHODS, PACBayesAUC
@@ -70,7 +74,8 @@ from .results import jsonable, write_json, write_rows
 from .selection import cv_lambda
 
 __all__ = ["main", "demo", "fit_csv", "cv_csv", "parent_parsers",
-           "progress_argument", "build_parser"]
+           "progress_argument", "build_parser", "certificate_fields",
+           "test_set_fields"]
 
 
 def _check_sampler(n_particles, len_chain, seed):
@@ -108,7 +113,7 @@ def demo(dataset="pima", n_particles=200, len_chain=10, lam=None,
     estimator = PACBayesAUC(method="smc", lam=lam, n_particles=n_particles,
                             len_chain=len_chain, eps=eps, random_state=seed,
                             verbose=verbose).fit(X_tr, y_tr)
-    post, cert = estimator.posterior_, estimator.bound_
+    post = estimator.posterior_
     data, model = post.data, post.predictor
     scores_te = {
         "PAC-Bayes (Bayes point)": estimator.decision_function(X_te),
@@ -129,12 +134,13 @@ def demo(dataset="pima", n_particles=200, len_chain=10, lam=None,
         "n_particles_total": post.theta.shape[0],
         "wall_time_s": post.wall_time,
         "likelihood_share": model.loglik_seconds / post.wall_time,
-        "eps": eps, "bound_auc_risk": cert.auc_risk_bound_two_sample,
-        "bound_ordered_pairs": cert.bound,
         # the certificate is about the randomised score: one particle per use
         "gibbs_expected_test_auc": 1 - float(post.weights @ auc_risk(
             post.theta @ data.transform(X_te).T, y_te)),
     }
+    result.update(certificate_fields(estimator))
+    result["test_set_certificate"] = test_set_fields(
+        result["test_auc_bayes_point"], y_te, eps)
     ax = plot_roc(y_te, scores_te, title=f"{dataset}: test ROC")
     result["roc_png"] = save(ax.figure, os.path.join(out, "roc.png"))
     names = names or [f"x{k + 1}" for k in range(X.shape[1])]
@@ -151,6 +157,52 @@ def demo(dataset="pima", n_particles=200, len_chain=10, lam=None,
     return result
 
 
+def certificate_fields(estimator):
+    """The certificate of a fitted :class:`PACBayesAUC` as plain fields (for
+    the demo and the JSON summaries), on the AUC scale: ``certified_auc = 1 -
+    certified_auc_risk_``, with which bound, prior and delta, and whether it
+    is vacuous (AUC 1/2 or less: no better than a coin)."""
+    cert = estimator.certificate_
+    certified_auc = 1.0 - estimator.certified_auc_risk_
+    level = f"{100 * (1 - cert.delta):g}%"
+    if cert.vacuous:
+        statement = (f"VACUOUS: at {level} the certified AUC {certified_auc:.4f}"
+                     " is no better than a coin (0.5); the sample is too "
+                     "small for this posterior to be certified")
+    else:
+        statement = (f"with probability >= {1 - cert.delta:g}, the randomised "
+                     "posterior score (theta drawn from the posterior at each "
+                     f"use) has expected AUC >= {certified_auc:.4f}")
+    return {"certificate": {
+        "bound": cert.name, "prior": cert.prior, "delta": cert.delta,
+        "certified_auc": certified_auc,
+        "expected_auc_risk_bound": estimator.certified_auc_risk_,
+        "vacuous": cert.vacuous,
+        "empirical_randomized_auc": 1.0 - cert.empirical_randomized_risk,
+        "kl": cert.kl, "m": cert.m,
+        "candidates": {f"{name} ({i})": 1.0 - b for i, (name, b)
+                       in enumerate(cert.alternatives)},
+        "corollary19_certified_auc": 1.0 - estimator.bound_.auc_risk_bound_rigorous,
+        "corollary19_vacuous": estimator.bound_.auc_risk_bound_rigorous >= 0.5,
+        "statement": statement}}
+
+
+def test_set_fields(test_auc, y_test, delta):
+    """Held-out bound for the deterministic point estimate (fixed before the
+    test sample is seen): ``m = min(n_pos, n_neg)`` of the test sample."""
+    positives = np.asarray(y_test) == np.max(y_test)
+    held_out = held_out_bound(1.0 - test_auc, int(min(positives.sum(),
+                                                      (~positives).sum())),
+                              delta, trivial=0.5)
+    return {"certified_auc": 1.0 - held_out.bound, "delta": delta,
+            "vacuous": held_out.vacuous}
+
+
+def _auc_claim(certified_auc, vacuous):
+    label = " (VACUOUS: no better than a coin)" if vacuous else ""
+    return f"AUC >= {certified_auc:.3f}{label}"
+
+
 def _print_demo(r):
     print(f"dataset {r['dataset']}: n_train {r['n_train']}, n_test {r['n_test']}, "
           f"d {r['d']}, lam {r['lam']:g}")
@@ -159,11 +211,15 @@ def _print_demo(r):
     print(f"  posterior mean  train AUC {r['train_auc_mean']:.4f}  "
           f"test AUC {r['test_auc_mean']:.4f}")
     print(f"  logistic regression        test AUC {r['test_auc_logistic']:.4f}")
-    print(f"  PAC-Bayes certificate ({100 * (1 - r['eps']):.0f}%): randomised "
-          f"Gibbs score has expected 1 - AUC <= {r['bound_auc_risk']:.3f}, "
-          f"i.e. AUC >= {1 - r['bound_auc_risk']:.3f} "
-          f"(its test AUC: {r['gibbs_expected_test_auc']:.3f}); ordered-pairs "
-          f"risk <= {r['bound_ordered_pairs']:.3f} (Corollary 19)")
+    c, t = r["certificate"], r["test_set_certificate"]
+    print(f"  PAC-Bayes certificate ({100 * (1 - c['delta']):g}%, {c['bound']} "
+          f"bound, {c['prior'].split(':')[0]} prior): the randomised Gibbs "
+          f"score has expected {_auc_claim(c['certified_auc'], c['vacuous'])} "
+          f"(its empirical AUC {c['empirical_randomized_auc']:.3f}, test AUC "
+          f"{r['gibbs_expected_test_auc']:.3f}); Corollary 19: "
+          f"{_auc_claim(c['corollary19_certified_auc'], c['corollary19_vacuous'])}")
+    print(f"  held-out bound ({100 * (1 - t['delta']):g}%) for the Bayes point: "
+          f"test-population {_auc_claim(t['certified_auc'], t['vacuous'])}")
     print(f"  log evidence {r['log_evidence']:.3f}   tempering steps "
           f"{r['n_tempering_steps']}   particles {r['n_particles_total']}")
     print(f"  wall time {r['wall_time_s']:.2f} s "
@@ -197,7 +253,6 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
     start = time.perf_counter()
     estimator.fit(X_tr, y_tr)
     fit_seconds = time.perf_counter() - start
-    bound = estimator.bound_
     summary = {
         "data": os.path.abspath(path), "target": target or "last column",
         "n_train": len(y_tr), "n_features": X.shape[1],
@@ -205,13 +260,7 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
         "lam_chosen_by": "cv" if lam == "cv" else "user",
         "log_evidence": estimator.log_evidence_,
         "train_auc": estimator.train_auc_,
-        "certificate": {
-            "eps": bound.eps, "grid_size": bound.grid_size,
-            "expected_auc_risk_bound": bound.auc_risk_bound_two_sample,
-            "ordered_pairs_risk_bound": bound.bound,
-            "statement": (f"with probability >= {1 - bound.eps:g}, the randomised "
-                          "posterior score has expected 1 - AUC <= "
-                          f"{bound.auc_risk_bound_two_sample:.4f}")},
+        **certificate_fields(estimator),
         # keyed by the CSV's column names, as PACBayesAUC.coefficients_ is by
         # a DataFrame's
         "coefficients": dict(zip(names, estimator.coef_)),
@@ -223,6 +272,8 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
                                                          random_state=seed)}
         summary["n_test"] = len(y_te)
         summary["test_auc"] = estimator.score(X_te, y_te)
+        summary["test_set_certificate"] = test_set_fields(
+            summary["test_auc"], y_te, estimator.eps)
         summary["test_auc_logistic"] = 1 - auc_risk(
             scores["logistic regression"], y_te)
         summary["roc_png"] = save(plot_roc(y_te, scores).figure,

@@ -10,7 +10,8 @@ with a trailing underscore, ``random_state``), so it works in
 The estimator only assembles: the data are validated once per fit
 (:func:`pac_particles.data.validate_xy`), ``lam`` is chosen by
 :mod:`pac_particles.selection` (one grid, one K-fold machinery, EP's
-leave-one-out criterion), and the certificate ``bound_`` comes from
+leave-one-out criterion), and the certificates ``certificate_`` (the
+tightest valid one) and ``bound_`` (Corollary 19) come from
 :mod:`pac_particles.bounds`. Bad parameters raise
 :class:`pac_particles.checks.InputError`.
 
@@ -49,11 +50,13 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .auc import auc_risk, pu_corrected_risk
-from .bounds import (pac_bayes_bound_gaussian, pac_bayes_bound_gibbs,
+from .bounds import (auc_certificate, data_dependent_candidate, gibbs_kl,
+                     pac_bayes_bound_gaussian, pac_bayes_bound_gibbs,
                      pac_bayes_bound_gp, smc_certificate)
 from .checks import (InputError, check_choice, check_count,
                      check_finite_array, check_positive, check_probability,
                      check_pu_prior)
+from .gaussian import gaussian_kl
 from .data import validate_xy
 from .ep import EPGP, EPConvergenceWarning, EPLinear, EPSpikeSlab
 from .inference_data import to_inference_data
@@ -97,8 +100,9 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     n_folds : int
         Folds for ``lam='cv'`` (SMC, VB).
     grid_size : int
-        Size of the grid for ``lam='cv'``; the certificate pays
-        ``log(grid_size)`` for the data-driven choice.
+        Size of the grid for ``lam='cv'``. The headline certificate (kl or
+        Catoni) holds for every posterior at once and pays nothing for the
+        data-driven choice; Corollary 19 (``bound_``) pays ``log(grid_size)``.
     vb_family : {'isotropic', 'diagonal', 'full'}
         Covariance family of the VB approximation.
     prior : {'gaussian', 'spike_slab'}
@@ -169,13 +173,21 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
     lam_ : the inverse temperature used.
     log_evidence_ : estimate of ``log Z(lam_)``: SMC estimate, EP energy, or
         the VB lower bound (ELBO).
-    certified_auc_risk_ : bound, holding with probability ``1 - eps``, on the
-        expected ``1 - AUC`` (positive vs negative) of the randomised
-        posterior score: ``bound_.auc_risk_bound_two_sample``, PU-corrected.
-    bound_ : :class:`pac_particles.bounds.PACBayesBound`, the PAC-Bayes
-        certificate at level ``1 - eps`` of the Gibbs posterior (union bound
-        over the CV grid when ``lam='cv'``); ``bound_.auc_risk_bound_two_sample``
-        bounds the expected test ``1 - AUC`` of the randomised score.
+    certified_auc_risk_ : float in [0, 1], the headline certificate: with
+        probability at least ``1 - eps``, the randomised posterior score
+        (``theta ~ posterior_`` drawn at each use) has expected population
+        ``1 - AUC`` (positive vs negative) at most this;
+        ``certificate_.bound``, PU-corrected. ``1 - certified_auc_risk_`` is
+        the certified AUC; 1/2 or more is vacuous.
+    certificate_ : :class:`pac_particles.bounds.Certificate`, the tightest
+        valid certificate (:meth:`_certificate`): ``name`` (``'kl'`` or
+        ``'catoni'``), ``prior`` (data-free or data-dependent), ``delta``
+        (``eps``), ``bound``, ``vacuous``, ``empirical_randomized_risk``
+        (``E_rho[R_n]`` on the sample the bound uses), ``kl``, ``m`` and the
+        ``alternatives`` compared.
+    bound_ : :class:`pac_particles.bounds.PACBayesBound`, the dissertation's
+        Corollary 19 at level ``1 - eps`` (union bound over the CV grid when
+        ``lam='cv'``), kept for reference; its fields are clipped to [0, 1].
     proba_slope_ : slope of the logistic map from ``decision_function`` to
         ``predict_proba`` (fitted on the training scores).
     heldout_auc_ : AUC of held-out scores, PU-corrected with ``pu_prior``:
@@ -332,8 +344,9 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
         train_scores = self._raw_scores(X)
         self.train_auc_ = 1.0 - float(pu_corrected_risk(
             auc_risk(train_scores, positives), self.pu_prior))
-        self.certified_auc_risk_ = float(pu_corrected_risk(
-            self.bound_.auc_risk_bound_two_sample, self.pu_prior))
+        self.certificate_ = self._certificate()
+        self.certified_auc_risk_ = min(max(float(pu_corrected_risk(
+            self.certificate_.bound, self.pu_prior)), 0.0), 1.0)
         self.threshold_ = _youden_cut(positives, train_scores)
         if self.kernel is None:
             # decision_function > 0 exactly where the score passes the threshold
@@ -576,11 +589,53 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
                 expected_risk=expected_auc_risk(result.mean, result.cov,
                                                 data.X_pos, data.X_neg),
                 **common)
-        prior_var = self.hyperparameters_.get("prior_var", self.prior_var)
         # data.X is preprocessed already: standardising it again is the identity
         return pac_bayes_bound_gaussian(result.mean, result.cov, data.X, data.y,
-                                        approx.lam, prior_var=prior_var,
+                                        approx.lam, prior_var=self._prior_var(),
                                         standardize=False, **common)
+
+    def _certificate(self):
+        """The tightest certificate of the fitted posterior
+        (:func:`pac_particles.bounds.auc_certificate`, ``delta = eps`` split
+        evenly between the candidates): PAC-Bayes-kl and Catoni under the
+        data-free prior and, for linear scores under the Gaussian prior, the
+        kl bound under an EP prior fitted on 30% of each class
+        (:func:`pac_particles.bounds.data_dependent_candidate`). The kl bound
+        holds for every posterior at once, so the data-driven ``lam_`` costs
+        nothing; Catoni's grid is paid inside."""
+        post = self.posterior_
+        if self.method == "smc":
+            model, data = post.predictor, post.data
+            expected = float(post.weights @ model.risk(post.theta))
+            kl = gibbs_kl(post.log_z, post.lam, expected)
+            rho = dict(particles=(post.theta, post.weights, kl))
+        else:
+            approx = self.approximation_
+            data = approx.data
+            rho = dict(gaussian=(post.mean, post.cov))
+            if self.kernel is not None:
+                eye = np.eye(data.n)
+                expected = expected_auc_risk(post.mean, post.cov, eye[data.y],
+                                             eye[~data.y])
+                kl = max(gaussian_kl(post.mean, post.cov, approx.prior_cov()), 0.0)
+            else:
+                expected = expected_auc_risk(post.mean, post.cov, data.X_pos,
+                                             data.X_neg)
+                kl = (gibbs_kl(post.log_z, approx.lam, expected)
+                      if self.prior == "spike_slab" else
+                      max(gaussian_kl(post.mean, post.cov, self._prior_var()), 0.0))
+        extra = []
+        if self.kernel is None and self.prior == "gaussian":
+            # the split is drawn from the seed alone, before any fit
+            extra.append(data_dependent_candidate(
+                data.X, data.y, prior_var=self._prior_var(),
+                seed=0 if self.random_state is None else self.random_state,
+                **rho))
+        return auc_certificate(expected, kl, risk=AUCRisk(data.y),
+                               delta=self.eps, extra=extra)
+
+    def _prior_var(self):
+        return self.hyperparameters_.get("prior_var", self.prior_var)
 
     def _raw_scores(self, X):
         if self.kernel is None:

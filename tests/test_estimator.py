@@ -53,6 +53,58 @@ def test_certificate_is_the_gibbs_bound_of_the_fitted_posterior():
     assert est.bound_.auc_risk_bound_two_sample > est.bound_.expected_risk
 
 
+def test_headline_certificate_is_the_tightest_of_its_candidates():
+    from pac_particles.bounds import (auc_certificate, data_dependent_candidate,
+                                      gibbs_kl)
+    X, y = _data()
+    est = PACBayesAUC(lam=60.0, n_particles=50, len_chain=5, eps=0.1,
+                      random_state=3).fit(X, y)
+    post, cert = est.posterior_, est.certificate_
+    risk = float(post.weights @ post.predictor.risk(post.theta))
+    kl = gibbs_kl(post.log_z, 60.0, risk)
+    extra = data_dependent_candidate(post.data.X, post.data.y, seed=3,
+                                     particles=(post.theta, post.weights, kl))
+    expected = auc_certificate(risk, kl, n_pos=post.data.n_pos,
+                               n_neg=post.data.n_neg, delta=0.1, extra=[extra])
+    assert cert == expected
+    assert cert.delta == 0.1 and cert.n_candidates == 3
+    assert cert.bound == min(bound for _, bound in cert.alternatives)
+    assert est.certified_auc_risk_ == cert.bound
+    # the kl bound is far tighter than the Corollary 19 relaxation
+    assert cert.bound < est.bound_.auc_risk_bound_two_sample
+
+
+@pytest.mark.parametrize("kwargs", [dict(method="ep"), dict(method="vb"),
+                                    dict(method="ep", kernel="rbf"),
+                                    dict(method="ep", prior="spike_slab")])
+def test_every_method_reports_a_certificate_in_zero_one(kwargs):
+    X, y = _data()
+    est = PACBayesAUC(lam=80.0, random_state=0, **kwargs).fit(X, y)
+    cert = est.certificate_
+    assert 0 <= est.certified_auc_risk_ <= 1
+    assert cert.name in ("kl", "catoni") and cert.delta == est.eps
+    # data-dependent priors for linear scores under the Gaussian prior only
+    linear_gaussian = "kernel" not in kwargs and "prior" not in kwargs
+    assert cert.n_candidates == (3 if linear_gaussian else 2)
+    assert cert.vacuous == (cert.bound >= 0.5)
+
+
+def test_certificate_stays_in_zero_one_and_says_vacuous_at_extreme_lam():
+    """Separable data, lam = 1e5: the Corollary 19 bound was 284; every
+    reported bound is now in [0, 1] and flagged."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    est = PACBayesAUC(method="ep", lam=1e5, random_state=0).fit(X, y)
+    for value in (est.certified_auc_risk_, est.bound_.bound,
+                  est.bound_.auc_risk_bound_two_sample,
+                  est.bound_.auc_risk_bound_rigorous):
+        assert 0 <= value <= 1
+    assert est.bound_.vacuous
+    small = PACBayesAUC(method="ep", lam=10.0).fit(X[:12], y[:12])
+    assert small.certificate_.vacuous and small.certified_auc_risk_ >= 0.5
+
+
 def test_predict_uses_the_youden_point_of_the_training_roc():
     X, y = _data()
     est = PACBayesAUC(lam=200.0, n_particles=50, len_chain=5, random_state=0).fit(X, y)

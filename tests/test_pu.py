@@ -75,7 +75,7 @@ def test_pu_fit_ranks_like_the_fully_labelled_fit(method):
     assert pu.score(X, y_pu) == pytest.approx(pu.train_auc_)
     # the certificate is on the positive-vs-negative scale
     assert pu.certified_auc_risk_ == pytest.approx(float(pu_corrected_risk(
-        pu.bound_.auc_risk_bound_two_sample, pi)))
+        pu.certificate_.bound, pi)))
 
 
 def test_corrected_auc_range_over_an_interval_of_pi():

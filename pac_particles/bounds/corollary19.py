@@ -1,4 +1,9 @@
-"""PAC-Bayes certificates for AUC scoring (Corollary 19 of the dissertation).
+"""The dissertation's Corollary 19 for AUC scoring, kept for reference.
+
+The certificates reported by default are the PAC-Bayes-kl and Catoni bounds
+of :mod:`pac_particles.bounds.ranking`; this linear (Hoeffding) form is
+vacuous on most real data sets. Every bound field of :class:`PACBayesBound`
+is clipped to [0, 1] (the terms are not).
 
 Risks of the theorem
 --------------------
@@ -143,20 +148,20 @@ McAllester, D. A. (1998). Some PAC-Bayesian theorems. Proceedings of COLT, 230-2
 """
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 from scipy.stats import beta
 
-from .checks import (InputError, check_count, check_positive,
+from ..checks import (InputError, check_count, check_positive,
                      check_probability)
-from .data import check_lam, validate_xy
-from .gaussian import gaussian_kl
-from .risks import AUCRisk
+from ..data import check_lam, validate_xy
+from ..gaussian import gaussian_kl
+from ..risks import AUCRisk
 # about the bound's normalisation, kept next to the VB default lam they serve
-from .vb import expected_auc_risk, ordered_pairs_factor
+from ..vb import expected_auc_risk, ordered_pairs_factor
+from .ranking import check_log_z, gibbs_kl
 
 __all__ = ["PACBayesBound", "pac_bayes_bound", "pac_bayes_bound_gaussian",
            "pac_bayes_bound_gp", "pac_bayes_bound_gibbs",
@@ -172,9 +177,10 @@ class PACBayesBound:
 
     Attributes
     ----------
-    bound : float
+    bound : float in [0, 1]
         Upper bound on ``E_rho[R]``, the population risk over all ordered pairs;
-        holds with probability at least ``1 - eps``.
+        holds with probability at least ``1 - eps`` (clipped; so are the
+        ``auc_risk_bound*`` fields).
     empirical_term : float or None
         ``E_rho[r_n] = q_n E_rho[R_n]`` (None for a Gibbs posterior given by
         ``log Z`` alone).
@@ -243,6 +249,12 @@ class PACBayesBound:
         """True when the bound on ``R`` is below the trivial value 1/2."""
         return self.bound < self.trivial
 
+    @property
+    def vacuous(self):
+        """True when the two-sample bound on ``E_rho[1 - AUC]`` (the one
+        reported) is 1/2 or more: no better than a coin."""
+        return self.auc_risk_bound_two_sample >= TRIVIAL_BOUND
+
 
 def _check_counts(n_pos, n_neg):
     n_pos = check_count(n_pos, "n_pos", minimum=0)
@@ -308,8 +320,9 @@ def _certificate(free_energy, lam, sizes, eps, grid_size, eps_prevalence,
     log_term = math.log(grid_size / eps)
     two_sample = ((free_energy + log_term) / lam
                   + lam / (8.0 * n_independent))
+    # every reported bound on a risk lies in [0, 1]; the terms stay raw
     return PACBayesBound(
-        bound=bound,
+        bound=_clip(bound),
         empirical_term=None if expected_risk is None else q_n * expected_risk,
         kl_term=None if kl is None else kl / lam_pairs,
         free_energy_term=free_energy_term,
@@ -318,10 +331,14 @@ def _certificate(free_energy, lam, sizes, eps, grid_size, eps_prevalence,
         eps=eps, grid_size=grid_size, lam=lam, lam_pairs=lam_pairs,
         pair_factor=q_n, n_pos=n_pos, n_neg=n_neg, kl=kl,
         expected_risk=expected_risk,
-        auc_risk_bound=bound / q_n,
-        auc_risk_bound_rigorous=bound / q_lo,
+        auc_risk_bound=_clip(bound / q_n),
+        auc_risk_bound_rigorous=_clip(bound / q_lo),
         eps_prevalence=eps_prevalence,
-        auc_risk_bound_two_sample=two_sample)
+        auc_risk_bound_two_sample=_clip(two_sample))
+
+
+def _clip(value):
+    return float(min(max(value, 0.0), 1.0))
 
 
 def _check_risk(expected_risk):
@@ -499,26 +516,11 @@ def pac_bayes_bound_gibbs(log_z, lam, n_pos=None, n_neg=None,
     -------
     PACBayesBound
     """
-    lam = check_lam(lam)
-    try:
-        log_z = float(log_z)
-    except (TypeError, ValueError):
-        raise InputError(f"log_z must be a number, got {log_z!r}")
-    # 0 <= R_n <= 1 forces -lam <= log Z <= 0
-    slack = 1e-9 * max(1.0, lam)
-    if not np.isfinite(log_z) or log_z > slack or log_z < -lam - slack:
-        raise InputError(f"log_z must lie in [-lam, 0] = [{-lam}, 0] for a "
-                         f"risk in [0, 1], got {log_z}")
+    log_z, lam = check_log_z(log_z, lam)
     kl = None
     if expected_risk is not None:
         expected_risk = _check_risk(expected_risk)
-        kl = -log_z - lam * expected_risk
-        if kl < 0:
-            warnings.warn(f"-log_z - lam * expected_risk = {kl:.3g} < 0: "
-                          "inconsistent Monte Carlo estimates; KL set to 0 "
-                          "and the bound uses lam * expected_risk instead of "
-                          "-log_z", stacklevel=2)
-            kl = 0.0
+        kl = gibbs_kl(log_z, lam, expected_risk)
         free_energy = lam * expected_risk + kl      # >= -log_z
     else:
         free_energy = -log_z

@@ -1,0 +1,334 @@
+"""PAC-Bayes-kl and Catoni certificates for the AUC risk, with data-free or
+data-dependent priors.
+
+The AUC risk is a two-sample U-statistic
+-----------------------------------------
+Condition on the labels: the ``n_pos`` positives are i.i.d. from ``P+``, the
+``n_neg`` negatives i.i.d. from ``P-``, independently. For a fixed ``theta``::
+
+    R_n(theta) = 1/(n_pos n_neg) sum_{i, j} h(X+_i, X-_j),
+    h(x, x') = 1{s(x) < s(x')} + 1/2 1{s(x) = s(x')}  in [0, 1],
+
+a two-sample U-statistic of mean ``R(theta) = 1 - AUC(theta)`` (ties 1/2),
+the population risk, which does not depend on the labels drawn.
+
+*Hoeffding's decomposition* [Hoe63, Sec. 5b; CLV08]. Let ``m = min(n_pos,
+n_neg)``, say ``m = n_pos``. For an injection ``sigma`` of the positives into
+the negatives put ``W_sigma = (1/m) sum_i h(X+_i, X-_sigma(i))``: the ``m``
+pairs share no point, so ``W_sigma`` is a mean of ``m`` *independent* terms in
+[0, 1] of mean ``R``. Every pair ``(i, j)`` lies in the same number of
+injections, so ``R_n`` is the average of the ``W_sigma`` over all injections:
+an average of averages of ``m`` i.i.d. terms.
+
+*Jensen.* For any convex ``phi``, ``phi(R_n) <= avg_sigma phi(W_sigma)``, so
+``E phi(R_n) <= E phi(mean of m i.i.d. terms)``. Two convex choices give the
+two exponential moments of :mod:`pac_particles.bounds.certificates`:
+
+* ``phi(x) = exp(m kl(x || R))`` (``kl`` is convex in its first argument,
+  ``exp`` convex increasing): ``E exp(m kl(R_n || R)) <= xi(m) <= 2 sqrt(m)``
+  [Mau04];
+* ``phi(x) = exp(-C m x)``: ``E exp(-C m R_n) <= (1 - R (1 - e^-C))^m``
+  (Catoni's moment).
+
+The rest of the PAC-Bayes argument (Fubini under the prior, Donsker-Varadhan,
+Markov, Jensen on the jointly convex ``kl`` for ``E_rho``) is unchanged, so
+with probability at least ``1 - delta``, for every ``rho``::
+
+    kl(E_rho[R_n] || E_rho[1 - AUC]) <= (KL(rho || prior) + log(xi(m)/delta)) / m,
+    m = min(n_pos, n_neg) = risk.n_independent,
+
+and Catoni's bound with the same ``m`` (:func:`auc_certificate`). It holds
+given every label vector, hence unconditionally; it is a statement about the
+*randomised* score ``x -> s_theta(x)``, ``theta ~ rho`` drawn afresh, whose
+expected AUC is at least ``1 - bound``. ``m`` cannot be larger in general: if
+``h`` depended on the positive only, ``R_n`` would be a mean of ``n_pos``
+i.i.d. terms. A bound of 1/2 or more certifies nothing (a coin ranks with
+AUC 1/2): ``trivial = 0.5``. By Pinsker's inequality (``kl(q || p) >= 2 (p -
+q)^2``) the kl bound is below the Hoeffding relaxation of the same
+decomposition (``lam / (8 m)``, ``auc_risk_bound_two_sample`` of
+:mod:`pac_particles.bounds.corollary19`) at its best ``lam`` once
+``log(1/delta)`` is replaced by ``log(xi(m)/delta)``; for small risks it is
+much tighter (``kl(q || p) ~ (p - q)^2 / (2 p)``).
+
+The posterior's KL
+------------------
+* Gaussian ``rho = N(mu, S)`` (EP, VB): ``E_rho[R_n]`` and ``KL`` in closed
+  form (:func:`gaussian_auc_certificate`).
+* The Gibbs posterior ``∝ prior exp(-lam R_n)``: ``KL = -log Z - lam E_rho[R_n]``
+  (:func:`gibbs_kl`; SMC gives both ``log Z`` and the particles' risks), a
+  plug-in of the Monte Carlo estimates.
+* The kl bound holds for all ``rho`` at once: choosing ``rho`` (its ``lam``
+  by cross-validation, or to minimise the bound) with the data costs nothing.
+
+Data-dependent priors [PRST21; DR18]
+------------------------------------
+:func:`data_dependent_candidate`: split the training sample (stratified, by a
+seed: independent of the features given the labels) into a prior part ``A``
+and a certification part ``B``; fit EP on ``A`` alone at ``lam = n_A`` (a
+rule fixed in advance) and take its Gaussian ``N(mu_A, S_A)`` as the prior;
+certify on ``B`` with ``m_B = min(n_pos_B, n_neg_B)``. ``rho`` may still use
+all the data (the estimator's posterior): the bound needs ``E_rho[R_B]`` on
+``B`` and ``KL(rho || N(mu_A, S_A))``: closed form for a Gaussian ``rho``; for
+SMC particles ``KL(rho || prior) + E_rho[log prior - log N(mu_A, S_A)]``.
+It trades ``m`` for ``KL``: it helps when the data-free ``KL`` is large
+(many features) and hurts on small samples. :func:`auc_certificate` takes it
+as an extra candidate of the union bound, which pays for the choice.
+
+The inputs are standardised with the whole sample's scales before either
+prior is applied, which makes every prior here slightly data-dependent (the
+dependence is through ``d`` scales that concentrate at rate ``1/sqrt(n)``).
+
+Example
+-------
+>>> from pac_particles.bounds import auc_certificate
+>>> cert = auc_certificate(0.18, kl=9.0, n_pos=200, n_neg=380, delta=0.05)
+>>> cert.name in ("kl", "catoni"), round(1 - cert.bound, 2), cert.vacuous
+(True, 0.64, False)
+
+References
+----------
+[CLV08] Clemencon, S., Lugosi, G. and Vayatis, N. (2008). Ranking and
+empirical minimization of U-statistics. Annals of Statistics 36(2), 844-874.
+
+[DR18] Dziugaite, G. K. and Roy, D. M. (2018). Data-dependent PAC-Bayes
+priors via differential privacy. NeurIPS 31.
+
+[Hoe63] Hoeffding, W. (1963). Probability inequalities for sums of bounded
+random variables. JASA 58(301), 13-30.
+
+[Mau04] Maurer, A. (2004). A note on the PAC Bayesian theorem. arXiv:cs/0411099.
+
+[PRST21] Perez-Ortiz, M., Rivasplata, O., Shawe-Taylor, J. and Szepesvari, C.
+(2021). Tighter risk certificates for neural networks. JMLR 22(227), 1-40.
+
+[UAG06] Usunier, N., Amini, M.-R. and Gallinari, P. (2006). Generalization
+error bounds for classifiers trained with interdependent data. NIPS 18
+(the fractional-cover view: the same ``m`` for the bipartite pair graph).
+"""
+
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+
+from ..auc import binary_labels, linear_auc_risk
+from ..checks import (InputError, check_count, check_fraction, check_positive,
+                      check_probability)
+from ..gaussian import gaussian_kl
+from ..probit_risk import expected_auc_risk
+from .certificates import BOUNDS, tightest
+
+__all__ = ["AUC_TRIVIAL", "auc_certificate", "gaussian_auc_certificate",
+           "check_log_z", "gibbs_kl", "prior_split", "data_dependent_candidate"]
+
+# a coin ranks with AUC 1/2: E[1 - AUC] <= 1/2 certifies nothing
+AUC_TRIVIAL = 0.5
+
+
+def _independent_terms(risk, n_pos, n_neg):
+    if risk is not None:
+        if n_pos is not None or n_neg is not None:
+            raise InputError("give either risk or n_pos and n_neg, not both")
+        return check_count(risk.n_independent, "n_independent")
+    if n_pos is None or n_neg is None:
+        raise InputError("give the class counts n_pos and n_neg, or risk")
+    n_pos = check_count(n_pos, "n_pos")
+    n_neg = check_count(n_neg, "n_neg")
+    return min(n_pos, n_neg)
+
+
+def auc_certificate(expected_risk, kl, risk=None, n_pos=None, n_neg=None,
+                    delta=0.05, bounds=("kl", "catoni"), extra=()):
+    """The tightest certificate on ``E_rho[1 - AUC]`` among ``bounds`` (with
+    ``m = min(n_pos, n_neg)``) and ``extra`` candidates, ``delta`` split
+    evenly between them (module docstring).
+
+    Parameters
+    ----------
+    expected_risk : float in [0, 1]
+        ``E_rho[R_n]`` on the training sample.
+    kl : float >= 0
+        ``KL(rho || prior)``, the prior fixed before seeing the sample.
+    risk : pac_particles.risks.Risk, optional
+        Its ``n_independent`` is ``m``; or give ``n_pos, n_neg``.
+    delta : float in (0, 1)
+    bounds : names among ``'kl'``, ``'catoni'``.
+    extra : sequence of callables ``delta_each -> Certificate``
+        More candidates, e.g. :func:`data_dependent_candidate`.
+
+    Returns
+    -------
+    Certificate
+        ``bound`` in [0, 1] on the expected ``1 - AUC`` of the randomised
+        score; ``vacuous`` when ``bound >= 1/2``.
+    """
+    m = _independent_terms(risk, n_pos, n_neg)
+    names = [bounds] if isinstance(bounds, str) else list(bounds)
+    for name in names:
+        if name not in BOUNDS:
+            raise InputError(f"unknown bound {name!r}; choose from "
+                             f"{sorted(BOUNDS)}")
+    candidates = [lambda d, f=BOUNDS[name]: f(expected_risk, kl, m, d,
+                                              trivial=AUC_TRIVIAL)
+                  for name in names]
+    return tightest(candidates + list(extra), delta)
+
+
+def gaussian_auc_certificate(mean, cov, X_pos, X_neg, prior_var=1.0,
+                             prior_mean=None, delta=0.05,
+                             bounds=("kl", "catoni"), extra=()):
+    """:func:`auc_certificate` for ``rho = N(mean, cov)`` on linear scores
+    ``x . theta`` under the prior ``N(prior_mean, prior_var)`` (default mean
+    0; ``prior_var`` scalar, (d,) or (d, d)): ``E_rho[R_n]`` and ``KL`` in
+    closed form. For GP latent scores pass identity rows and the kernel
+    matrix as ``prior_var``.
+    """
+    mean = np.asarray(mean, dtype=float)
+    shift = mean if prior_mean is None else mean - np.asarray(prior_mean, float)
+    kl = max(gaussian_kl(shift, cov, prior_var), 0.0)
+    risk = expected_auc_risk(mean, cov, X_pos, X_neg)
+    return auc_certificate(risk, kl, n_pos=len(X_pos), n_neg=len(X_neg),
+                           delta=delta, bounds=bounds, extra=extra)
+
+
+def check_log_z(log_z, lam):
+    """``(log_z, lam)`` as floats, or InputError unless ``lam > 0`` and
+    ``-lam <= log_z <= 0`` (forced by a risk in [0, 1])."""
+    lam = check_positive(lam, "lam")
+    try:
+        log_z = float(log_z)
+    except (TypeError, ValueError):
+        raise InputError(f"log_z must be a number, got {log_z!r}")
+    slack = 1e-9 * max(1.0, lam)
+    if not np.isfinite(log_z) or log_z > slack or log_z < -lam - slack:
+        raise InputError(f"log_z must lie in [-lam, 0] = [{-lam}, 0] for a "
+                         f"risk in [0, 1], got {log_z}")
+    return log_z, lam
+
+
+def gibbs_kl(log_z, lam, expected_risk):
+    """``KL(Gibbs || prior) = -log Z - lam E_Gibbs[R_n]`` for the Gibbs
+    posterior ``∝ prior exp(-lam R_n)`` [ARC16, Prop. 6 with rho the Gibbs
+    posterior].
+
+    Monte Carlo estimates (SMC's ``log Z`` and weighted risks) can make it
+    slightly negative: it is then set to 0 with a warning (and the free
+    energy ``lam E[R_n] + KL`` used by linear bounds becomes ``lam E[R_n] >=
+    -log Z``, the conservative side).
+    """
+    log_z, lam = check_log_z(log_z, lam)
+    expected_risk = check_probability(expected_risk, "expected_risk",
+                                      closed=True)
+    kl = -log_z - lam * expected_risk
+    if kl < 0:
+        warnings.warn(f"-log_z - lam * expected_risk = {kl:.3g} < 0: "
+                      "inconsistent Monte Carlo estimates; KL set to 0 "
+                      "and the bound uses lam * expected_risk instead of "
+                      "-log_z", stacklevel=2)
+        kl = 0.0
+    return kl
+
+
+def prior_split(y, fraction=0.5, seed=0):
+    """Boolean mask of the prior part ``A`` of a stratified split: a
+    ``fraction`` of the positives and of the negatives, drawn with ``seed``
+    (so independent of the features given the labels). At least one point
+    of each class stays on each side.
+    """
+    positives = binary_labels(y)
+    fraction = check_fraction(fraction, "prior_fraction")
+    rng = np.random.default_rng(seed)
+    in_prior = np.zeros(positives.shape[0], dtype=bool)
+    for cls in (True, False):
+        idx = np.flatnonzero(positives == cls)
+        if idx.size < 2:
+            raise InputError("a data-dependent prior needs at least two "
+                             "points of each class")
+        k = min(max(int(round(fraction * idx.size)), 1), idx.size - 1)
+        in_prior[rng.permutation(idx)[:k]] = True
+    return in_prior
+
+
+def _ep_prior(X, y, prior_var):
+    """EP on the prior part at ``lam = n_A``: the prior's rule is fixed in
+    advance, its data are ``A`` only."""
+    from ..ep import EPLinear     # EP sits beside the bounds, imported on use
+    result = EPLinear(X, y, lam=float(len(y)), prior_var=prior_var,
+                      standardize=False).fit()
+    return result.mean, result.cov
+
+
+def _log_gaussian(theta, mean, cov):
+    """Log density of ``N(mean, cov)`` at the rows of ``theta`` (Cholesky)."""
+    L = np.linalg.cholesky(cov)
+    z = np.linalg.solve(L, (theta - mean).T)
+    return (-0.5 * np.sum(z ** 2, axis=0) - np.sum(np.log(np.diag(L)))
+            - 0.5 * mean.size * math.log(2 * math.pi))
+
+
+def data_dependent_candidate(X, y, prior_var=1.0, gaussian=None,
+                             particles=None, fraction=0.3, seed=0,
+                             bounds=("kl",)):
+    """A candidate of :func:`auc_certificate`: ``rho`` certified on the part
+    ``B`` of ``(X, y)`` under the EP prior fitted on the part ``A``
+    (:func:`prior_split`; module docstring).
+
+    Parameters
+    ----------
+    X, y : the (preprocessed) training inputs ``rho`` lives on, and labels.
+    prior_var : float or (d,) array
+        Variance of the data-free Gaussian prior (EP's prior on ``A``, and the
+        reference of ``particles``' KL).
+    gaussian : tuple (mean, cov), optional
+        ``rho = N(mean, cov)``.
+    particles : tuple (theta, weights, kl), optional
+        ``rho`` as weighted particles (N, d) with its ``KL`` to the data-free
+        prior ``N(0, prior_var)`` (for SMC: :func:`gibbs_kl`).
+    fraction : float in (0, 1), default 0.3
+        Share of each class in the prior part (0.3 certified Pima best
+        among 0.2, 0.3, 0.4, 0.5; see the README's certificates table).
+    seed : int
+    bounds : names among ``'kl'``, ``'catoni'`` (tightest of them, inside
+        this candidate's ``delta``).
+
+    Returns
+    -------
+    callable ``delta_each -> Certificate`` (named ``'kl'`` or ``'catoni'``
+    with ``prior`` describing the split).
+    """
+    if (gaussian is None) == (particles is None):
+        raise InputError("give rho as gaussian=(mean, cov) or as "
+                         "particles=(theta, weights, kl), one of them")
+    X = np.asarray(X, dtype=float)
+    positives = binary_labels(y)
+    in_prior = prior_split(positives, fraction, seed)
+    mu_a, cov_a = _ep_prior(X[in_prior], positives[in_prior], prior_var)
+    cert_pos, cert_neg = X[~in_prior & positives], X[~in_prior & ~positives]
+    if gaussian is not None:
+        mean, cov = (np.asarray(a, dtype=float) for a in gaussian)
+        risk_b = expected_auc_risk(mean, cov, cert_pos, cert_neg)
+        kl = gaussian_kl(mean - mu_a, cov, cov_a)
+    else:
+        theta, weights, kl_free = particles
+        theta = np.atleast_2d(np.asarray(theta, dtype=float))
+        weights = np.asarray(weights, dtype=float)
+        d = theta.shape[1]
+        prior_cov = np.diag(np.broadcast_to(np.asarray(prior_var, float), (d,)))
+        risk_b = float(weights @ linear_auc_risk(theta, cert_pos, cert_neg))
+        # KL(rho || pi_A) = KL(rho || pi) + E_rho[log pi - log pi_A]
+        kl = kl_free + float(weights @ (
+            _log_gaussian(theta, np.zeros(d), prior_cov)
+            - _log_gaussian(theta, mu_a, cov_a)))
+    kl = max(float(kl), 0.0)
+    risk_b = min(max(float(risk_b), 0.0), 1.0)
+    label = (f"data-dependent: EP prior on {fraction:.0%} of each class "
+             f"(lam = n_A), certified on the other {1 - fraction:.0%}")
+
+    def candidate(delta_each):
+        cert = auc_certificate(risk_b, kl, n_pos=len(cert_pos),
+                               n_neg=len(cert_neg), delta=delta_each,
+                               bounds=bounds)
+        return dataclasses.replace(cert, prior=label, n_candidates=1,
+                                   alternatives=())
+    return candidate
