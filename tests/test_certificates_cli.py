@@ -49,7 +49,7 @@ def test_a_vacuous_certificate_is_labelled_everywhere(tmp_path, capsys):
               "log_evidence": -3.0, "n_tempering_steps": 4,
               "n_particles_total": 100, "wall_time_s": 1.0,
               "likelihood_share": 0.5, "roc_png": "roc.png",
-              "marginals_png": "m.png",
+              "marginals_png": "m.png", "tempering_path_png": "t.png",
               "test_set_certificate": {"certified_auc": 0.3, "delta": 0.05,
                                        "vacuous": True},
               **certificate_fields(est)}
