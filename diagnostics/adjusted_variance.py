@@ -42,6 +42,7 @@ import sys
 import matplotlib.pyplot as plt
 import numpy as np
 
+from pac_particles.cli import parent_parsers, progress_argument
 from pac_particles.data import DATASETS, load_dataset
 from pac_particles.models import AUCGibbsModel
 from pac_particles.moves import MOVES
@@ -50,7 +51,8 @@ from pac_particles.study import matched_sizes, repeated_runs
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     parents=[parent_parsers()["quiet"]])
     parser.add_argument("--dataset", default="sonar", choices=sorted(DATASETS))
     parser.add_argument("--lam", type=float, default=None, help="default: n")
     parser.add_argument("--moves", nargs="+", default=["random_walk",
@@ -87,7 +89,8 @@ def main(argv=None):
         runs = repeated_runs(model, move, len_chains=len_chains, n_runs=args.runs,
                              wastefree=False, n_particles=sizes, seed=args.seed,
                              n_jobs=args.n_jobs, numba_threads=args.threads,
-                             n_coefficients=args.coefficients, label=args.dataset)
+                             n_coefficients=args.coefficients, label=args.dataset,
+                             verbose=progress_argument(args))
         adj = runs.adjusted_variance()
         adj_evals = runs.adjusted_variance(cost="evaluations")
         adj_common = runs.adjusted_variance(variance="largest_k")

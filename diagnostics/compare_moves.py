@@ -15,13 +15,15 @@ import csv
 import os
 import sys
 
+from pac_particles.cli import parent_parsers, progress_argument
 from pac_particles.data import load_dataset
 from pac_particles.models import AUCGibbsModel
 from pac_particles.study import compare_moves, format_move_table
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     parents=[parent_parsers()["quiet"]])
     parser.add_argument("--datasets", nargs="+", default=["pima", "sonar"])
     parser.add_argument("--moves", nargs="+",
                         default=["random_walk", "elliptical_slice",
@@ -53,7 +55,8 @@ def main(argv=None):
         rows += compare_moves(model, moves=args.moves, n_runs=args.runs,
                               n_particles=args.particles, len_chain=args.len_chain,
                               n_jobs=args.n_jobs, numba_threads=args.threads,
-                              seed=args.seed, label=name)
+                              seed=args.seed, label=name,
+                              verbose=progress_argument(args))
     print(format_move_table(rows))
     if os.path.isdir(args.out) or not args.out.endswith(".csv"):
         args.out = os.path.join(args.out, "compare_moves.csv")

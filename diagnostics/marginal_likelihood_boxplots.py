@@ -43,6 +43,7 @@ import sys
 import matplotlib.pyplot as plt
 import numpy as np
 
+from pac_particles.cli import parent_parsers, progress_argument
 from pac_particles.data import DATASETS, load_dataset
 from pac_particles.models import AUCGibbsModel
 from pac_particles.moves import MOVES
@@ -51,7 +52,8 @@ from pac_particles.study import MATCHES, matched_sizes, repeated_runs
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     parents=[parent_parsers()["quiet"]])
     parser.add_argument("--dataset", default="sonar", choices=sorted(DATASETS))
     parser.add_argument("--lam", type=float, default=None, help="default: n")
     parser.add_argument("--move", default="calibrated_slice", choices=sorted(MOVES))
@@ -89,7 +91,7 @@ def main(argv=None):
             model, args.move, len_chains=len_chains, n_runs=args.runs,
             wastefree=wastefree, n_particles=sizes, seed=args.seed,
             n_jobs=args.n_jobs, numba_threads=args.threads, n_coefficients=1,
-            label=args.dataset)
+            label=args.dataset, verbose=progress_argument(args))
     label = {False: "standard", True: f"waste-free (matched {args.match})"}
     _, axes = plt.subplots(1, 2, figsize=(13, 4.5))
     xlabel = "K: MCMC steps (standard), chain length P (waste-free)"

@@ -625,7 +625,10 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
                       if self.prior == "spike_slab" else
                       max(gaussian_kl(post.mean, post.cov, self._prior_var()), 0.0))
         extra = []
-        if self.kernel is None and self.prior == "gaussian":
+        # a data-dependent prior needs both classes on both sides of its
+        # split; the choice depends on the labels only, as the bound does
+        if (self.kernel is None and self.prior == "gaussian"
+                and min(data.n_pos, data.n_neg) >= 2):
             # the split is drawn from the seed alone, before any fit
             extra.append(data_dependent_candidate(
                 data.X, data.y, prior_var=self._prior_var(),

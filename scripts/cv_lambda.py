@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from pac_particles.cli import parent_parsers
+from pac_particles.cli import parent_parsers, progress_argument
 from pac_particles.data import DATASETS, load_csv, load_dataset
 from pac_particles.plots import plot_cv_curve, save
 from pac_particles.results import write_rows
@@ -40,7 +40,7 @@ def main():
     lam_max = args.lam_max or 20.0 * len(y)
     cv = cv_lambda(X, y, lam_max=lam_max, n_folds=args.folds,
                    n_particles=args.n_particles, len_chain=args.len_chain,
-                   seed=args.seed, n_jobs=args.n_jobs, verbose=not args.quiet)
+                   seed=args.seed, n_jobs=args.n_jobs, verbose=progress_argument(args))
     write_rows(cv.rows(), os.path.join(out, "cv_curve.csv"))
     png = save(plot_cv_curve(cv).figure, os.path.join(out, "cv_curve.png"))
     print(f"chosen lam = {cv.best_lam:.5g} (mean validation AUC "

@@ -43,7 +43,7 @@ def compare_moves(model, moves=("random_walk", "elliptical_slice",
                                 "calibrated_slice"), n_runs=20,
                   n_particles=200, len_chain=50, reference="random_walk",
                   same_chain_as=None, n_jobs=1, numba_threads=None, seed=0,
-                  label=""):
+                  label="", verbose=False):
     """Efficiency of MCMC moves in waste-free SMC at an equal budget of risk
     evaluations.
 
@@ -135,7 +135,8 @@ def compare_moves(model, moves=("random_walk", "elliptical_slice",
         runs = repeated_runs(model, name, len_chains=[chains[name]],
                              n_runs=n_runs, wastefree=True,
                              n_particles=n_particles, seed=seed, n_jobs=n_jobs,
-                             numba_threads=threads, n_coefficients=1)
+                             numba_threads=threads, n_coefficients=1,
+                             verbose=verbose)
         col = {key: getattr(runs, key)[0] for key in
                ("log_z", "evaluations", "evaluations_per_move", "n_steps",
                 "wall_time", "cpu_time")}
