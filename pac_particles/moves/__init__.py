@@ -1,4 +1,5 @@
-"""MCMC steps (``particles`` ``ArrayMCMC``) for the Gibbs posteriors of the AUC [RACL14] and classification risks.
+"""MCMC steps (``particles`` ``ArrayMCMC``) for the Gibbs posteriors of the
+AUC [RACL14] and classification [GH01] risks.
 
 Each step moves a whole array of particles at once and plugs into
 ``particles.smc_samplers.MCMCSequenceWF`` (waste-free SMC) or
