@@ -11,6 +11,8 @@ exponent 0 to 1, so the model's log-likelihood is ``-lam * R_n(theta)`` and the
 tempering path visits the Gibbs posteriors at ``gamma_t = lam * exponent_t``.
 :class:`ClassificationGibbsModel` is the same for the mean 0-1, hinge,
 exponential or ramp loss of the margins ``y_i x_i . theta`` [ARC16, Sec. 3-4].
+:class:`GPAUCModel` and :class:`GPClassificationModel` put a Gaussian-process
+prior on the latent training scores instead (the dual form of [GH01]).
 
 Scale of ``lam``: it multiplies the *fraction* of mis-ordered pairs
 (``P = n_pos * n_neg`` pairs). The SMC section of Ridgway et al. (2014)
@@ -74,6 +76,7 @@ from .risks import AUCRisk, ClassificationRisk
 from .tempering import RobustAdaptiveTempering, check_reached_target
 
 __all__ = ["AUCGibbsModel", "GPAUCModel", "ClassificationGibbsModel",
+           "GPClassificationModel",
            "DesignData", "classification_data", "lam_from_label_noise", "label_noise_from_lam",
            "RobustAdaptiveTempering", "check_reached_target"]
 
@@ -311,7 +314,57 @@ def label_noise_from_lam(lam, n):
     return float(math.exp(-t) / (1.0 + math.exp(-t)))
 
 
-class GPAUCModel(_GibbsModel):
+class _GPGibbsModel(_GibbsModel):
+    """Gibbs posteriors with a Gaussian-process prior ``N(0, K)`` on the
+    latent training scores ``s``: the parameter is ``s`` (field ``s``), the
+    risk is evaluated on ``s`` directly (no matrix product), and new inputs
+    are scored by the GP conditional mean ``k_*' K^-1 s``."""
+
+    #: the parameter is the vector of latent training scores ``s``
+    is_gp = True
+
+    def _gp_setup(self, X, y, lam, kernel, standardize, pu_prior):
+        data = self._setup(X, y, lam, standardize, pu_prior)
+        if kernel is None:
+            kernel = SquaredExponential(lengthscale=np.sqrt(data.d))
+        if not callable(kernel):
+            raise InputError("kernel must be callable: kernel(X1, X2) -> Gram "
+                             "matrix (e.g. pac_particles.priors.SquaredExponential)")
+        self.kernel = kernel
+        self.gram = gram_matrix(kernel, data.X, label="GP kernel")
+        self.kernel_chol, self.jitter = stable_cholesky(
+            self.gram, label="GP kernel matrix")
+        prior = dists.StructDist({"s": CholeskyNormal(self.kernel_chol)})
+        super().__init__(data=data, prior=prior)
+
+    @property
+    def d(self):
+        """Dimension of the parameter: the number of training points."""
+        return self.data.n
+
+    def risk(self, s):
+        """Empirical risk of latent score vectors ((N, n) array or
+        structured array with field ``s``)."""
+        return self.empirical_risk(param_array(s))
+
+    def predict_scores(self, X_new, point, return_var=False):
+        """GP conditional mean ``k_*' K^-1 s`` at preprocessed inputs for a
+        latent score vector ``point`` (and ``k_** - k_*' K^-1 k_*`` if
+        ``return_var``); ``point`` may also be (n, N), one column per
+        latent vector."""
+        return self.predictive(X_new, point, return_var=return_var)
+
+    def predictive(self, X_new, latent_mean, latent_cov=None, return_var=True):
+        """GP predictive at preprocessed inputs for latent training scores
+        ``s ~ N(latent_mean, latent_cov)``
+        (:func:`pac_particles.gaussian.gp_predictive`)."""
+        K_star = np.asarray(self.kernel(X_new, self.data.X), dtype=float)
+        k_diag = kernel_diag(self.kernel, X_new) if return_var else None
+        return gp_predictive(self.kernel_chol, K_star, latent_mean, latent_cov,
+                             k_diag)
+
+
+class GPAUCModel(_GPGibbsModel):
     """AUC Gibbs posterior with a Gaussian-process prior on the scores.
 
     The parameter is the vector ``s`` of latent scores of the n training
@@ -346,47 +399,68 @@ class GPAUCModel(_GibbsModel):
     data, kernel, gram (K), kernel_chol (C, K + jitter = C C'), jitter.
     """
 
-    #: the parameter is the vector of latent training scores ``s``
-    is_gp = True
-
     def __init__(self, X, y, lam, kernel=None, standardize=True, pu_prior=None):
-        data = self._setup(X, y, lam, standardize, pu_prior)
-        if kernel is None:
-            kernel = SquaredExponential(lengthscale=np.sqrt(data.d))
-        if not callable(kernel):
-            raise InputError("kernel must be callable: kernel(X1, X2) -> Gram "
-                             "matrix (e.g. pac_particles.priors.SquaredExponential)")
-        self.kernel = kernel
-        self.gram = gram_matrix(kernel, data.X, label="GP kernel")
-        self.kernel_chol, self.jitter = stable_cholesky(
-            self.gram, label="GP kernel matrix")
-        prior = dists.StructDist({"s": CholeskyNormal(self.kernel_chol)})
-        super().__init__(data=data, prior=prior)
+        self._gp_setup(X, y, lam, kernel, standardize, pu_prior)
 
-    @property
-    def d(self):
-        """Dimension of the parameter: the number of training points."""
-        return self.data.n
 
-    def risk(self, s):
-        """AUC risk of latent score vectors ((N, n) array or structured
-        array with field ``s``)."""
-        return self.empirical_risk(param_array(s))
+class GPClassificationModel(_GPGibbsModel):
+    """Gibbs posterior of a kernel classifier: a Gaussian-process prior
+    ``N(0, K)`` on the latent training scores ``s`` and
+    ``loglik(s) = -lam * r_n(s)``, ``r_n`` the mean loss of the margins
+    ``y_i s_i`` (:class:`~pac_particles.risks.ClassificationRisk`).
 
-    def predict_scores(self, X_new, point, return_var=False):
-        """GP conditional mean ``k_*' K^-1 s`` at preprocessed inputs for a
-        latent score vector ``point`` (and ``k_** - k_*' K^-1 k_*`` if
-        ``return_var``)."""
-        return self.predictive(X_new, point, return_var=return_var)
+    This is the dual (kernel) form of [GH01, Sec. 2-3]: a linear classifier
+    ``w`` in the feature space of ``k`` only enters the likelihood through
+    ``s = (<w, x_i>)``, and with a Gaussian prior on ``w`` these scores are
+    ``N(0, K)``; ``w = sum_i alpha_i x_i`` with ``alpha = K^-1 s`` [GH01,
+    Eq. (1)]. With the 0-1 loss and ``lam = n log((1 - q) / q)``
+    (:func:`lam_from_label_noise`) it is the label-noise posterior of
+    [GH01]. Moves: the default
+    :class:`~pac_particles.moves.EllipticalSlice` on the kernel's Cholesky
+    factor, or :class:`~pac_particles.moves.ExactEllipseGibbs` (0-1 loss:
+    exact angle draw from the 2n angles where a latent score crosses 0);
+    the covariance-calibrated moves are refused
+    (:func:`~pac_particles.moves.check_move_fits`). There is no intercept:
+    add a constant to the kernel for a bias.
 
-    def predictive(self, X_new, latent_mean, latent_cov=None, return_var=True):
-        """GP predictive at preprocessed inputs for latent training scores
-        ``s ~ N(latent_mean, latent_cov)``
-        (:func:`pac_particles.gaussian.gp_predictive`)."""
-        K_star = np.asarray(self.kernel(X_new, self.data.X), dtype=float)
-        k_diag = kernel_diag(self.kernel, X_new) if return_var else None
-        return gp_predictive(self.kernel_chol, K_star, latent_mean, latent_cov,
-                             k_diag)
+    Parameters
+    ----------
+    X : (n, d) array; y : binary labels (the larger value positive).
+    lam : float > 0, multiplies the mean loss.
+    kernel : callable ``kernel(X1, X2) -> Gram`` (default squared
+        exponential, lengthscale ``sqrt(d)`` on standardised inputs).
+    loss : "zero_one" (default), "hinge", "exponential" or "ramp".
+    standardize : bool.
+    pu_prior : float in [0, 1), optional (see :class:`ClassificationGibbsModel`).
+
+    Attributes
+    ----------
+    data, kernel, gram (K), kernel_chol (C, K + jitter = C C'), jitter,
+    empirical_risk, loss.
+
+    Example
+    -------
+    ::
+
+        from pac_particles.kernels import SquaredExponential
+        from pac_particles.models import GPClassificationModel
+        from pac_particles.moves import ExactEllipseGibbs
+        from pac_particles.posterior import run_smc
+        model = GPClassificationModel(X, y, lam=lam_from_label_noise(0.1, len(y)),
+                                      kernel=SquaredExponential(1.0))
+        post = run_smc(model, move=ExactEllipseGibbs(model), seed=0)
+    """
+
+    # the PU risk is reweighted in the risk itself, lam is used as given
+    _pu_rescales_lam = False
+
+    def __init__(self, X, y, lam, kernel=None, loss="zero_one",
+                 standardize=True, pu_prior=None):
+        self.loss = loss
+        self._gp_setup(X, y, lam, kernel, standardize, pu_prior)
+
+    def _make_risk(self, positives):
+        return ClassificationRisk(positives, self.loss, self.pu_prior)
 
 
 def _check_theta_prior(prior, d):

@@ -178,6 +178,13 @@ SCRIPTS = {
     "compare_moves.py": (["--datasets", "pima"], ["compare_moves.csv"]),
     "roc_curves.py": ([], ["roc_curves.png", "roc_curves.csv"]),
     "ep_vs_smc.py": ([], ["ep_vs_smc.png", "ep_vs_smc.csv"]),
+    "kgs_boundaries.py": ([], ["kgs_boundaries.png"]),
+    "kgs_label_noise.py": ([], ["kgs_label_noise.png", "kgs_label_noise.csv",
+                                "kgs_label_noise_summary.csv"]),
+    "kgs_breast_cancer.py": ([], ["kgs_breast_cancer.png", "kgs_breast_cancer.csv",
+                                  "kgs_breast_cancer_reject.csv"]),
+    "kgs_active_learning.py": (["--ranking"], ["kgs_active_learning.png",
+                                               "kgs_active_learning.csv"]),
 }
 
 

@@ -1,4 +1,5 @@
-"""MCMC steps (``particles`` ``ArrayMCMC``) for AUC Gibbs posteriors [RACL14].
+"""MCMC steps (``particles`` ``ArrayMCMC``) for the Gibbs posteriors of the
+AUC [RACL14] and classification [GH01] risks.
 
 Each step moves a whole array of particles at once and plugs into
 ``particles.smc_samplers.MCMCSequenceWF`` (waste-free SMC) or
@@ -25,9 +26,12 @@ RegularizedRandomWalk      random_walk       random_walk       [RGG97]
   ellipses of a Gaussian fitted to the weighted particles at each tempering
   step; exact for any continuous prior, nearly independent moves when the
   target is close to the fit. The default for Gaussian priors.
-* :class:`ExactEllipseGibbs`: the risk along a prior ellipse is piecewise
-  constant with at most 2P break points (P = n_pos n_neg); sort them, sweep,
-  and draw the angle exactly. O(P log P) per particle and move.
+* :class:`ExactEllipseGibbs`: the 0-1 classification risk (2n break
+  points) and the AUC risk (at most 2P, P = n_pos n_neg) are piecewise
+  constant along a prior ellipse; sort the break points, sweep, and draw the
+  angle exactly (the kernel Gibbs sampler). O(n log n) per particle and
+  move for classification, O(P log P) for the AUC; linear or GP latent
+  scores.
 * :class:`SpikeSlabMove`: exact Gibbs update of the indicators ``z | theta``,
   then a slice move of ``theta | z`` under ``N(0, diag(v_z))``.
 * :class:`RegularizedRandomWalk`: ``particles``' random walk Metropolis on
@@ -90,13 +94,14 @@ from ..checks import InputError, check_choice
 from ..priors import SpikeSlabPrior, prior_gaussian_factor
 from .base import tempering_exponent
 from .elliptical_slice import CalibratedEllipticalSlice, EllipticalSlice
-from .exact_ellipse import ExactEllipseGibbs, ellipse_angle_draws
+from .exact_ellipse import (ExactEllipseGibbs, ellipse_angle_draws,
+                            point_angle_draws)
 from .random_walk import RegularizedRandomWalk
 from .spike_slab import SpikeSlabMove, check_spike_has_density
 
 __all__ = ["RegularizedRandomWalk", "EllipticalSlice", "CalibratedEllipticalSlice",
            "ExactEllipseGibbs", "SpikeSlabMove", "tempering_exponent",
-           "ellipse_angle_draws", "MOVES", "make_move", "default_move",
+           "ellipse_angle_draws", "point_angle_draws", "MOVES", "make_move", "default_move",
            "check_move_fits"]
 
 
