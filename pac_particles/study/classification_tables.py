@@ -232,7 +232,10 @@ def summarise(rows):
 def _cell(entry, figure):
     if entry is None:
         return "--"
-    return f"{entry[figure]:.3f} ± {entry[figure + '_se']:.3f}"
+    mean, se = entry[figure], entry[figure + "_se"]
+    if abs(mean) >= 100:  # an exponential loss blown up by a large score
+        return f"{mean:.2g} ± {se:.2g}"
+    return f"{mean:.3f} ± {se:.3f}"
 
 
 def _paper(value):
