@@ -53,7 +53,8 @@ from .risks import LOSSES
 from .selection import cross_validate_lam, lam_grid
 from .vb import FAMILIES, ClassificationVB
 
-__all__ = ["PACBayesClassifier", "PathVotes", "vote_probability"]
+__all__ = ["PACBayesClassifier", "BinaryEstimatorMixin", "PathVotes",
+           "vote_probability"]
 
 METHODS = ("smc", "vb")
 # score entries per block of the vote (about 32 MB of float64)
@@ -118,7 +119,25 @@ class _VBFolds:
         return grid, np.array(accuracy)
 
 
-class PACBayesClassifier(ClassifierMixin, BaseEstimator):
+class BinaryEstimatorMixin:
+    """What the package's binary scikit-learn estimators share: ``__init__``
+    stores its arguments as given (scikit-learn's rule: no logic there, the
+    checks run in ``fit``) and the tags say two classes only."""
+
+    def _store_params(self, values):
+        """Set every ``__init__`` parameter from ``values`` (its
+        ``locals()``)."""
+        for name in self._get_param_names():
+            setattr(self, name, values[name])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
+                         BaseEstimator):
     """PAC-Bayesian linear classifier (scikit-learn API).
 
     Parameters
@@ -153,27 +172,7 @@ class PACBayesClassifier(ClassifierMixin, BaseEstimator):
                  fit_intercept=True, standardize=True, vb_family="full",
                  n_particles=200, len_chain=10, pu_prior=None,
                  random_state=None, n_jobs=1):
-        self.method = method
-        self.loss = loss
-        self.lam = lam
-        self.lam_max = lam_max
-        self.n_folds = n_folds
-        self.grid_size = grid_size
-        self.grid_decades = grid_decades
-        self.prior_var = prior_var
-        self.fit_intercept = fit_intercept
-        self.standardize = standardize
-        self.vb_family = vb_family
-        self.n_particles = n_particles
-        self.len_chain = len_chain
-        self.pu_prior = pu_prior
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+        self._store_params(locals())
 
     def _check_params(self):
         check_choice(self.method, "method", METHODS)

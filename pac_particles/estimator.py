@@ -68,8 +68,9 @@ from .risks import AUCRisk
 from .selection import (RefitScorer, cross_validate_lam, cv_lambda,
                         evidence_grid, lam_grid, loo_lambda, stratified_folds)
 from .vb import FAMILIES as VB_FAMILIES
-# the classification estimator lives beside this one, importable from here
-from .classifier import PACBayesClassifier
+# the classification estimator lives beside this one, importable from here;
+# both take their parameter storage and tags from BinaryEstimatorMixin
+from .classifier import BinaryEstimatorMixin, PACBayesClassifier
 from .vb import GaussianVB, expected_auc_risk
 
 __all__ = ["PACBayesAUC", "PACBayesClassifier"]
@@ -79,7 +80,7 @@ PRIORS = ("gaussian", "spike_slab")
 HYPERPARAMETERS = ("fixed", "evidence")
 
 
-class PACBayesAUC(ClassifierMixin, BaseEstimator):
+class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
     """PAC-Bayesian AUC scoring (Ridgway, Alquier, Chopin & Liang, 2014).
 
     Parameters
@@ -231,32 +232,7 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
                  prior_var=1.0, point="bayes_point", standardize=True,
                  n_particles=200, len_chain=10, move=None, eps=0.05,
                  pu_prior=None, random_state=None, n_jobs=1, verbose=False):
-        self.method = method
-        self.lam = lam
-        self.lam_max = lam_max
-        self.n_folds = n_folds
-        self.grid_size = grid_size
-        self.vb_family = vb_family
-        self.prior = prior
-        self.spike_slab = spike_slab
-        self.kernel = kernel
-        self.hyperparameters = hyperparameters
-        self.prior_var = prior_var
-        self.point = point
-        self.standardize = standardize
-        self.n_particles = n_particles
-        self.len_chain = len_chain
-        self.move = move
-        self.eps = eps
-        self.pu_prior = pu_prior
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+        self._store_params(locals())
 
     def _check_params(self):
         check_choice(self.method, "method", METHODS)

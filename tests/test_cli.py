@@ -323,3 +323,69 @@ def test_out_of_range_options_and_failed_fits_exit_2(tmp_path, capsys, args,
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------ the classify command
+
+@pytest.mark.parametrize("method, loss", [("vb", "hinge"), ("smc", "zero_one")])
+def test_classify_round_trip_reports_the_test_error(tmp_path, method, loss):
+    import json
+    from sklearn.metrics import accuracy_score
+    from sklearn.model_selection import train_test_split
+    from pac_particles.classifier import PACBayesClassifier
+    from pac_particles.data import load_csv
+    csv = tmp_path / "d.csv"
+    _write_csv(csv)
+    out = tmp_path / "out"
+    main(["classify", str(csv), "--target", "outcome", "--method", method,
+          "--loss", loss, "--lam", "60", "--n-particles", "40",
+          "--len-chain", "4", "--seed", "3", "--out", str(out), "--quiet"])
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["lam"] == 60.0 and summary["method"] == method
+    assert summary["loss"] == loss and summary["n_test"] == 40
+    assert set(summary["coefficients"]) == {"f1", "f2", "f3"}
+    # the same split and fit, scored by sklearn.metrics
+    X, y, _ = load_csv(csv, target="outcome")
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25,
+                                              stratify=y, random_state=3)
+    est = PACBayesClassifier(method=method, loss=loss, lam=60.0,
+                             n_particles=40, len_chain=4,
+                             random_state=3).fit(X_tr, y_tr)
+    assert summary["test_error"] == pytest.approx(
+        1 - accuracy_score(y_te, est.predict(X_te)))
+    assert summary["test_error"] < 0.3 and summary["test_error_logistic"] < 0.3
+    assert summary["coefficients"]["f1"] == pytest.approx(est.coef_[0])
+
+
+def test_classify_chooses_lam_by_cv_and_draws_the_curve(tmp_path):
+    import json
+    csv = tmp_path / "d.csv"
+    _write_csv(csv)
+    main(["classify", str(csv), "--target", "outcome", "--method", "vb",
+          "--out", str(tmp_path), "--quiet"])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["lam_chosen_by"] == "cv" and 0.5 < summary["cv_accuracy"] <= 1
+    assert (tmp_path / "cv_curve.png").stat().st_size > 1000
+    assert summary["log_evidence"] < 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--lam", "-1"], "lam must be"),
+    (["--pu-prior", "1.5"], "pu_prior"),
+    (["--test-size", "1.5"], "test_size must be"),
+])
+def test_classify_bad_options_are_one_line_and_exit_code_2(tmp_path, capsys,
+                                                           args, message):
+    csv = tmp_path / "d.csv"
+    _write_csv(csv, n=40)
+    with pytest.raises(SystemExit) as info:
+        main(["classify", str(csv), "--target", "outcome", "--out",
+              str(tmp_path), "--quiet"] + args)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_classify_refuses_an_unknown_loss():
+    with pytest.raises(SystemExit):
+        main(["classify", "d.csv", "--loss", "logistic"])
