@@ -127,6 +127,10 @@ class _Sites:
             raise InputError("the pair-grid EP pass takes one kappa for all "
                              "sites")
 
+    def at(self, lam):
+        """The same sites at another ``lam``."""
+        return _Sites(self.risk, ~self.active, lam)
+
     def buffers(self):
         """Work arrays of the site pass: margin means and variances (the
         previous pass's on entry), undamped targets, per-block change and
