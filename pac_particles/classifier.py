@@ -3,13 +3,14 @@
 :class:`PACBayesClassifier` fits the Gibbs pseudo-posterior
 ``prior(theta) exp(-lam r_n(theta))`` of the 0-1, hinge, exponential or ramp
 risk (:class:`pac_particles.models.ClassificationGibbsModel`) by waste-free
-tempering SMC, or its Gaussian variational approximation
-(:class:`pac_particles.vb.ClassificationVB`), and predicts with the
-posterior predictive probability of the randomised classifier:
+tempering SMC, its Gaussian variational approximation
+(:class:`pac_particles.vb.ClassificationVB`) or, for the 0-1 loss, its EP
+approximation (:class:`pac_particles.ep.EPClassification`), and predicts
+with the posterior predictive probability of the randomised classifier:
 
 * SMC: the weighted vote of the particles,
   ``P(y = 1 | x) = sum_k W_k (1{x . theta_k > 0} + 0.5 1{x . theta_k = 0})``;
-* VB: ``P_rho(x . theta > 0) = Phi(x m / sqrt(x S x))``.
+* VB and EP: ``P_rho(x . theta > 0) = Phi(x m / sqrt(x S x))``.
 
 ``lam="cv"`` chooses ``lam`` on the grid of
 :func:`pac_particles.selection.lam_grid` (fixed before seeing the data) by
@@ -17,7 +18,10 @@ K-fold validation accuracy through
 :func:`pac_particles.selection.cross_validate_lam`: SMC scores every fold
 along one tempering path to ``lam_max`` (the vote of the current particles
 at every step, :class:`PathVotes`), VB refits along the grid with warm
-starts. ``log_evidence_`` is SMC's ``log Z`` or VB's ELBO (a lower bound).
+starts; EP scores each grid value by its leave-one-out accuracy (each
+point's site removed, no refit), fitting along the grid with warm starts.
+``log_evidence_`` is SMC's ``log Z``, VB's ELBO (a lower bound) or EP's
+``log_z``.
 
 Example
 -------
@@ -50,13 +54,15 @@ from .models import ClassificationGibbsModel
 from .posterior import run_smc
 from .priors import gaussian_prior, param_array
 from .risks import LOSSES
-from .selection import cross_validate_lam, lam_grid
+from .selection import cross_validate_lam, lam_grid, loo_lambda
 from .vb import FAMILIES, ClassificationVB
+from .ep import EPClassification
+from .ep.base import lam_path_scores
 
 __all__ = ["PACBayesClassifier", "BinaryEstimatorMixin", "PathVotes",
            "vote_probability"]
 
-METHODS = ("smc", "vb")
+METHODS = ("smc", "vb", "ep")
 # score entries per block of the vote (about 32 MB of float64)
 _BLOCK_ENTRIES = 4_000_000
 
@@ -136,15 +142,31 @@ class BinaryEstimatorMixin:
         return tags
 
 
+def _ep_loo_choice(X, positives, grid, ep_kwargs):
+    """EP's choice of ``lam`` by leave-one-out accuracy (each point's site
+    removed, no refit) along the grid, each fit warm-started from the
+    previous one, among the values where EP converged."""
+    model = EPClassification(X, positives, grid[0], **ep_kwargs)
+    try:
+        return loo_lambda(grid, lam_path_scores(
+            model, EPClassification.loo_accuracy))
+    except InputError:
+        raise InputError(f"EP did not converge at any lam of the grid "
+                         f"[{grid[0]:.4g}, {grid[-1]:.4g}]: lower lam_max or "
+                         "use method='smc'") from None
+
+
 class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                          BaseEstimator):
     """PAC-Bayesian linear classifier (scikit-learn API).
 
     Parameters
     ----------
-    method : {"smc", "vb"}
+    method : {"smc", "vb", "ep"}
         SMC samples the Gibbs posterior (the reference); VB fits its
-        Gaussian approximation (family ``vb_family``).
+        Gaussian approximation (family ``vb_family``); EP its Gaussian EP
+        approximation (0-1 loss only; ``lam="cv"`` by leave-one-out
+        accuracy; EP fails, and says so, once ``lam`` is above about 2 n).
     loss : {"zero_one", "hinge", "exponential", "ramp"}
     lam : "cv" or float > 0
         Inverse temperature on the mean loss; "cv" chooses it by K-fold
@@ -164,7 +186,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
     ----------
     classes_, lam_, log_evidence_, cv_ (with ``lam="cv"``), coef_ and
     intercept_ (of the posterior mean on raw inputs), posterior_ (SMC) or
-    approximation_ (VB), data_ (the preprocessing).
+    approximation_ (VB, EP), data_ (the preprocessing).
     """
 
     def __init__(self, method="smc", loss="zero_one", lam="cv", lam_max=None,
@@ -176,6 +198,9 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
 
     def _check_params(self):
         check_choice(self.method, "method", METHODS)
+        if self.method == "ep" and self.loss != "zero_one":
+            raise InputError(f"method='ep' approximates the 0-1 posterior "
+                             f"only, got loss={self.loss!r}")
         check_choice(self.loss, "loss", LOSSES)
         check_choice(self.vb_family, "vb_family", FAMILIES)
         if not (isinstance(self.lam, str) and self.lam == "cv"):
@@ -200,6 +225,10 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                     family=self.vb_family, fit_intercept=self.fit_intercept,
                     standardize=self.standardize, pu_prior=self.pu_prior)
 
+    def _ep_kwargs(self):
+        return dict(prior_var=self.prior_var, fit_intercept=self.fit_intercept,
+                    standardize=self.standardize, pu_prior=self.pu_prior)
+
     def fit(self, X, y):
         """Fit the Gibbs posterior (or its VB approximation); returns self."""
         self._check_params()
@@ -217,6 +246,10 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         if isinstance(self.lam, str):
             lam_max = self.lam_max if self.lam_max is not None else 10.0 * len(y)
             grid = lam_grid(lam_max, self.grid_size, self.grid_decades)
+        if isinstance(self.lam, str) and self.method == "ep":
+            self.cv_ = _ep_loo_choice(X, positives, grid, self._ep_kwargs())
+            self.lam_ = self.cv_.best_lam
+        elif isinstance(self.lam, str):
             scorer = (_SMCFolds(float(lam_max), self._model_kwargs(),
                                 smc_kwargs) if self.method == "smc"
                       else _VBFolds(self._vb_kwargs()))
@@ -234,6 +267,17 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
             self.data_ = model.data
             self.log_evidence_ = float(self.posterior_.log_z)
             mean = self.posterior_.mean
+        elif self.method == "ep":
+            self.approximation_ = EPClassification(X, positives, self.lam_,
+                                                   **self._ep_kwargs())
+            result = self.approximation_.fit()
+            if result.degenerate:
+                raise InputError(f"EP failed at lam = {self.lam_:.4g}: the "
+                                 "approximation collapsed (see the warning); "
+                                 "use a smaller lam, lam='cv' or method='smc'")
+            self.data_ = self.approximation_.data
+            self.log_evidence_ = float(result.log_z)
+            mean = result.mean
         else:
             self.approximation_ = ClassificationVB(X, positives, lam=self.lam_,
                                                    **self._vb_kwargs())

@@ -59,6 +59,7 @@ from .checks import (InputError, check_choice, check_count,
 from .gaussian import gaussian_kl
 from .data import validate_xy
 from .ep import EPGP, EPConvergenceWarning, EPLinear, EPSpikeSlab
+from .ep.base import lam_path_scores
 from .inference_data import to_inference_data
 from .models import AUCGibbsModel, GPAUCModel
 from .posterior import POINT_ESTIMATES, run_smc
@@ -526,19 +527,17 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         """EP's choice of ``lam`` by leave-one-out (each point's sites
         removed, no refit), among the grid values where EP converged: a
         collapsed fit has meaningless LOO scores (all near 0, which can read
-        as AUC 1) and must not be chosen."""
-        def loo_auc(lam):
-            approx = self._approximation(X, positives, lam)
-            return approx.loo_auc() if approx.fit().converged else None
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", EPConvergenceWarning)
-            try:
-                cv = loo_lambda(grid, loo_auc, verbose=self.verbose)
-            except InputError:
-                raise InputError(f"EP did not converge at any lam of the grid "
-                                 f"[{grid[0]:.4g}, {grid[-1]:.4g}]: lower "
-                                 "lam_max or use method='smc'") from None
+        as AUC 1) and must not be chosen. One model fitted along the grid
+        from small to large ``lam``, each fit warm-started from the last
+        converged one (:func:`pac_particles.ep.base.lam_path_scores`)."""
+        model = self._approximation(X, positives, grid[0])
+        scores = lam_path_scores(model, lambda m: m.loo_auc())
+        try:
+            cv = loo_lambda(grid, scores, verbose=self.verbose)
+        except InputError:
+            raise InputError(f"EP did not converge at any lam of the grid "
+                             f"[{grid[0]:.4g}, {grid[-1]:.4g}]: lower "
+                             "lam_max or use method='smc'") from None
         failed = np.setdiff1d(grid, cv.grid)
         if failed.size:
             warnings.warn(f"EP did not converge at {failed.size} of the "

@@ -85,7 +85,7 @@ def test_works_in_cross_val_score():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(method="ep"), "method"), (dict(loss="square"), "loss"),
+    (dict(method="mcmc"), "method"), (dict(loss="square"), "loss"),
     (dict(lam=-1.0), "lam"), (dict(lam="auto"), "lam"),
     (dict(vb_family="banded"), "vb_family")])
 def test_bad_parameters_are_refused(kwargs, match):

@@ -94,6 +94,7 @@ Technical report, University of California at Berkeley.
 
 from ..gaussian import KernelJitterWarning
 from ..kernels import SquaredExponential
+from .classification import EPClassification
 from .core import EPConvergenceWarning, EPResult
 from .gp import EPGP
 from .linear import EPLinear
@@ -101,6 +102,6 @@ from .pairwise import PairwiseEPResult, pairwise_ep
 from .sites import pair_tilted_moments
 from .spike_slab import EPSpikeSlab
 
-__all__ = ["EPLinear", "EPSpikeSlab", "EPGP", "EPResult", "SquaredExponential",
+__all__ = ["EPLinear", "EPClassification", "EPSpikeSlab", "EPGP", "EPResult", "SquaredExponential",
            "EPConvergenceWarning", "KernelJitterWarning",
            "pair_tilted_moments", "pairwise_ep", "PairwiseEPResult"]

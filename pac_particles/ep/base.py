@@ -42,7 +42,8 @@ from .. import parallel
 from ..checks import InputError, resolve_lam
 from ..data import validate_xy
 from ..gaussian import KernelJitterWarning
-from ..risks import AUCRisk, duplicate_groups
+from ..auc import auc_risk
+from ..risks import AUCRisk, SampledAUCRisk, duplicate_groups
 from .core import EPConvergenceWarning, EPResult, _run_ep, _Sites
 from .loo import _loo_scores
 
@@ -52,13 +53,17 @@ class _EPBase:
 
     _label = "EP"
 
-    def _setup_data(self, X, y, lam, standardize, pu_prior=None):
+    def _setup_data(self, X, y, lam, standardize, pu_prior=None,
+                    n_pairs="all", pair_sampling="stratified", seed=None):
         self.data = validate_xy(X, y, standardize=standardize)
         # PU labels: lam / (1 - pi) on the observed risk (pac_particles.auc)
         self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
         self.pu_prior = pu_prior
         self.standardize = bool(standardize)
-        self.risk = AUCRisk(self.data.y)
+        self._setup_risk(pair_risk(self.data.y, n_pairs, pair_sampling, seed))
+
+    def _setup_risk(self, risk):
+        self.risk = risk
         self._perm = self.risk.order
         self._inv_perm = self.risk.inverse_order
         self._Xs = self.risk.ordered(self.data.X)
@@ -97,6 +102,14 @@ class _EPBase:
             space=space, scale_identity=run.scale_identity,
             degenerate=run.degenerate, history=run.history)
 
+    def set_lam(self, lam):
+        """Change ``lam`` keeping the sites of the last fit, so that
+        ``fit(warm_start=True)`` continues from them (the path along a grid
+        of ``lam``: :func:`lam_path_scores`)."""
+        self.lam, self.lam_pn = resolve_lam(lam, self.pu_prior)
+        self._sites = self._sites.at(self.lam)
+        self.result_ = None
+
     def _require_fit(self):
         if self._run is None:
             self.fit()
@@ -130,8 +143,52 @@ class _EPBase:
         return (mean, var) if return_var else mean
 
     def loo_auc(self):
-        """EP cross-validation AUC: ``1 - R_n`` of the leave-one-out scores."""
-        return 1.0 - self.risk(self.loo_scores())
+        """EP cross-validation AUC: the AUC of the leave-one-out scores (over
+        all pairs, also when EP ran on sampled pairs)."""
+        return 1.0 - auc_risk(self.loo_scores(), self.data.y)
+
+
+def lam_path_scores(model, score):
+    """``lam -> score(model)`` after fitting ``model`` at ``lam``, each fit
+    warm-started from the sites of the last converged one (continuation
+    along an increasing grid: the sites at the previous ``lam`` are close to
+    the next fixed point, which also keeps EP away from the collapse that a
+    start from the prior meets at large ``lam``); None where EP did not
+    converge (its sites are not used as a start). What
+    :func:`pac_particles.selection.loo_lambda` takes."""
+    last = {"run": None}
+
+    def at(lam):
+        model.set_lam(lam)
+        model._run = last["run"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EPConvergenceWarning)
+            converged = model.fit(warm_start=True).converged
+        if not converged:
+            return None
+        last["run"] = model._run
+        return score(model)
+    return at
+
+
+#: Above this many positive/negative pairs, ``n_pairs=None`` samples
+#: ``AUTO_MAX_PAIRS`` of them (:class:`~pac_particles.risks.SampledAUCRisk`):
+#: the O(P) site arrays of the full grid take about 60 bytes a pair.
+AUTO_MAX_PAIRS = 5_000_000
+
+
+def pair_risk(y, n_pairs="all", sampling="stratified", seed=None):
+    """The AUC risk EP runs on: every pair (``n_pairs="all"``), B sampled
+    pairs (an int), or automatic (``None``: all pairs up to
+    :data:`AUTO_MAX_PAIRS`, that many sampled pairs beyond)."""
+    full = AUCRisk(y)
+    if isinstance(n_pairs, str) and n_pairs == "all":
+        return full
+    if n_pairs is None:
+        if full.n_pairs <= AUTO_MAX_PAIRS:
+            return full
+        n_pairs = AUTO_MAX_PAIRS
+    return SampledAUCRisk(y, n_pairs, sampling, seed)
 
 
 def _check_bounds(bounds, name="bounds"):

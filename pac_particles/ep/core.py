@@ -85,6 +85,7 @@ from scipy import linalg
 
 from ..checks import InputError, check_count, check_positive
 from .sites import pair_energy, pair_sweep
+from .sparse_sites import margin_energy, margin_sweep, n_chunks, site_weights
 
 __all__ = ["EPResult", "EPConvergenceWarning"]
 
@@ -95,11 +96,18 @@ class EPConvergenceWarning(RuntimeWarning):
 
 class _Sites:
     """The margins of a risk that carry an EP site, at inverse temperature
-    ``lam`` (per-site weight ``kappa = risk.kappa(lam)``).
+    ``lam`` (per-site weight ``kappa = risk.kappa(lam)``, a number or one per
+    margin).
 
     A margin in ``tied`` (``risk.site_shape`` bool) is 0 for every parameter
     (identical inputs): it contributes the constant ``exp(-kappa / 2)`` (ties
     count 1/2) and gets no site.
+
+    The site pass is chosen by the risk: the fused pos x neg grid kernel
+    (:func:`~pac_particles.ep.sites.pair_sweep`) for the full pair grid of
+    :class:`~pac_particles.risks.AUCRisk`, the margin-list kernel
+    (:func:`~pac_particles.ep.sparse_sites.margin_sweep`) for a risk that
+    lists its margins (``risk.margin_list()``: points, sampled pairs).
     """
 
     def __init__(self, risk, tied, lam):
@@ -108,6 +116,75 @@ class _Sites:
         self.n_ties = int(tied.sum())
         self.lam = lam
         self.kappa = risk.kappa(lam)
+        kappa_tied = (self.kappa[tied] if np.ndim(self.kappa)
+                      else np.full(self.n_ties, self.kappa))
+        self.tie_energy = -0.5 * float(np.sum(kappa_tied))
+        listing = getattr(risk, "margin_list", None)
+        self.margins = None if listing is None else listing()
+        if self.margins is not None:
+            self.weights = site_weights(self.kappa)
+        elif np.ndim(self.kappa):
+            raise InputError("the pair-grid EP pass takes one kappa for all "
+                             "sites")
+
+    def at(self, lam):
+        """The same sites at another ``lam``."""
+        return _Sites(self.risk, ~self.active, lam)
+
+    def buffers(self):
+        """Work arrays of the site pass: margin means and variances (the
+        previous pass's on entry), undamped targets, per-block change and
+        improper counts."""
+        shape = self.risk.site_shape
+        blocks = (shape[0] if self.margins is None
+                  else n_chunks(self.active.size))
+        return _Buffers(np.zeros(shape), np.ones(shape), np.empty(shape),
+                        np.empty(shape), np.empty(blocks),
+                        np.zeros(blocks, dtype=np.int64))
+
+    def sweep(self, state, W, H, has_previous, buf):
+        """One EP pass over every site from the posterior ``state``: targets
+        in ``buf``; returns the largest moment change since the last pass."""
+        if self.margins is None:
+            pair_sweep(state.score_mean, state.score_var, state.cross, W, H,
+                       self.active, self.kappa, has_previous, buf.mean,
+                       buf.var, buf.W_target, buf.H_target, buf.change,
+                       buf.improper)
+        else:
+            first, second, sign = self.margins
+            Bt = state.cross if state.cross is not None else _NO_CROSS
+            margin_sweep(first, second, sign, state.score_mean,
+                         state.score_var, Bt, W, H, self.active,
+                         self.weights, has_previous, buf.mean, buf.var,
+                         buf.W_target, buf.H_target, buf.change,
+                         buf.improper)
+        return float(buf.change.max())
+
+    def energy(self, buf, W, H):
+        """The sites' share of the EP energy (tied margins included) and the
+        number of improper cavities, at the marginals held in ``buf``."""
+        if self.margins is None:
+            rows, improper = pair_energy(buf.mean, buf.var, W, H, self.active,
+                                         self.kappa)
+            total, bad = float(rows.sum()), int(improper.sum())
+        else:
+            total, bad = margin_energy(buf.mean, buf.var, W, H, self.active,
+                                       self.weights)
+        return total + self.tie_energy, int(bad)
+
+
+_NO_CROSS = np.zeros((0, 1))
+
+
+@dataclass
+class _Buffers:
+    """Work arrays of the site pass (see :meth:`_Sites.buffers`)."""
+    mean: np.ndarray
+    var: np.ndarray
+    W_target: np.ndarray
+    H_target: np.ndarray
+    change: np.ndarray
+    improper: np.ndarray
 
 
 @dataclass
@@ -221,10 +298,7 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
     if state is None:
         raise FloatingPointError(f"{label}: the prior precision is not "
                                  "positive definite")
-    pair_mean, pair_var = np.zeros(shape), np.ones(shape)
-    W_target, H_target = np.empty(shape), np.empty(shape)
-    row_change = np.empty(shape[0])
-    row_improper = np.zeros(shape[0], dtype=np.int64)
+    buf = sites.buffers()
     ceiling = step = damping
     good_sweeps = rising = flips = stalled = 0
     best_change = np.inf
@@ -235,11 +309,9 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
     history = []
     n_sweeps = 0
     while True:
-        pair_sweep(state.score_mean, state.score_var, state.cross, W, H,
-                   sites.active, sites.kappa, n_sweeps > 0, pair_mean,
-                   pair_var, W_target, H_target, row_change, row_improper)
+        site_change = sites.sweep(state, W, H, n_sweeps > 0, buf)
         if n_sweeps > 0:
-            change = max(float(row_change.max()), coord_change)
+            change = max(site_change, coord_change)
             history.append(change)
             # A damped sweep moves the marginals by about ``step`` times the
             # distance to the fixed point: after the damping has been cut,
@@ -270,8 +342,8 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
         prior_old = prior.params()
         prior_target = prior.targets(state)
         while True:
-            W_new = W + step * (W_target - W)
-            H_new = H + step * (H_target - H)
+            W_new = W + step * (buf.W_target - W)
+            H_new = H + step * (buf.H_target - H)
             if prior_target is not None:
                 prior.set(tuple(o + step * (t - o)
                                 for o, t in zip(prior_old, prior_target)))
@@ -296,12 +368,9 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
         if good_sweeps >= 5 and step < ceiling:
             step = min(ceiling, 1.5 * step)
             good_sweeps = 0
-    rows, improper_rows = pair_energy(pair_mean, pair_var, W, H, sites.active,
-                                      sites.kappa)
-    improper_end = int(improper_rows.sum())
+    site_energy, improper_end = sites.energy(buf, W, H)
     log_z = (0.5 * float(state.eta @ state.w_mean) - 0.5 * state.logdet
-             + float(rows.sum()) + prior.energy(state)
-             - 0.5 * sites.kappa * sites.n_ties)
+             + site_energy + prior.energy(state))
     if improper_end:
         warnings.warn(f"{label}: {improper_end} pair site(s) have an improper "
                       "cavity at the end; log_z is not defined (nan)",
@@ -334,7 +403,7 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
                       f"{step:.3g}); increase max_sweeps or lower damping",
                       EPConvergenceWarning, stacklevel=4)
     return _Run(state, W, H, log_z, n_sweeps, converged, step, change,
-                int(row_improper.sum()), history, scale, degenerate)
+                int(buf.improper.sum()), history, scale, degenerate)
 
 
 # |E||w||^2 / r - 1| above this: the EP state is not near a fixed point

@@ -80,6 +80,18 @@ class EPLinear(_EPBase):
         is used on the observed risk (see :mod:`pac_particles.auc`). The same
         argument is accepted by :class:`~pac_particles.ep.EPSpikeSlab` and
         :class:`~pac_particles.ep.EPGP`.
+    n_pairs : None, "all" or int
+        The pairs EP runs on. ``"all"``: the ``P = n_pos n_neg`` pairs;
+        an int B: the incomplete U-statistic on B sampled pairs
+        (:class:`~pac_particles.risks.SampledAUCRisk`, ``kappa = lam / B``,
+        a sweep in O(B r + n r^2)); None (default): all pairs up to
+        ``AUTO_MAX_PAIRS = 5e6`` (:data:`pac_particles.ep.base.AUTO_MAX_PAIRS`),
+        that many sampled pairs above. Sampling adds
+        ``(Var(h) - Var(U_n)) / B`` to the variance of the risk (see
+        :class:`~pac_particles.risks.SampledAUCRisk`).
+    pair_sampling : {"stratified", "uniform"}
+        Balanced over the points (default) or uniform with replacement.
+    seed : int, optional, the draw of the pairs.
 
     Examples
     --------
@@ -96,8 +108,13 @@ class EPLinear(_EPBase):
 
     def __init__(self, X, y, lam, prior_var=1.0, standardize=True,
                  space="auto", damping=0.7, tol=1e-3, max_sweeps=500,
-                 pu_prior=None):
-        self._setup_data(X, y, lam, standardize, pu_prior)
+                 pu_prior=None, n_pairs=None, pair_sampling="stratified",
+                 seed=None):
+        self._setup_data(X, y, lam, standardize, pu_prior, n_pairs,
+                         pair_sampling, seed)
+        self._setup_prior(prior_var, space, damping, tol, max_sweeps)
+
+    def _setup_prior(self, prior_var, space, damping, tol, max_sweeps):
         d = self.data.d
         try:
             pv = np.asarray(prior_var, dtype=float)

@@ -14,6 +14,8 @@ the node vector of point i's site shifts. For the pair graph::
     C' L_i C = a_i c_i c_i' - c_i z_i' - z_i c_i' + sum_j W_ij c_j c_j',
 
 ``a_i = sum_j W_ij`` and ``z_i = sum_j W_ij c_j`` over the partners j of i.
+A risk that lists its margins (points, sampled pairs) has sparse stars,
+formed per node from the list (:func:`_loo_margin_list`, O(K r^2 + n r^3)).
 Small r: the r x r systems are formed and solved in batches,
 O(P r^2 + n r^3) (:func:`_loo_direct`). Large r (GP, score space):
 preconditioned conjugate gradients with ``Lambda`` as preconditioner, all n
@@ -46,6 +48,8 @@ _LOO_DIRECT_MAX_RANK = 96
 def _loo_scores(C, sites, W, H, state):
     """LOO score means and variances (rows in ``risk.order``; NaN where
     a LOO precision is not positive definite)."""
+    if sites.margins is not None:
+        return _loo_margin_list(C, sites.margins, W, H, state)
     if C.shape[1] <= _LOO_DIRECT_MAX_RANK:
         return _loo_direct(C, sites.risk, W, H, state)
     return _loo_cg(C, sites.risk, W, H, state)
@@ -148,4 +152,56 @@ def _loo_cg(C, risk, W, H, state, rtol=1e-10, max_iter=500):
         X[~done] = np.nan
         results.append(np.einsum("ik,ik->i", C, X))
     mean, var = results
+    return mean, var
+
+
+def _loo_margin_list(C, margins, W, H, state):
+    """Star removal for a risk that lists its margins (points, sampled
+    pairs: :mod:`pac_particles.ep.sparse_sites`).
+
+    Margin k is ``D_k . w`` with ``D_k = sign_k c_first - c_second`` (no
+    second node for a point), so the star of node i removes ``M_i = sum_k
+    W_k D_k D_k'`` from ``Lambda`` and ``g_i = sum_k H_k D_k`` from ``eta``,
+    the sums over the margins that involve i (a point: its one site, and
+    the LOO marginal is that site's cavity). The margins are grouped by node
+    once; blocks of nodes are formed and solved together, O(K r^2 + n r^3)
+    in memory bounded by ``_LOO_BLOCK_ENTRIES``.
+    """
+    first, second, sign = margins
+    n, r = C.shape
+    paired = second >= 0
+    ends = np.concatenate([first, second[paired]])
+    site_of = np.concatenate([np.arange(first.size),
+                              np.flatnonzero(paired)])
+    by_node = np.argsort(ends, kind="stable")
+    ends, site_of = ends[by_node], site_of[by_node]
+    ptr = np.searchsorted(ends, np.arange(n + 1))
+    chol = state.chol
+    lam_mat = chol @ chol.T
+    mean, var = np.empty(n), np.empty(n)
+    per_node = max(1, (ends.size + n - 1) // n)
+    block = max(1, _LOO_BLOCK_ENTRIES // (r * r * per_node + r * r))
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        k = site_of[ptr[lo]:ptr[hi]]
+        D = sign[k, None] * C[first[k]]
+        two = paired[k]
+        D[two] -= C[second[k[two]]]
+        M = np.zeros((hi - lo, r, r))
+        g = np.zeros((hi - lo, r))
+        counts = np.diff(ptr[lo:hi + 1])
+        has = counts > 0
+        if k.size:
+            starts = ptr[lo:hi][has] - ptr[lo]
+            M[has] = np.add.reduceat(W[k, None, None] * D[:, :, None]
+                                     * D[:, None, :], starts, axis=0)
+            g[has] = np.add.reduceat(H[k, None] * D, starts, axis=0)
+        ci = C[lo:hi]
+        rhs = np.stack([state.eta[None] - g, ci], axis=-1)
+        try:
+            sol = np.linalg.solve(lam_mat[None] - M, rhs)
+        except np.linalg.LinAlgError:
+            sol = np.full(rhs.shape, np.nan)
+        mean[lo:hi] = np.einsum("bk,bk->b", ci, sol[..., 0])
+        var[lo:hi] = np.einsum("bk,bk->b", ci, sol[..., 1])
     return mean, var

@@ -151,6 +151,54 @@ def _pair_tilted(tau_c, nu_c, c, a, kappa, log_a):
 
 
 @numba.njit(cache=True, inline="always")
+def _difference_var(v_i, v_j, cov_ij):
+    """``Var(s_i - s_j)``, floored: rounding in a difference of nearly equal
+    terms must not give a variance <= 0."""
+    both = v_i + v_j
+    return max(both - 2.0 * cov_ij, 1e-13 * both)
+
+
+@numba.njit(cache=True, inline="always")
+def _moment_change(m, v, inv_v, old_mean, old_var):
+    """Squared moment change of a margin marginal since the previous pass:
+    ``max((d mean)^2 / var, (d var / var)^2)``."""
+    dm = m - old_mean
+    return max(dm * dm * inv_v, ((v - old_var) * inv_v) ** 2)
+
+
+@numba.njit(cache=True, inline="always")
+def _site_update(m, inv_v, prec, shift, c, a, kappa, log_a):
+    """Undamped EP update of one step site from its margin marginal
+    ``N(m, 1/inv_v)`` and its current parameters: ``(ok, prec, shift)``,
+    ``ok`` False (parameters unchanged) when the cavity is improper or the
+    update not finite."""
+    tau_c = inv_v - prec
+    nu_c = m * inv_v - shift
+    if not (tau_c > 0.0 and math.isfinite(tau_c) and math.isfinite(nu_c)):
+        return False, prec, shift
+    _, new_prec, new_shift = _pair_tilted(tau_c, nu_c, c, a, kappa, log_a)
+    if not (math.isfinite(new_prec) and math.isfinite(new_shift)):
+        return False, prec, shift
+    return True, new_prec, new_shift
+
+
+@numba.njit(cache=True, inline="always")
+def _site_energy(m, v, prec, shift, c, a, kappa, log_a):
+    """``(ok, log Z + phi(cavity) - phi(marginal))`` of one site, ``phi(tau,
+    nu) = nu^2 / (2 tau) - log(tau) / 2`` the log-normaliser of a 1-D
+    Gaussian in natural parameters (the 2 pi cancels); ``ok`` False when the
+    cavity is improper."""
+    tau = 1.0 / v
+    tau_c = tau - prec
+    nu_c = m * tau - shift
+    if not (tau_c > 0.0 and math.isfinite(tau_c)):
+        return False, 0.0
+    log_z, _, _ = _pair_tilted(tau_c, nu_c, c, a, kappa, log_a)
+    return True, (log_z + 0.5 * (nu_c / tau_c) * nu_c - 0.5 * math.log(tau_c)
+                  - 0.5 * m * m * tau + 0.5 * math.log(tau))
+
+
+@numba.njit(cache=True, inline="always")
 def _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift, active,
               c, a, kappa, log_a, has_previous, pair_mean, pair_var,
               target_prec, target_shift, row_change, row_improper):
@@ -164,30 +212,20 @@ def _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift, active,
         if not active[i, j]:
             continue
         m = score_mean[i] - score_mean[n_pos + j]
-        both = score_var[i] + score_var[n_pos + j]
-        v = both - 2.0 * cov_pn[i, j]
-        # rounding in a difference of nearly equal terms must not give v <= 0
-        if v < 1e-13 * both:
-            v = 1e-13 * both
+        v = _difference_var(score_var[i], score_var[n_pos + j], cov_pn[i, j])
         inv_v = 1.0 / v
         if has_previous:
-            dm = m - pair_mean[i, j]
-            ch = max(dm * dm * inv_v, ((v - pair_var[i, j]) * inv_v) ** 2)
+            ch = _moment_change(m, v, inv_v, pair_mean[i, j], pair_var[i, j])
             if not ch <= worst:       # also catches NaN
                 worst = ch
         pair_mean[i, j] = m
         pair_var[i, j] = v
-        tau_c = inv_v - site_prec[i, j]
-        nu_c = m * inv_v - site_shift[i, j]
-        if not (tau_c > 0.0 and math.isfinite(tau_c) and math.isfinite(nu_c)):
-            bad += 1
-            continue
-        _, prec, shift = _pair_tilted(tau_c, nu_c, c, a, kappa, log_a)
-        if not (math.isfinite(prec) and math.isfinite(shift)):
-            bad += 1
-            continue
+        ok, prec, shift = _site_update(m, inv_v, site_prec[i, j],
+                                       site_shift[i, j], c, a, kappa, log_a)
         target_prec[i, j] = prec
         target_shift[i, j] = shift
+        if not ok:
+            bad += 1
     row_change[i] = math.sqrt(worst)
     row_improper[i] = bad
 
@@ -260,16 +298,11 @@ def pair_energy(pair_mean, pair_var, site_prec, site_shift, active, kappa):
         for j in range(n_neg):
             if not active[i, j]:
                 continue
-            tau = 1.0 / pair_var[i, j]
-            tau_c = tau - site_prec[i, j]
-            nu_c = pair_mean[i, j] * tau - site_shift[i, j]
-            if not (tau_c > 0.0 and math.isfinite(tau_c)):
-                bad += 1
-                continue
-            mu_c = nu_c / tau_c
-            log_z, _, _ = _pair_tilted(tau_c, nu_c, c, a, kappa, log_a)
-            total += (log_z + 0.5 * mu_c * nu_c - 0.5 * math.log(tau_c)
-                      - 0.5 * pair_mean[i, j] ** 2 * tau + 0.5 * math.log(tau))
+            ok, e = _site_energy(pair_mean[i, j], pair_var[i, j],
+                                 site_prec[i, j], site_shift[i, j], c, a,
+                                 kappa, log_a)
+            total += e
+            bad += not ok
         energy[i] = total
         improper[i] = bad
     return energy, improper
