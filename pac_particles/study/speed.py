@@ -1,0 +1,156 @@
+"""Speed of the estimator at its defaults against a tuned logistic
+regression, side by side in one run (``scripts/bench_defaults.py``).
+
+:func:`bench_defaults` splits each data set once (stratified 75/25), fits
+``PACBayesAUC(method=m)`` at its defaults (``lam="cv"`` included) for every
+method ``m`` and scikit-learn's ``LogisticRegressionCV(scoring="roc_auc")``
+(on standardised inputs, as the estimator standardises) on the same
+training rows, and reports each fit time as a ratio to the logistic
+regression's together with the test AUCs. Ratios measured in one process
+on the same machine at the same moment are what the README quotes: the
+absolute times move with the load of a shared machine, the ratios much less.
+
+:func:`load_benchmark_data` reads the built-in data sets
+(:func:`pac_particles.data.load_dataset`) and the CSVs of the shared data
+directory by name.
+
+Example
+-------
+::
+
+    from pac_particles.study.speed import bench_defaults, load_benchmark_data
+    data = {"pima": load_benchmark_data("pima")}
+    rows = bench_defaults(data, methods=("ep", "vb"), seed=0)
+    rows[0]["ratio"], rows[0]["test_auc"]
+
+References
+----------
+[RACL14] Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014).
+PAC-Bayesian AUC classification and scoring. NIPS 27 (Tables 1 and 2).
+"""
+
+import os
+import time
+
+import numpy as np
+from sklearn.linear_model import LogisticRegressionCV
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from ..auc import binary_labels
+from ..checks import InputError, check_choice, check_fraction
+from ..data import DATASETS, load_csv, load_dataset
+
+__all__ = ["BASELINE", "bench_defaults", "load_benchmark_data",
+           "format_rows", "logistic_cv", "ratio_summary"]
+
+#: name of the reference fit in the rows of :func:`bench_defaults`
+BASELINE = "logistic_cv"
+
+METHODS = ("smc", "ep", "vb")
+
+
+def logistic_cv(random_state=0):
+    """The reference: ``LogisticRegressionCV(scoring="roc_auc")`` (5 folds,
+    10 values of ``C``, scikit-learn's defaults) on standardised inputs."""
+    return make_pipeline(StandardScaler(), LogisticRegressionCV(
+        scoring="roc_auc", max_iter=5000, random_state=random_state))
+
+
+def load_benchmark_data(name, data_dir=None):
+    """``(X, y)`` of a built-in data set or of ``data_dir/name.csv``."""
+    key = str(name).lower().replace("-", "_")
+    if key in DATASETS:
+        return load_dataset(key)[:2]
+    if data_dir is None:
+        raise InputError(f"{name!r} is not built in: give the data directory "
+                         "holding its CSV")
+    path = os.path.join(data_dir, f"{key}.csv")
+    if not os.path.exists(path):
+        raise InputError(f"no data set {name!r}: neither built in nor {path}")
+    return load_csv(path)[:2]
+
+
+def _timed_fit(estimator, X, y, X_test, y_test):
+    start = time.perf_counter()
+    estimator.fit(X, y)
+    seconds = time.perf_counter() - start
+    return seconds, float(roc_auc_score(y_test, estimator.decision_function(X_test)))
+
+
+def bench_defaults(data, methods=METHODS, seed=0, test_size=0.25,
+                   estimator_kwargs=None, verbose=False):
+    """Fit time and test AUC of ``PACBayesAUC(method=m)`` at its defaults
+    against :func:`logistic_cv`, on one stratified split per data set.
+
+    Parameters
+    ----------
+    data : dict name -> (X, y).
+    methods : methods of :class:`~pac_particles.estimator.PACBayesAUC`.
+    seed : seeds the split and every fit.
+    test_size : fraction held out.
+    estimator_kwargs : dict, optional; method -> extra keyword arguments
+        (none: the defaults a new user gets).
+    verbose : bool, print each row as it is measured.
+
+    Returns
+    -------
+    list of dict rows: ``dataset``, ``n_train``, ``d``, ``method``
+    (``logistic_cv`` for the reference), ``seconds``, ``ratio`` (seconds over
+    the reference's on the same split), ``test_auc`` and ``auc_gap`` (test
+    AUC minus the reference's).
+    """
+    from ..estimator import PACBayesAUC     # the study sits above the estimator
+    for method in methods:
+        check_choice(method, "method", METHODS)
+    test_size = check_fraction(test_size, "test_size")
+    extra = dict(estimator_kwargs or {})
+    rows = []
+    for name, (X, y) in data.items():
+        X = np.asarray(X, dtype=float)
+        y = binary_labels(y).astype(int)
+        X_tr, X_te, y_tr, y_te = train_test_split(
+            X, y, test_size=test_size, stratify=y, random_state=seed)
+        base_s, base_auc = _timed_fit(logistic_cv(seed), X_tr, y_tr, X_te, y_te)
+        common = dict(dataset=name, n_train=len(y_tr), d=X.shape[1])
+        found = [dict(common, method=BASELINE, seconds=base_s, ratio=1.0,
+                      test_auc=base_auc, auc_gap=0.0)]
+        if verbose:
+            print(format_rows(found, header=not rows), flush=True)
+        for method in methods:
+            est = PACBayesAUC(method=method, random_state=seed,
+                              **extra.get(method, {}))
+            s, auc = _timed_fit(est, X_tr, y_tr, X_te, y_te)
+            row = dict(common, method=method, seconds=s, ratio=s / base_s,
+                       test_auc=auc, auc_gap=auc - base_auc)
+            found.append(row)
+            if verbose:
+                print(format_rows([row], header=False), flush=True)
+        rows += found
+    return rows
+
+
+def format_rows(rows, header=True):
+    """Markdown lines of :func:`bench_defaults` rows."""
+    lines = ["| dataset | n_train x d | method | seconds | ratio to "
+             "LogisticRegressionCV | test AUC | AUC - logistic |",
+             "|---|---|---|---|---|---|---|"] if header else []
+    for r in rows:
+        lines.append(f"| {r['dataset']} | {r['n_train']} x {r['d']} | "
+                     f"{r['method']} | {r['seconds']:.2f} | {r['ratio']:.1f}x | "
+                     f"{r['test_auc']:.3f} | {r['auc_gap']:+.3f} |")
+    return "\n".join(lines)
+
+
+def ratio_summary(rows):
+    """Per method: the largest and median ratio and the worst AUC gap."""
+    summary = {}
+    for method in sorted({r["method"] for r in rows} - {BASELINE}):
+        mine = [r for r in rows if r["method"] == method]
+        ratios = np.array([r["ratio"] for r in mine])
+        summary[method] = {"max_ratio": float(ratios.max()),
+                           "median_ratio": float(np.median(ratios)),
+                           "worst_auc_gap": float(min(r["auc_gap"] for r in mine))}
+    return summary
