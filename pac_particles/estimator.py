@@ -75,6 +75,8 @@ __all__ = ["PACBayesAUC", "PACBayesClassifier"]
 METHODS = ("smc", "ep", "vb")
 PRIORS = ("gaussian", "spike_slab")
 HYPERPARAMETERS = ("fixed", "evidence")
+#: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6)
+VB_CV_TOL = 1e-3
 
 
 class PACBayesAUC(ClassifierMixin, BaseEstimator):
@@ -499,13 +501,27 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
                 self._point)
         self._data = self.posterior_.data
 
+    def _vb(self, X, positives, lam, tol=1e-6):
+        """Gaussian VB at ``lam``; all pairs up to
+        :data:`~pac_particles.vb.AUTO_PAIRS_ABOVE`, a fixed sample of pairs
+        above (``n_pairs="auto"``)."""
+        return GaussianVB(X, positives, lam, prior_var=self.prior_var,
+                          family=self.vb_family, seed=self.random_state,
+                          n_pairs="auto", tol=tol, standardize=self.standardize,
+                          pu_prior=self.pu_prior)
+
+    def _vb_for_cv(self, X, positives, lam):
+        """The VB fits of the choice of ``lam``: a projected-gradient
+        tolerance of :data:`VB_CV_TOL` (the validation AUCs of Pima and
+        Liver agreed to 5 digits with those at 1e-6, in half the
+        iterations)."""
+        return self._vb(X, positives, lam, tol=VB_CV_TOL)
+
     def _approximation(self, X, positives, lam):
         common = dict(standardize=self.standardize, pu_prior=self.pu_prior)
         hyper = self.hyperparameters_
         if self.method == "vb":
-            return GaussianVB(X, positives, lam, prior_var=self.prior_var,
-                              family=self.vb_family, seed=self.random_state,
-                              **common)
+            return self._vb(X, positives, lam)
         if self.kernel is not None:
             return EPGP(X, positives, lam, kernel=hyper["kernel"], **common)
         if self.prior == "spike_slab":
@@ -519,8 +535,10 @@ class PACBayesAUC(ClassifierMixin, BaseEstimator):
             if self.method == "ep":
                 self.cv_ = self._ep_loo_lambda(X, positives, grid)
             else:
+                # continuation from small to large lam
                 self.cv_ = cross_validate_lam(
-                    X, positives, grid, RefitScorer(self._approximation),
+                    X, positives, grid,
+                    RefitScorer(self._vb_for_cv, warm_start=True),
                     n_folds=self.n_folds, seed=self.random_state,
                     n_jobs=self.n_jobs or 1, verbose=self.verbose)
             self.lam_ = self.cv_.best_lam

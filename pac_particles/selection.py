@@ -281,19 +281,26 @@ class RefitScorer:
     """Fold scorer of :func:`cross_validate_lam`: one fit per grid value.
 
     ``make(X, y, lam)`` returns an unfitted approximation with ``fit()`` and
-    ``predict(X_new)`` (e.g. :class:`pac_particles.vb.GaussianVB`).
+    ``predict(X_new)`` (e.g. :class:`pac_particles.vb.GaussianVB`). With
+    ``warm_start``, the grid is visited from small to large ``lam`` and each
+    fit starts at the previous optimum (``fit(init=previous)``): a
+    continuation along the path of Gibbs posteriors.
     """
 
-    def __init__(self, make):
+    def __init__(self, make, warm_start=False):
         self.make = make
+        self.warm_start = bool(warm_start)
 
     def __call__(self, X_tr, y_tr, X_val, y_val, grid, seed):
-        aucs = []
-        for lam in grid:
+        aucs, previous = {}, None
+        for lam in np.sort(grid):
             approx = self.make(X_tr, y_tr, lam)
-            approx.fit()
-            aucs.append(1.0 - auc_risk(approx.predict(X_val), y_val))
-        return grid, np.array(aucs)
+            if self.warm_start and previous is not None:
+                previous = approx.fit(init=previous)
+            else:
+                previous = approx.fit()
+            aucs[lam] = 1.0 - auc_risk(approx.predict(X_val), y_val)
+        return grid, np.array([aucs[lam] for lam in grid])
 
 
 def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
