@@ -59,16 +59,18 @@ learning from positive and unlabeled data. NIPS 27.
 
 import math
 import time
+import warnings
 
 import numpy as np
 from particles import distributions as dists
 from particles import smc_samplers as ssp
+from scipy.linalg import cho_solve
 
 from .checks import (InputError, check_count, check_positive,
                      check_probability, resolve_lam)
 from .data import AUCData, validate_xy
-from .gaussian import gp_predictive
-from .kernels import SquaredExponential, gram_matrix, kernel_diag
+from .gaussian import KernelJitterWarning, gp_predictive
+from .kernels import LinearKernel, SquaredExponential, gram_matrix, kernel_diag
 from .priors import (CholeskyNormal, gaussian_prior, param_array,
                      stable_cholesky)
 from .risks import AUCRisk, ClassificationRisk
@@ -77,6 +79,7 @@ from .tempering import RobustAdaptiveTempering, check_reached_target
 
 __all__ = ["AUCGibbsModel", "GPAUCModel", "ClassificationGibbsModel",
            "GPClassificationModel",
+           "linear_score_model", "SCORE_SPACE",
            "DesignData", "classification_data", "lam_from_label_noise", "label_noise_from_lam",
            "RobustAdaptiveTempering", "check_reached_target"]
 
@@ -363,6 +366,20 @@ class _GPGibbsModel(_GibbsModel):
         return gp_predictive(self.kernel_chol, K_star, latent_mean, latent_cov,
                              k_diag)
 
+    def linear_coefficients(self, s):
+        """``E[theta | s] = S0 X' (X S0 X' + jitter)^-1 s`` for a
+        :class:`~pac_particles.kernels.LinearKernel` (prior
+        ``theta ~ N(0, S0)``): the coefficients on the preprocessed inputs
+        whose scores ``x . theta`` are the GP conditional mean of ``s``
+        (the posterior of ``theta`` given ``s`` is Gaussian with this mean).
+        ``s`` is one latent vector (n,) or particles (N, n)."""
+        if not isinstance(self.kernel, LinearKernel):
+            raise InputError("linear coefficients need a LinearKernel GP "
+                             f"model, this one has {self.kernel!r}")
+        s = np.asarray(s, dtype=float)
+        alpha = cho_solve((self.kernel_chol, True), s.T)
+        return (self.kernel.prior_var * (self.data.X.T @ alpha).T)
+
 
 class GPAUCModel(_GPGibbsModel):
     """AUC Gibbs posterior with a Gaussian-process prior on the scores.
@@ -461,6 +478,46 @@ class GPClassificationModel(_GPGibbsModel):
 
     def _make_risk(self, positives):
         return ClassificationRisk(positives, self.loss, self.pu_prior)
+
+
+#: when :func:`linear_score_model` samples in score space
+SCORE_SPACE = ("auto", True, False)
+
+
+def linear_score_model(X, y, lam, prior_var=1.0, standardize=True,
+                       pu_prior=None, score_space="auto"):
+    """The Gibbs posterior of linear scores under the prior
+    ``theta ~ N(0, prior_var I)``, in the cheaper of two exact
+    parametrisations.
+
+    The likelihood depends on ``theta`` only through ``s = X theta``, whose
+    prior is ``N(0, X S0 X')`` of rank at most n. With ``score_space``
+    True (or "auto" and more columns than rows, ``d > n``) the sampler runs
+    on ``s`` in dimension n: a :class:`GPAUCModel` with a
+    :class:`~pac_particles.kernels.LinearKernel`, exactly as EP does
+    [RACL14, Sec. 4]; :meth:`GPAUCModel.linear_coefficients` maps a point
+    of ``s`` back to ``theta``. Otherwise an :class:`AUCGibbsModel` on
+    ``theta``. The two targets have the same ``log Z`` and the same scores
+    on new inputs (up to the jitter of ``X S0 X'``, which the centring of
+    standardised columns makes singular along the constant vector, a
+    direction the AUC does not see).
+    """
+    if score_space not in SCORE_SPACE:
+        raise InputError(f"score_space must be one of {SCORE_SPACE}, got "
+                         f"{score_space!r}")
+    n, d = np.shape(X)[:2] if np.ndim(X) == 2 else (0, 0)
+    if score_space is True or (score_space == "auto" and d > n):
+        with warnings.catch_warnings():
+            # X S0 X' has rank n - 1 at most once the columns are centred:
+            # the jitter is expected, along a direction the AUC ignores
+            warnings.simplefilter("ignore", KernelJitterWarning)
+            return GPAUCModel(X, y, lam, kernel=LinearKernel(prior_var),
+                              standardize=standardize, pu_prior=pu_prior)
+    model = AUCGibbsModel(X, y, lam, prior=None, standardize=standardize,
+                          pu_prior=pu_prior)
+    if not np.all(np.asarray(prior_var) == 1.0):
+        model.prior = gaussian_prior(model.d, prior_var)
+    return model
 
 
 def _check_theta_prior(prior, d):

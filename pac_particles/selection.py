@@ -62,6 +62,7 @@ classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.1.
 """
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,6 +73,7 @@ from sklearn.model_selection import StratifiedKFold
 from .auc import auc_risk, binary_labels
 from .checks import InputError, check_choice, check_count, check_positive
 from .models import AUCGibbsModel
+from .parallel import limited_threads, one_blas_thread, threads_per_job
 from .posterior import POINT_ESTIMATES, run_smc
 from .priors import param_array
 from .progress import Progress, tracked
@@ -87,16 +89,21 @@ class PathScores(collectors.Collector):
     current tempered posterior, with the current exponent.
 
     ``X_val`` must be preprocessed like the model's data
-    (``model.data.transform``). Each entry of the summary is
-    ``(exponent, scores)``.
+    (``model.data.transform``); ``model``, when given, maps a point estimate
+    to scores (``model.predict_scores``: GP latent scores, or a linear
+    model sampled in score space), else the scores are ``X_val @ point``.
+    Each entry of the summary is ``(exponent, scores)``.
     """
 
-    signature = {"X_val": None, "point": "bayes_point"}
+    signature = {"X_val": None, "point": "bayes_point", "model": None}
 
     def fetch(self, smc):
         current = WeightedParticles(param_array(smc.X.theta), smc.W)
-        return (smc.X.shared["exponents"][-1],
-                self.X_val @ current.point_estimate(self.point))
+        point = current.point_estimate(self.point)
+        # score-space particles (GP latent scores) predict through the model
+        scores = (self.X_val @ point if self.model is None
+                  else self.model.predict_scores(self.X_val, point))
+        return smc.X.shared["exponents"][-1], scores
 
 
 def lam_grid(lam_max, grid_size=50, decades=3.0):
@@ -237,20 +244,33 @@ def loo_lambda(grid, loo_auc, verbose=False):
 class SMCPathScorer:
     """Fold scorer of :func:`cross_validate_lam`: one adaptive-tempering run
     from the prior to ``lam_max`` on the training part, the held-out AUC of
-    the point estimate at every step (:class:`PathScores`)."""
+    the point estimate at every step (:class:`PathScores`).
+
+    ``make_model(X, y, lam, **model_kwargs)`` builds the model (default
+    :class:`~pac_particles.models.AUCGibbsModel`;
+    :func:`~pac_particles.models.linear_score_model` samples in score space
+    when d > n). ``threads``: numba and BLAS threads of the run (None:
+    unchanged), so that concurrent folds share the cores."""
 
     def __init__(self, lam_max, point="bayes_point", model_kwargs=None,
-                 smc_kwargs=None):
+                 smc_kwargs=None, make_model=AUCGibbsModel, threads=None):
         self.lam_max = lam_max
         self.point = point
         self.model_kwargs = dict(model_kwargs or {})
         self.smc_kwargs = dict(smc_kwargs or {})
+        self.make_model = make_model
+        self.threads = threads
 
     def __call__(self, X_tr, y_tr, X_val, y_val, grid, seed):
-        model = AUCGibbsModel(X_tr, y_tr, lam=self.lam_max, **self.model_kwargs)
+        model = self.make_model(X_tr, y_tr, self.lam_max, **self.model_kwargs)
         collector = PathScores(X_val=model.data.transform(X_val),
-                               point=self.point)
-        post = run_smc(model, seed=seed, collect=[collector], **self.smc_kwargs)
+                               point=self.point,
+                               model=model if model.is_gp else None)
+        # BLAS on one thread: the prior's triangular solves on a few
+        # particles at a time were 100x slower with spinning BLAS workers
+        with limited_threads(self.threads), one_blas_thread():
+            post = run_smc(model, seed=seed, collect=[collector],
+                           **self.smc_kwargs)
         steps = post.summaries.pathScores
         gammas = np.array([self.lam_max * e for e, _ in steps])
         aucs = np.array([1.0 - auc_risk(s, y_val) for _, s in steps])
@@ -261,25 +281,33 @@ class RefitScorer:
     """Fold scorer of :func:`cross_validate_lam`: one fit per grid value.
 
     ``make(X, y, lam)`` returns an unfitted approximation with ``fit()`` and
-    ``predict(X_new)`` (e.g. :class:`pac_particles.vb.GaussianVB`).
+    ``predict(X_new)`` (e.g. :class:`pac_particles.vb.GaussianVB`). With
+    ``warm_start``, the grid is visited from small to large ``lam`` and each
+    fit starts at the previous optimum (``fit(init=previous)``): a
+    continuation along the path of Gibbs posteriors.
     """
 
-    def __init__(self, make):
+    def __init__(self, make, warm_start=False):
         self.make = make
+        self.warm_start = bool(warm_start)
 
     def __call__(self, X_tr, y_tr, X_val, y_val, grid, seed):
-        aucs = []
-        for lam in grid:
+        aucs, previous = {}, None
+        for lam in np.sort(grid):
             approx = self.make(X_tr, y_tr, lam)
-            approx.fit()
-            aucs.append(1.0 - auc_risk(approx.predict(X_val), y_val))
-        return grid, np.array(aucs)
+            if self.warm_start and previous is not None:
+                previous = approx.fit(init=previous)
+            else:
+                previous = approx.fit()
+            aucs[lam] = 1.0 - auc_risk(approx.predict(X_val), y_val)
+        return grid, np.array([aucs[lam] for lam in grid])
 
 
 def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
               point="bayes_point",
               refit=True, n_particles=200, len_chain=10, move=None,
-              model_kwargs=None, seed=None, n_jobs=1, verbose=False):
+              model_kwargs=None, make_model=AUCGibbsModel, seed=None,
+              n_jobs=None, verbose=False):
     """Choose ``lam`` by K-fold cross-validation along the tempering path.
 
     Parameters
@@ -302,9 +330,14 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     refit : bool
         Run SMC on all data at the chosen ``lam``.
     n_particles, len_chain, move : passed to :func:`run_smc`.
-    model_kwargs : dict, passed to :class:`AUCGibbsModel` (e.g. prior).
+    model_kwargs : dict, passed to ``make_model`` (e.g. prior).
+    make_model : callable ``(X, y, lam, **model_kwargs) -> model``; default
+        :class:`AUCGibbsModel`; :func:`~pac_particles.models.linear_score_model`
+        samples in score space when d > n.
     seed : int, optional; fold k uses ``seed + k``, the refit ``seed + n_folds``.
-    n_jobs : int, folds run in parallel through joblib.
+    n_jobs : int, folds run in parallel through joblib; None (default): one
+        job per core up to ``n_folds``, the cores shared among the folds'
+        numba and BLAS threads (:func:`pac_particles.parallel.threads_per_job`).
     verbose : bool or str, progress over the folds and of the refit's
         tempering (:mod:`pac_particles.progress`).
 
@@ -317,15 +350,20 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     point = check_choice(point, "point", POINT_ESTIMATES)
     model_kwargs = dict(model_kwargs or {})
     smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move)
-    result = cross_validate_lam(
-        X, y, grid, SMCPathScorer(lam_max, point, model_kwargs, smc_kwargs),
-        n_folds=n_folds, seed=seed, n_jobs=n_jobs, verbose=verbose)
+    if n_jobs is None:
+        n_jobs = max(1, min(int(n_folds), os.cpu_count() or 1))
+    threads = threads_per_job(n_jobs) if n_jobs != 1 else None
+    scorer = SMCPathScorer(lam_max, point, model_kwargs, smc_kwargs,
+                           make_model=make_model, threads=threads)
+    result = cross_validate_lam(X, y, grid, scorer, n_folds=n_folds,
+                                seed=seed, n_jobs=n_jobs, verbose=verbose)
     if refit:
-        model = AUCGibbsModel(X, binary_labels(y), lam=result.best_lam,
-                              **model_kwargs)
-        result.posterior = run_smc(
-            model, seed=None if seed is None else int(seed) + int(n_folds),
-            verbose=verbose, **smc_kwargs)
+        model = make_model(X, binary_labels(y), result.best_lam,
+                           **model_kwargs)
+        with one_blas_thread():
+            result.posterior = run_smc(
+                model, seed=None if seed is None else int(seed) + int(n_folds),
+                verbose=verbose, **smc_kwargs)
     return result
 
 

@@ -107,9 +107,15 @@ from .probit_risk import GaussianPairRisk, expected_auc_risk
 from .risks import AUCRisk, ClassificationRisk
 
 __all__ = ["GaussianVB", "ClassificationVB", "VBResult", "FAMILIES", "expected_auc_risk",
-           "gaussian_kl", "ordered_pairs_factor", "corollary21_lam"]
+           "gaussian_kl", "ordered_pairs_factor", "corollary21_lam",
+           "auto_pairs", "AUTO_PAIRS_ABOVE", "AUTO_PAIRS_PER_POINT"]
 
 FAMILIES = ("isotropic", "diagonal", "full")
+
+#: ``n_pairs="auto"`` keeps all pairs up to this many positive/negative pairs
+AUTO_PAIRS_ABOVE = 1_000_000
+#: ... and above it samples this many pairs per member of the larger class
+AUTO_PAIRS_PER_POINT = 20
 
 # Box on the log standard deviations, so that L-BFGS line searches cannot
 # overflow exp(2 * log_sigma).
@@ -151,6 +157,24 @@ def corollary21_lam(n_pos, n_neg, d):
         raise InputError(f"d must be at least 1, got {d}")
     n = int(n_pos) + int(n_neg)
     return ordered_pairs_factor(n_pos, n_neg) * math.sqrt(d * (n - 1.0)) / 2.0
+
+
+def auto_pairs(n_pos, n_neg):
+    """The pairs ``n_pairs="auto"`` samples: None (all ``P = n_pos n_neg``)
+    up to :data:`AUTO_PAIRS_ABOVE` pairs, else
+    ``AUTO_PAIRS_PER_POINT * max(n_pos, n_neg)``.
+
+    The incomplete U-statistic on B pairs drawn uniformly with replacement
+    has ``Var(U_B) = (1 - 1/B) Var(U_n) + Var(h) / B`` around the population
+    risk (Clemencon, Colin & Bellet 2016), ``Var(h) <= 1/4``, while
+    ``Var(U_n)`` is of order ``1 / min(n_pos, n_neg)``: B of 20 per member
+    of the larger class adds at most ``1 / (80 max(n_pos, n_neg))``, a few
+    per cent of ``Var(U_n)``.
+    """
+    n_pos, n_neg = int(n_pos), int(n_neg)
+    if n_pos * n_neg <= AUTO_PAIRS_ABOVE:
+        return None
+    return min(n_pos * n_neg, AUTO_PAIRS_PER_POINT * max(n_pos, n_neg))
 
 
 # ------------------------------------------------------------ the families
@@ -455,7 +479,9 @@ class GaussianVB(_GaussianVariational):
         ``Var(R_n) + E[sigma_f^2] / n_pairs``, with
         ``Var(R_n) = O(1/n_pos + 1/n_neg)``; ``n_pairs`` a few times
         ``n_pos n_neg / min(n_pos, n_neg)`` makes the extra noise negligible.
-        Use it when P is in the hundreds of millions.
+        Use it when P is in the hundreds of millions. ``"auto"``: all pairs
+        up to :data:`AUTO_PAIRS_ABOVE`, else :func:`auto_pairs` pairs in
+        one sample with L-BFGS (``resample`` is then False).
     resample : bool, default True
         With ``n_pairs``: draw fresh pairs at every iteration and optimise with
         Adam, averaging the iterates of the second half; if False, draw one
@@ -518,7 +544,10 @@ class GaussianVB(_GaussianVariational):
         # PU labels: lam / (1 - pi) on the observed risk (pac_particles.auc)
         self.pu_prior = pu_prior
         self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
-        if n_pairs is not None:
+        if isinstance(n_pairs, str) and n_pairs == "auto":
+            n_pairs = auto_pairs(self.data.n_pos, self.data.n_neg)
+            resample = resample and n_pairs is None
+        elif n_pairs is not None:
             n_pairs = check_count(n_pairs, "n_pairs")
         if max_iter is not None:
             max_iter = check_count(max_iter, "max_iter")

@@ -5,7 +5,8 @@ from particles import distributions as dists
 from particles import smc_samplers as ssp
 
 from pac_particles.auc import auc_risk
-from pac_particles.models import AUCGibbsModel, RobustAdaptiveTempering
+from pac_particles.models import (AUCGibbsModel, GPAUCModel,
+                                 RobustAdaptiveTempering, linear_score_model)
 from pac_particles.posterior import run_smc
 from pac_particles.priors import gaussian_prior
 from conftest import noisy_linear, two_d_problem
@@ -155,3 +156,49 @@ def test_run_smc_names_the_bad_argument(kwargs, message):
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         run_smc(**args)
+
+
+# ------------------------------------------------------------ score space
+
+def _wide(n=14, d=40, seed=2):
+    """More columns than rows: the linear model has an exact score-space
+    form of dimension n."""
+    return noisy_linear(n, np.r_[2.0, -1.0, np.zeros(d - 2)], seed)
+
+
+def test_linear_score_model_samples_scores_when_d_exceeds_n():
+    X, y = _wide()
+    assert linear_score_model(X, y, 10.0).is_gp
+    assert not linear_score_model(X[:, :5], y, 10.0).is_gp
+    assert not linear_score_model(X, y, 10.0, score_space=False).is_gp
+    with pytest.raises(ValueError, match="score_space"):
+        linear_score_model(X, y, 10.0, score_space="yes")
+
+
+def test_linear_coefficients_are_the_minimum_norm_preimage_of_the_scores():
+    """E[theta | s] under theta ~ N(0, I) is the pseudo-inverse of X applied
+    to s (numpy's pinv as the independent reference)."""
+    X, y = _wide()
+    model = linear_score_model(X, y, 10.0)
+    s = model.data.X @ np.random.default_rng(0).normal(size=X.shape[1])
+    np.testing.assert_allclose(model.linear_coefficients(s),
+                               np.linalg.pinv(model.data.X) @ s, atol=1e-5)
+    with pytest.raises(ValueError, match="LinearKernel"):
+        GPAUCModel(X, y, 10.0).linear_coefficients(s)     # squared exponential
+
+
+def test_score_space_and_theta_space_give_the_same_posterior():
+    """Same target in two parametrisations: log Z and the scores of the
+    posterior mean on new inputs agree within Monte Carlo error."""
+    X, y = _wide()
+    X_new, _ = _wide(n=30, seed=5)
+    runs = {}
+    for space in (True, False):
+        model = linear_score_model(X, y, 20.0, score_space=space)
+        post = run_smc(model, n_particles=400, len_chain=10, seed=1)
+        mean = post.mean
+        theta = model.linear_coefficients(mean) if space else mean
+        runs[space] = (post.log_z, model.data.transform(X_new) @ theta)
+    assert runs[True][0] == pytest.approx(runs[False][0], abs=0.15)
+    np.testing.assert_allclose(runs[True][1], runs[False][1],
+                               atol=0.25 * np.std(runs[False][1]))

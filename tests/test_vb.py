@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from conftest import tied_data
+from conftest import noisy_linear, tied_data
 from pac_particles.auc import linear_auc_risk
 from pac_particles.data import validate_xy
 from pac_particles.ep import EPLinear
@@ -307,3 +307,16 @@ def test_bad_vb_arguments_are_named(kwargs, fit_kwargs, message):
     y = X[:, 0] + rng.standard_normal(40) > 0
     with pytest.raises(ValueError, match=message):
         GaussianVB(X, y, 40.0, **kwargs).fit(**fit_kwargs)
+
+
+def test_auto_pairs_keeps_all_pairs_below_the_threshold_and_samples_above():
+    from pac_particles.vb import (AUTO_PAIRS_ABOVE, AUTO_PAIRS_PER_POINT,
+                                  auto_pairs)
+    assert auto_pairs(100, 200) is None
+    n_pos = AUTO_PAIRS_ABOVE // 1000 + 1
+    assert auto_pairs(n_pos, 1000) == AUTO_PAIRS_PER_POINT * max(n_pos, 1000)
+    X, y = noisy_linear(80, [1.0, -1.0, 0.5], 0)
+    auto = GaussianVB(X, y, 40.0, family="diagonal", n_pairs="auto")
+    assert auto.n_pairs is None
+    np.testing.assert_array_equal(
+        auto.fit().mean, GaussianVB(X, y, 40.0, family="diagonal").fit().mean)

@@ -1,0 +1,51 @@
+"""Default fits against a tuned logistic regression: fit-time ratios and
+test AUCs side by side in one run.
+
+Each data set is split once (stratified 75/25, ``--seed``);
+``PACBayesAUC(method=m)`` at its defaults (``lam="cv"`` included) and
+``LogisticRegressionCV(scoring="roc_auc")`` are fitted on the same
+training rows (:func:`pac_particles.study.speed.bench_defaults`).
+
+    python scripts/bench_defaults.py --data-dir ../shared/datasets
+    python scripts/bench_defaults.py --datasets colon --methods smc ep
+
+References
+----------
+[RACL14] Ridgway, Alquier, Chopin & Liang (2014), PAC-Bayesian AUC
+classification and scoring, NIPS 27.
+"""
+import argparse
+import json
+import os
+
+from pac_particles.results import write_rows
+from pac_particles.study.speed import (bench_defaults, load_benchmark_data,
+                                       ratio_summary)
+
+DEFAULT_DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "shared", "datasets")
+DEFAULT_SETS = ["pima", "sonar", "breast_cancer", "liver", "german_credit",
+                "german_credit_numeric", "spectf", "spect", "glass"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
+    parser.add_argument("--datasets", nargs="*", default=DEFAULT_SETS)
+    parser.add_argument("--methods", nargs="*", default=["smc", "ep", "vb"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=None,
+                        help="directory for bench_defaults.csv (optional)")
+    args = parser.parse_args()
+    data = {name: load_benchmark_data(name, args.data_dir)
+            for name in args.datasets}
+    rows = bench_defaults(data, methods=args.methods, seed=args.seed,
+                          verbose=True)
+    print(json.dumps(ratio_summary(rows), indent=1))
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        write_rows(rows, os.path.join(args.out, "bench_defaults.csv"))
+
+
+if __name__ == "__main__":
+    main()
