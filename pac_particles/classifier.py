@@ -48,12 +48,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .bounds import classification_certificate, gibbs_kl
 from .checks import (InputError, check_choice, check_count, check_positive,
-                     check_pu_prior)
+                     check_probability, check_pu_prior)
+from .gaussian import gaussian_kl
+from .gaussian_losses import GaussianPointRisk
 from .models import ClassificationGibbsModel
 from .posterior import run_smc
 from .priors import gaussian_prior, param_array
-from .risks import LOSSES
+from .risks import LOSSES, ClassificationRisk
 from .selection import cross_validate_lam, lam_grid, loo_lambda
 from .vb import FAMILIES, ClassificationVB
 from .ep import EPClassification
@@ -180,6 +183,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
     pu_prior : float in [0, 1), optional: ``y``'s positive class marks
         labelled positives, the other class unlabelled points of which a
         fraction ``pu_prior`` is positive (the PU risk of du Plessis et al.).
+    eps : float in (0, 1), the certificate holds with probability ``1 - eps``.
     random_state : int, optional; n_jobs : folds in parallel (joblib).
 
     Attributes
@@ -187,12 +191,23 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
     classes_, lam_, log_evidence_, cv_ (with ``lam="cv"``), coef_ and
     intercept_ (of the posterior mean on raw inputs), posterior_ (SMC) or
     approximation_ (VB, EP), data_ (the preprocessing).
+    certificate_ : :class:`pac_particles.bounds.Certificate` or None, the
+        tightest PAC-Bayes-kl / Catoni bound (``m = n``) on the population
+        misclassification rate of the *randomised* classifier (``theta``
+        drawn from the fitted posterior at each use), in [0, 1], labelled
+        vacuous at 1/2 or more
+        (:func:`pac_particles.bounds.classification_certificate`); its
+        ``empirical_randomized_risk`` is the expected training error. None
+        with ``pu_prior`` (the PU risk is not a mean of n i.i.d. losses in
+        [0, 1]) and for SMC with the unbounded hinge and exponential losses
+        (their Gibbs KL needs ``-lam <= log Z``; use method="vb" or "ep").
+    certified_error_ : ``certificate_.bound`` (None when there is none).
     """
 
     def __init__(self, method="smc", loss="zero_one", lam="cv", lam_max=None,
                  n_folds=5, grid_size=20, grid_decades=3.0, prior_var=1.0,
                  fit_intercept=True, standardize=True, vb_family="full",
-                 n_particles=200, len_chain=10, pu_prior=None,
+                 n_particles=200, len_chain=10, pu_prior=None, eps=0.05,
                  random_state=None, n_jobs=1):
         self._store_params(locals())
 
@@ -203,6 +218,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                              f"only, got loss={self.loss!r}")
         check_choice(self.loss, "loss", LOSSES)
         check_choice(self.vb_family, "vb_family", FAMILIES)
+        check_probability(self.eps, "eps")
         if not (isinstance(self.lam, str) and self.lam == "cv"):
             check_positive(self.lam, "lam")
         if self.lam_max is not None:
@@ -264,6 +280,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
             model = ClassificationGibbsModel(X, positives, lam=self.lam_,
                                              **self._model_kwargs())
             self.posterior_ = run_smc(model, seed=refit_seed, **smc_kwargs)
+            self._model = model
             self.data_ = model.data
             self.log_evidence_ = float(self.posterior_.log_z)
             mean = self.posterior_.mean
@@ -286,7 +303,37 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
             self.log_evidence_ = float(result.elbo)
             mean = result.mean
         self._set_linear(mean)
+        self.certificate_ = self._certificate(positives)
+        self.certified_error_ = (None if self.certificate_ is None
+                                 else self.certificate_.bound)
         return self
+
+    def _certificate(self, positives):
+        """The PAC-Bayes certificate of the fitted posterior (see
+        ``certificate_``): the expected 0-1 training error of the randomised
+        classifier and the KL of the posterior to the prior."""
+        if self.pu_prior is not None:
+            return None
+        zero_one = ClassificationRisk(positives, "zero_one")
+        X = self.data_.X
+        if self.method == "smc":
+            if self.loss not in ("zero_one", "ramp"):
+                return None
+            post, model = self.posterior_, self._model
+            errors = zero_one.linear(post.theta, zero_one.ordered(X))
+            expected = float(post.weights @ errors)
+            # KL of the Gibbs posterior of the fitted (bounded) loss
+            fitted = float(post.weights @ model.risk(post.theta))
+            kl = gibbs_kl(post.log_z, model.lam, fitted)
+        else:
+            result = self.approximation_.result_
+            expected = float(GaussianPointRisk(X, zero_one)(result.mean,
+                                                            result.cov)[0])
+            kl = (result.kl if self.method == "vb" else max(
+                gaussian_kl(result.mean, result.cov, float(self.prior_var)),
+                0.0))
+        return classification_certificate(min(max(expected, 0.0), 1.0), kl,
+                                          positives.size, delta=self.eps)
 
     def _set_linear(self, mean):
         """``coef_``, ``intercept_`` of ``x -> transform(x) . mean`` on raw
