@@ -251,6 +251,19 @@ def _read_csv(path, target):
     return X, y, names
 
 
+def _fit_on_split(estimator, X, y, test_size, seed):
+    """Fit on the training part of a stratified split (all of the data when
+    ``test_size`` is 0: no test part, ``None``s); returns ``X_tr, X_te, y_tr,
+    y_te`` and the fit's seconds."""
+    if test_size > 0:
+        X_tr, X_te, y_tr, y_te = _split(X, y, test_size, seed)
+    else:
+        X_tr, y_tr, X_te, y_te = X, y, None, None
+    start = time.perf_counter()
+    estimator.fit(X_tr, y_tr)
+    return X_tr, X_te, y_tr, y_te, time.perf_counter() - start
+
+
 def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
             n_particles=200, len_chain=10, seed=0, n_jobs=1, out="results/fit",
             verbose=True):
@@ -263,13 +276,8 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
     estimator = PACBayesAUC(method=method, lam=lam, n_particles=n_particles,
                             len_chain=len_chain, random_state=seed,
                             n_jobs=check_count(n_jobs, "n_jobs"), verbose=verbose)
-    if test_size > 0:
-        X_tr, X_te, y_tr, y_te = _split(X, y, test_size, seed)
-    else:
-        X_tr, y_tr, X_te, y_te = X, y, None, None
-    start = time.perf_counter()
-    estimator.fit(X_tr, y_tr)
-    fit_seconds = time.perf_counter() - start
+    X_tr, X_te, y_tr, y_te, fit_seconds = _fit_on_split(estimator, X, y,
+                                                          test_size, seed)
     summary = {
         "data": os.path.abspath(path), "target": target or "last column",
         "n_train": len(y_tr), "n_features": X.shape[1],
@@ -323,18 +331,14 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
         lam = check_positive(lam, "lam")
     if pu_prior is not None:
         pu_prior = check_pu_prior(pu_prior)
+    started = time.perf_counter()
     X, y, names = _read_csv(path, target)
     estimator = PACBayesClassifier(
         method=method, loss=loss, lam=lam, pu_prior=pu_prior,
         n_particles=n_particles, len_chain=len_chain, random_state=seed,
         n_jobs=check_count(n_jobs, "n_jobs"))
-    if test_size > 0:
-        X_tr, X_te, y_tr, y_te = _split(X, y, test_size, seed)
-    else:
-        X_tr, y_tr, X_te, y_te = X, y, None, None
-    start = time.perf_counter()
-    estimator.fit(X_tr, y_tr)
-    fit_seconds = time.perf_counter() - start
+    X_tr, X_te, y_tr, y_te, fit_seconds = _fit_on_split(estimator, X, y,
+                                                          test_size, seed)
     summary = {
         "data": os.path.abspath(path), "target": target or "last column",
         "n_train": len(y_tr), "n_features": X.shape[1],
@@ -362,7 +366,7 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
         summary["test_error"] = 1.0 - estimator.score(X_te, y_te)
         summary["test_error_logistic"] = 1.0 - logistic_classifier(
             seed).fit(X_tr, y_tr).score(X_te, y_te)
-    summary["total_seconds"] = time.perf_counter() - start
+    summary["total_seconds"] = time.perf_counter() - started
     write_json(summary, os.path.join(out, "summary.json"))
     return jsonable(summary)
 
