@@ -19,6 +19,10 @@ along one tempering path to ``lam_max`` (the vote of the current particles
 at every step, :class:`PathVotes`), VB refits along the grid with warm
 starts. ``log_evidence_`` is SMC's ``log Z`` or VB's ELBO (a lower bound).
 
+:class:`BinaryEstimatorMixin` holds what this estimator shares with
+:class:`pac_particles.estimator.PACBayesAUC`: ``__init__`` storing its
+arguments, and the two-class tag.
+
 Example
 -------
 >>> from sklearn.datasets import load_breast_cancer
