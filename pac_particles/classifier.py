@@ -23,6 +23,10 @@ point's site removed, no refit), fitting along the grid with warm starts.
 ``log_evidence_`` is SMC's ``log Z``, VB's ELBO (a lower bound) or EP's
 ``log_z``.
 
+:class:`BinaryEstimatorMixin` holds what this estimator shares with
+:class:`pac_particles.estimator.PACBayesAUC`: ``__init__`` storing its
+arguments, and the two-class tag.
+
 Example
 -------
 >>> from sklearn.datasets import load_breast_cancer
