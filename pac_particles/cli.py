@@ -346,7 +346,9 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
         "lam": estimator.lam_, "lam_chosen_by": "cv" if lam == "cv" else "user",
         "log_evidence": estimator.log_evidence_,
         "log_evidence_is": ("log Z (SMC estimate)" if method == "smc"
+                            else "EP's approximation of log Z" if method == "ep"
                             else "a lower bound on log Z (ELBO)"),
+        "certificate": _error_certificate_fields(estimator.certificate_),
         "train_error": 1.0 - estimator.score(X_tr, y_tr),
         # the linear rule of the posterior mean on raw inputs, keyed by the
         # CSV's column names
@@ -369,6 +371,21 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
     summary["total_seconds"] = time.perf_counter() - started
     write_json(summary, os.path.join(out, "summary.json"))
     return jsonable(summary)
+
+
+def _error_certificate_fields(cert):
+    """The classifier's certificate for the JSON summary (None when the fit
+    has none: PU labels, or SMC with an unbounded loss)."""
+    if cert is None:
+        return None
+    claim = (f"with probability >= {1 - cert.delta:g}, the randomised "
+             f"classifier errs with probability <= {cert.bound:.4f}")
+    return {"bound": cert.name, "delta": cert.delta,
+            "certified_error": cert.bound, "vacuous": cert.vacuous,
+            "empirical_randomized_error": cert.empirical_randomized_risk,
+            "kl": cert.kl,
+            "statement": ("VACUOUS (no better than a coin): " + claim
+                          if cert.vacuous else claim)}
 
 
 def cv_csv(path, target=None, lam_max=None, folds=5, n_particles=200,

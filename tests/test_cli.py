@@ -354,6 +354,14 @@ def test_classify_round_trip_reports_the_test_error(tmp_path, method, loss):
     assert summary["test_error"] == pytest.approx(
         1 - accuracy_score(y_te, est.predict(X_te)))
     assert summary["test_error"] < 0.3 and summary["test_error_logistic"] < 0.3
+    # the certificate of the same fit, where its assumptions hold
+    cert = summary["certificate"]
+    if est.certificate_ is None:
+        assert cert is None
+    else:
+        assert cert["certified_error"] == pytest.approx(est.certified_error_)
+        assert 0 <= cert["empirical_randomized_error"] <= cert["certified_error"] <= 1
+        assert cert["statement"].startswith("VACUOUS") == cert["vacuous"]
     assert summary["coefficients"]["f1"] == pytest.approx(est.coef_[0])
 
 
