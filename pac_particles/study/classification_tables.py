@@ -200,6 +200,10 @@ def classification_tables(datasets=tuple(DATASETS), data_dir=".",
                 rows.append(dict(dataset=name, split=r, method=method,
                                  n_train=len(train), n_test=len(test),
                                  seconds=seconds,
+                                 # the certified error of the randomised
+                                 # classifier, where the fit has one
+                                 certified_error=getattr(
+                                     est, "certified_error_", None),
                                  **_test_figures(est, X[test],
                                                  positives[test])))
                 if verbose:
@@ -211,7 +215,9 @@ def classification_tables(datasets=tuple(DATASETS), data_dir=".",
 
 def summarise(rows):
     """(data set, method) -> dict of the mean and standard error over the
-    splits of ``error``, ``hinge``, ``exponential``, and mean ``seconds``."""
+    splits of ``error``, ``hinge``, ``exponential``, ``certified_error``
+    (the PAC-Bayes bound on the randomised classifier's error, where the fit
+    has one), and mean ``seconds``."""
     groups = {}
     for row in rows:
         groups.setdefault((row["dataset"], row["method"]), []).append(row)
@@ -225,6 +231,13 @@ def summarise(rows):
             entry[figure + "_se"] = (float(values.std(ddof=1)
                                            / math.sqrt(values.size))
                                      if values.size > 1 else 0.0)
+        bounds = [g["certified_error"] for g in group
+                  if g.get("certified_error") is not None]
+        if bounds:
+            entry["certified_error"] = float(np.mean(bounds))
+            entry["certified_error_se"] = (float(np.std(bounds, ddof=1)
+                                                 / math.sqrt(len(bounds)))
+                                           if len(bounds) > 1 else 0.0)
         summary[key] = entry
     return summary
 
@@ -259,7 +272,9 @@ def format_tables(summary):
         for name in datasets:
             paper = DISSERTATION[table].get(name, (None,) * 4)
             cells = [_cell(summary.get((name, m)), figure) for m in ours]
-            bound = "(certificates)" if table == 1 else "--"
+            vb = summary.get((name, f"VB {short}"))
+            bound = (_cell(vb, "certified_error") if table == 1 and vb
+                     and "certified_error" in vb else "--")
             lines.append(
                 f"| {name} | {_paper(paper[0])} | {cells[0]} | "
                 f"{_paper(paper[1])} | {bound} | {cells[1]} | "
