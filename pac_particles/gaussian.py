@@ -22,11 +22,12 @@ import warnings
 
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
+from scipy.special import ndtr
 
 from .checks import InputError
 
 __all__ = ["KernelJitterWarning", "jittered_cholesky", "gaussian_kl",
-           "gp_predictive"]
+           "gp_predictive", "positive_probability"]
 
 
 class KernelJitterWarning(RuntimeWarning):
@@ -186,3 +187,15 @@ def gp_predictive(kernel_chol, K_star, latent_mean, latent_cov=None,
         A = cho_solve((kernel_chol, True), K_star.T)
         var = var + np.einsum("ji,jk,ki->i", A, latent_cov, A)
     return mean, np.maximum(var, 0.0)
+
+
+def positive_probability(mean, var):
+    """``P(u > 0)`` for ``u ~ N(mean, var)``: ``Phi(mean / sqrt(var))``,
+    elementwise; a point mass (``var = 0``) gives 1, 0, or 1/2 at 0 (ties
+    count 1/2). The predictive probability of the positive class of a
+    randomised linear classifier with a Gaussian ``theta`` (VB, EP)."""
+    sd = np.sqrt(np.maximum(var, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0),
+                     np.sign(mean) * np.inf)
+    return np.where((sd == 0) & (mean == 0), 0.5, ndtr(t))

@@ -94,13 +94,12 @@ from typing import Optional
 
 import numpy as np
 from scipy import optimize
-from scipy.special import ndtr
 
 from . import parallel
 from .checks import (InputError, check_count, check_finite_array,
                      check_positive, resolve_lam)
 from .data import validate_xy
-from .gaussian import gaussian_kl
+from .gaussian import gaussian_kl, positive_probability
 from .gaussian_losses import GaussianPointRisk
 from .models import classification_data
 from .probit_risk import GaussianPairRisk, expected_auc_risk
@@ -679,12 +678,8 @@ class ClassificationVB(_GaussianVariational):
         inputs: the posterior predictive of the randomised classifier."""
         res = self._require_fit()
         Z = self.data.transform(X_new)
-        sd = np.sqrt(np.einsum("ij,jk,ik->i", Z, res.cov, Z))
-        mean = Z @ res.mean
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0),
-                         np.sign(mean) * np.inf)
-        return np.where((sd == 0) & (mean == 0), 0.5, ndtr(t))
+        return positive_probability(Z @ res.mean,
+                                    np.einsum("ij,jk,ik->i", Z, res.cov, Z))
 
     def __repr__(self):
         state = (f", objective={self.result_.objective:.6g}"

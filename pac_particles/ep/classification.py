@@ -44,10 +44,8 @@ classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.3.
 """
 
-import numpy as np
-from scipy.special import ndtr
-
 from ..checks import check_positive
+from ..gaussian import positive_probability
 from ..models import classification_data
 from ..risks import ClassificationRisk
 from .core import _Sites
@@ -108,13 +106,13 @@ class EPClassification(EPLinear):
         """``P(x . theta > 0) = Phi(x m / sqrt(x S x))`` for new raw inputs:
         the posterior predictive of the randomised classifier."""
         mean, var = self.predict(X_new, return_var=True)
-        return _probit(mean, var)
+        return positive_probability(mean, var)
 
     def loo_proba(self):
         """Leave-one-out predictive probabilities of the positive class at
         the training points (each point's site removed, no refit)."""
         mean, var = self.loo_scores(return_var=True)
-        return _probit(mean, var)
+        return positive_probability(mean, var)
 
     def loo_accuracy(self):
         """``1 - r_n`` of the leave-one-out scores: the accuracy of the
@@ -122,11 +120,3 @@ class EPClassification(EPLinear):
         labels, the unbiased estimate of the positive-negative accuracy."""
         return 1.0 - self.risk(self.loo_scores())
 
-
-def _probit(mean, var):
-    """``Phi(mean / sd)``; 1/2 where both are 0."""
-    sd = np.sqrt(np.maximum(var, 0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0),
-                     np.sign(mean) * np.inf)
-    return np.where((sd == 0) & (mean == 0), 0.5, ndtr(t))
