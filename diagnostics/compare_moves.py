@@ -1,4 +1,4 @@
-"""Efficiency of the MCMC moves in waste-free SMC (issue 3).
+"""Efficiency of the MCMC moves in waste-free SMC.
 
 For each dataset (AUC Gibbs posterior, lam = n, iid N(0, 1) prior on
 standardised features), R independent waste-free runs per move at an equal
