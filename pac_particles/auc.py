@@ -72,7 +72,7 @@ from . import parallel
 from .checks import InputError, check_pu_prior
 
 __all__ = ["binary_labels", "auc_risk", "split_risk", "linear_auc_risk",
-           "pu_lam", "pu_corrected_risk", "pu_corrected_auc_range"]
+           "blocked_linear_risk", "pu_lam", "pu_corrected_risk", "pu_corrected_auc_range"]
 
 # Score entries per BLAS block in ``linear_auc_risk`` (about 32 MB of float64).
 _BLOCK_ENTRIES = 4_000_000
@@ -226,6 +226,32 @@ def auc_risk(scores, y):
     return split_risk(s[..., pos], s[..., ~pos])
 
 
+def blocked_linear_risk(theta, designs, row_risk):
+    """Risks of the linear scores of a batch of particles: the one block loop
+    of the package (AUC and point risks alike).
+
+    ``theta`` (N, d) or (d,); ``designs`` a tuple of (n_k, d) matrices whose
+    scores ``theta @ X_k.T`` are computed with BLAS (on one thread: the
+    kernel's ``prange`` supplies the parallelism) in blocks of particles, so
+    that memory stays about 32 MB whatever N and n; ``row_risk(*scores)``
+    returns the risk of each row. Returns (N,) (float for 1-D ``theta``).
+    """
+    # a field view of a structured array is strided: copy once so BLAS applies
+    theta = np.ascontiguousarray(theta, dtype=float)
+    if theta.ndim == 1:
+        return float(blocked_linear_risk(theta[None, :], designs,
+                                         row_risk)[0])
+    n = sum(X.shape[0] for X in designs)
+    block = max(1, _BLOCK_ENTRIES // max(n, 1))
+    out = np.empty(theta.shape[0])
+    for start in range(0, theta.shape[0], block):
+        th = theta[start:start + block]
+        with parallel.one_blas_thread():
+            scores = [th @ X.T for X in designs]
+        out[start:start + block] = row_risk(*scores)
+    return out
+
+
 def linear_auc_risk(theta, X_pos, X_neg):
     """AUC risk of linear scores ``x . theta`` for a batch of particles.
 
@@ -238,23 +264,10 @@ def linear_auc_risk(theta, X_pos, X_neg):
     -------
     array of shape (N,) (float if ``theta`` is 1-D)
 
-    Scores are computed with BLAS in blocks of particles (memory stays about
-    32 MB whatever N and n), risks with the O(n log n) numba kernel.
+    Scores are computed with BLAS in blocks of particles
+    (:func:`blocked_linear_risk`), risks with the O(n log n) numba kernel.
     """
-    # a field view of a structured array is strided: copy once so BLAS applies
-    theta = np.ascontiguousarray(theta, dtype=float)
-    if theta.ndim == 1:
-        return float(linear_auc_risk(theta[None, :], X_pos, X_neg)[0])
-    n_particles = theta.shape[0]
-    n = X_pos.shape[0] + X_neg.shape[0]
-    block = max(1, _BLOCK_ENTRIES // max(n, 1))
-    out = np.empty(n_particles)
-    for start in range(0, n_particles, block):
-        th = theta[start:start + block]
-        with parallel.one_blas_thread():
-            scores_pos, scores_neg = th @ X_pos.T, th @ X_neg.T
-        out[start:start + block] = _risk_rows(scores_pos, scores_neg)
-    return out
+    return blocked_linear_risk(theta, (X_pos, X_neg), _risk_rows)
 
 
 def pu_lam(lam, pu_prior):

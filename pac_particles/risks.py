@@ -77,7 +77,7 @@ import numba
 import numpy as np
 
 from . import parallel
-from .auc import binary_labels, linear_auc_risk, split_risk
+from .auc import binary_labels, blocked_linear_risk, split_risk
 from .checks import InputError, check_choice, check_count, check_pu_prior
 
 __all__ = ["Risk", "AUCRisk", "SampledAUCRisk", "ClassificationRisk",
@@ -87,8 +87,6 @@ __all__ = ["Risk", "AUCRisk", "SampledAUCRisk", "ClassificationRisk",
 #: the kernels read).
 LOSSES = ("zero_one", "hinge", "exponential", "ramp")
 _ZERO_ONE, _HINGE, _EXPONENTIAL, _RAMP = range(4)
-# Score entries per BLAS block of :meth:`Risk.linear` (about 32 MB).
-_BLOCK_ENTRIES = 4_000_000
 
 
 def duplicate_groups(X):
@@ -138,21 +136,14 @@ class Risk:
 
     def linear(self, theta, X_ordered):
         """Risks of the linear scores ``X theta`` of particles ``theta``
-        ((N, d) or (d,)); ``X_ordered = self.ordered(X)``.
+        ((N, d) or (d,)); ``X_ordered = self.ordered(X)``: BLAS scores in
+        blocks of particles (:func:`pac_particles.auc.blocked_linear_risk`),
+        then the risk of each score row (:meth:`_rows`)."""
+        return blocked_linear_risk(theta, self._designs(X_ordered), self._rows)
 
-        Scores by BLAS in blocks of particles (memory about 32 MB whatever
-        N and n), then the risk of each score row (:meth:`_rows`)."""
-        # a field view of a structured array is strided: copy once for BLAS
-        theta = np.ascontiguousarray(theta, dtype=float)
-        if theta.ndim == 1:
-            return float(self.linear(theta[None, :], X_ordered)[0])
-        block = max(1, _BLOCK_ENTRIES // max(self.n, 1))
-        out = np.empty(theta.shape[0])
-        for start in range(0, theta.shape[0], block):
-            with parallel.one_blas_thread():
-                scores = theta[start:start + block] @ X_ordered.T
-            out[start:start + block] = self._rows(scores)
-        return out
+    def _designs(self, X_ordered):
+        """The design blocks whose scores :meth:`_rows` takes."""
+        return (X_ordered,)
 
     def _rows(self, scores):
         """Risk of each row of an (N, n) array of scores in :attr:`order`."""
@@ -228,9 +219,12 @@ class AUCRisk(Risk):
         s = np.asarray(scores, dtype=float)
         return split_risk(s[..., self.positives], s[..., ~self.positives])
 
-    def linear(self, theta, X_ordered):
-        return linear_auc_risk(theta, X_ordered[:self.n_pos],
-                               X_ordered[self.n_pos:])
+    def _designs(self, X_ordered):
+        # positives and negatives scored apart: contiguous inputs for the kernel
+        return (X_ordered[:self.n_pos], X_ordered[self.n_pos:])
+
+    def _rows(self, scores_pos, scores_neg):
+        return split_risk(scores_pos, scores_neg)
 
     def gram_times(self, W, C):
         """The weighted Laplacian times ``C``, in O(P r)."""
@@ -355,8 +349,8 @@ class SampledAUCRisk(AUCRisk):
         out = self._rows(np.atleast_2d(s)[:, self.order])
         return float(out[0]) if s.ndim == 1 else out
 
-    def linear(self, theta, X_ordered):
-        return Risk.linear(self, theta, X_ordered)
+    # sampled pairs take the whole score row
+    _designs = Risk._designs
 
     def _rows(self, scores):
         u = scores[:, self.first] - scores[:, self.second]
