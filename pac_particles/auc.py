@@ -69,7 +69,7 @@ import numpy as np
 import numba
 
 from . import parallel
-from .checks import InputError, check_pu_prior
+from .checks import InputError, check_pu_prior, resolve_lam
 
 __all__ = ["binary_labels", "auc_risk", "split_risk", "linear_auc_risk",
            "blocked_linear_risk", "pu_lam", "pu_corrected_risk", "pu_corrected_auc_range"]
@@ -273,9 +273,7 @@ def linear_auc_risk(theta, X_pos, X_neg):
 def pu_lam(lam, pu_prior):
     """Inverse temperature on the PU risk that targets ``lam`` on the
     positive-vs-negative risk: ``lam / (1 - pi)`` (None: ``lam`` unchanged)."""
-    if pu_prior is None:
-        return lam
-    return lam / (1.0 - check_pu_prior(pu_prior))
+    return resolve_lam(lam, pu_prior)[0]
 
 
 def pu_corrected_risk(risk_pu, pu_prior):

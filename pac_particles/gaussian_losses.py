@@ -127,9 +127,11 @@ class GaussianPointRisk:
         self.signs = risk.signs[keep]
         self.weights = risk.weights[keep]
         self.n = self.X.shape[0]
+        # squared inputs: the margin variances of diagonal covariances
+        self.X2 = self.X * self.X
 
     def __call__(self, m, cov, need_grad=True):
-        return self._terms(self.X, self.signs, self.weights, m, cov,
+        return self._terms(self.X, self.X2, self.signs, self.weights, m, cov,
                            need_grad)[:3]
 
     def sampled(self, idx, m, cov, need_grad=True):
@@ -137,13 +139,13 @@ class GaussianPointRisk:
         replacement): ``(risk, dE/dm, dE/dS, sd)``, ``sd`` the standard
         deviation of the per-point terms ``n w_i E_i``."""
         scale = self.n / idx.size
-        return self._terms(self.X[idx], self.signs[idx],
+        return self._terms(self.X[idx], self.X2[idx], self.signs[idx],
                            scale * self.weights[idx], m, cov, need_grad)
 
-    def _terms(self, X, signs, weights, m, cov, need_grad):
+    def _terms(self, X, X2, signs, weights, m, cov, need_grad):
         cov = np.asarray(cov, dtype=float)
         mu = signs * (X @ m)
-        var = (X * X) @ cov if cov.ndim == 1 else np.einsum(
+        var = X2 @ cov if cov.ndim == 1 else np.einsum(
             "ij,jk,ik->i", X, cov, X)
         value, d_mu, d_var = expected_margin_loss(self.loss, mu, var)
         terms = weights * value
@@ -153,5 +155,5 @@ class GaussianPointRisk:
             return risk, None, None, sd
         g_m = X.T @ (weights * signs * d_mu)
         wv = weights * d_var
-        g_cov = (X * X).T @ wv if cov.ndim == 1 else (X.T * wv) @ X
+        g_cov = X2.T @ wv if cov.ndim == 1 else (X.T * wv) @ X
         return risk, g_m, g_cov, sd
