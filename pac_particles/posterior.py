@@ -61,6 +61,7 @@ from .inference_data import to_inference_data
 from .models import RobustAdaptiveTempering, check_reached_target
 from .moves import check_move_fits, default_move
 from .priors import SpikeSlabPrior, param_array
+from .parallel import one_blas_thread
 from .progress import Progress
 from .weighted_particles import POINT_ESTIMATES, WeightedParticles, directions
 
@@ -164,8 +165,10 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
     smc = particles.SMC(fk=fk, N=n_particles, ESSrmin=1.0, verbose=False,
                         collect=collect)
     start = time.perf_counter()
+    # BLAS on one thread during the run: the risk kernels' prange supplies the
+    # parallelism, and spinning BLAS workers slow the prior's small solves
     with Progress(verbose, total=1.0, desc="SMC exponent", unit="",
-                  float_position=True) as progress:
+                  float_position=True) as progress, one_blas_thread():
         for _ in smc:
             _report_step(progress, smc, model.lam)
     check_reached_target(smc)
