@@ -39,11 +39,12 @@ import numpy as np
 from scipy import optimize
 
 from .. import parallel
-from ..checks import InputError, resolve_lam
+from ..checks import InputError, check_choice, resolve_lam
 from ..data import validate_xy
 from ..gaussian import KernelJitterWarning
 from ..auc import auc_risk
 from ..risks import AUCRisk, SampledAUCRisk, duplicate_groups
+from .averaged import _AveragedSites
 from .core import EPConvergenceWarning, EPResult, _run_ep, _Sites
 from .loo import _loo_scores
 
@@ -78,8 +79,11 @@ class _EPBase:
 
     def _input_sites(self):
         """Sites of the pairs whose inputs differ (a linear score ties the
-        others for every theta)."""
+        others for every theta); tied to one average factor
+        (:mod:`pac_particles.ep.averaged`) when :attr:`sites_` says so."""
         tied = self.risk.tied_sites(duplicate_groups(self._Xs))
+        if getattr(self, "sites_", "per_pair") == "averaged":
+            return _AveragedSites(self.risk, tied, self.lam)
         return _Sites(self.risk, tied, self.lam)
 
     def _fit_core(self, C, prior, space, warm_start):
@@ -169,6 +173,19 @@ def lam_path_scores(model, score):
         last["run"] = model._run
         return score(model)
     return at
+
+
+#: The site layouts of the EP models that take ``sites=``.
+SITE_LAYOUTS = ("auto", "per_pair", "averaged")
+
+
+def site_layout(sites, risk):
+    """The layout ``sites`` resolves to on ``risk``: ``"auto"`` is
+    ``"per_pair"`` (see :class:`~pac_particles.ep.EPLinear` for why)."""
+    sites = check_choice(sites, "sites", SITE_LAYOUTS)
+    if sites == "auto":
+        return "per_pair"
+    return sites
 
 
 #: Above this many positive/negative pairs, ``n_pairs=None`` samples

@@ -131,6 +131,10 @@ class _Sites:
         """The same sites at another ``lam``."""
         return _Sites(self.risk, ~self.active, lam)
 
+    def bind(self, C, prior):
+        """Called by :func:`_run_ep` with its factor and prior sites (the
+        tied sites of :mod:`pac_particles.ep.averaged` need them)."""
+
     def buffers(self):
         """Work arrays of the site pass: margin means and variances (the
         previous pass's on entry), undamped targets, per-block change and
@@ -282,6 +286,7 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
     warm-start the margin sites from.
     """
     shape = sites.risk.site_shape
+    sites.bind(C, prior)
     if init is None:
         W, H = np.zeros(shape), np.zeros(shape)
     else:

@@ -35,13 +35,16 @@ Algorithm 4, appendix B.2.
 
 [See05] Seeger, M. (2005). Expectation propagation for exponential families.
 Technical report, University of California at Berkeley.
+
+[DB18] Dehaene, G. and Barthelme, S. (2018). Expectation propagation in the
+large data limit. JRSS B 80(1), 199-217.
 """
 
 import numpy as np
 from scipy import linalg
 
 from ..checks import InputError, check_choice
-from .base import _EPBase, _check_bounds, _maximise
+from .base import _EPBase, _check_bounds, _maximise, site_layout
 from .core import _check_finite_result, _check_fit_options
 from .prior_sites import _FixedGaussianPrior
 
@@ -92,6 +95,15 @@ class EPLinear(_EPBase):
     pair_sampling : {"stratified", "uniform"}
         Balanced over the points (default) or uniform with replacement.
     seed : int, optional, the draw of the pairs.
+    sites : {"auto", "per_pair", "averaged"}
+        ``"per_pair"``: one site per pair, parallel EP [RACL14, Alg. 4];
+        ``"averaged"``: on sampled pairs only, every pair site tied to one
+        average factor with a common cavity, averaged EP [DB18]
+        (:mod:`pac_particles.ep.averaged`), O(B r^2) per iteration.
+        ``"auto"`` is ``"per_pair"``: averaged EP always has a proper
+        cavity, but at ``lam = n`` on sampled pairs (``kappa = 0.2``) its
+        radial variance cycles and the run does not converge either (the
+        mean direction does settle); see the module docstring.
 
     Examples
     --------
@@ -109,9 +121,11 @@ class EPLinear(_EPBase):
     def __init__(self, X, y, lam, prior_var=1.0, standardize=True,
                  space="auto", damping=0.7, tol=1e-3, max_sweeps=500,
                  pu_prior=None, n_pairs=None, pair_sampling="stratified",
-                 seed=None):
+                 seed=None, sites="auto"):
         self._setup_data(X, y, lam, standardize, pu_prior, n_pairs,
                          pair_sampling, seed)
+        self.sites = sites
+        self.sites_ = site_layout(sites, self.risk)
         self._setup_prior(prior_var, space, damping, tol, max_sweeps)
 
     def _setup_prior(self, prior_var, space, damping, tol, max_sweeps):
