@@ -50,7 +50,8 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .auc import auc_risk, pu_corrected_risk
-from .bounds import (auc_certificate, data_dependent_candidate, gibbs_kl,
+from .bounds import (auc_certificate, data_dependent_candidate,
+                     data_dependent_prior, gibbs_kl,
                      pac_bayes_bound_gaussian, pac_bayes_bound_gibbs,
                      pac_bayes_bound_gp, smc_certificate)
 from .checks import (InputError, check_choice, check_count,
@@ -80,6 +81,7 @@ __all__ = ["PACBayesAUC", "PACBayesClassifier"]
 METHODS = ("smc", "ep", "vb")
 PRIORS = ("gaussian", "spike_slab")
 HYPERPARAMETERS = ("fixed", "evidence")
+CV_RULES = ("certified", "best")
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6)
 VB_CV_TOL = 1e-3
 
@@ -108,6 +110,19 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         Size of the grid for ``lam='cv'``. The headline certificate (kl or
         Catoni) holds for every posterior at once and pays nothing for the
         data-driven choice; Corollary 19 (``bound_``) pays ``log(grid_size)``.
+    cv_rule : {'certified', 'best'}
+        How SMC's ``lam='cv'`` picks ``lam``: ``'best'`` the grid value of
+        highest mean validation AUC; ``'certified'`` (default) the Gibbs
+        posterior with the tightest certificate among those the folds
+        cannot tell apart from the best -- the tempering steps of the refit
+        whose ``gamma`` lies within one standard error of the best mean AUC
+        (:attr:`~pac_particles.selection.LamCVResult.within_one_se`; the
+        refit tempers to the largest such value). The kl and Catoni bounds
+        hold for every posterior at once, so the choice costs nothing in
+        ``eps``. On small data sets the validation AUC is flat in ``lam``
+        within its noise and the argmax is a coin toss; the certificate is
+        not (README, "PAC-Bayes certificates"). EP (one leave-one-out curve,
+        no spread) and VB use ``'best'``.
     vb_family : {'isotropic', 'diagonal', 'full'}
         Covariance family of the VB approximation.
     prior : {'gaussian', 'spike_slab'}
@@ -234,7 +249,7 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, method="smc", lam="cv", lam_max=None, n_folds=5,
-                 grid_size=50, vb_family="diagonal", prior="gaussian",
+                 grid_size=50, cv_rule="certified", vb_family="diagonal", prior="gaussian",
                  spike_slab=None, kernel=None, hyperparameters="fixed",
                  prior_var=1.0, point="bayes_point", standardize=True,
                  n_particles=200, len_chain=10, move=None, eps=0.05,
@@ -277,6 +292,7 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
                     check_positive(value, f"spike_slab {name}",
                                    allow_zero=name == "v0")
         check_count(self.grid_size, "grid_size", minimum=2)
+        check_choice(self.cv_rule, "cv_rule", CV_RULES)
         check_count(self.n_particles, "n_particles", minimum=2)
         check_count(self.len_chain, "len_chain", minimum=2)
         check_positive(self.prior_var, "prior_var")
@@ -461,14 +477,17 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
             model_kwargs = dict(standardize=self.standardize,
                                 prior_var=self.prior_var,
                                 pu_prior=self.pu_prior)
+            certified = self.cv_rule == "certified"
             self.cv_ = cv_lambda(X, positives, lam_max=lam_max,
                                  n_folds=self.n_folds, grid_size=self.grid_size,
                                  point=self.point, model_kwargs=model_kwargs,
                                  make_model=linear_score_model,
+                                 refit_to="one_se" if certified else "best",
                                  seed=self.random_state, n_jobs=self.n_jobs,
                                  verbose=self.verbose, **smc_kwargs)
-            self.lam_ = self.cv_.best_lam
-            self.posterior_ = self.cv_.posterior
+            self.posterior_ = (self._most_certified_step(self.cv_) if certified
+                               else self.cv_.posterior)
+            self.lam_ = float(self.posterior_.lam)
         else:
             self.lam_ = check_positive(self.lam, "lam")
             if self.hyperparameters == "evidence":
@@ -601,7 +620,42 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
                                         approx.lam, prior_var=self._prior_var(),
                                         standardize=False, **common)
 
-    def _certificate(self):
+    def _most_certified_step(self, cv):
+        """Among the tempering steps of ``cv.posterior`` (the refit, kept
+        step by step) whose ``gamma`` is on the grid and within one standard
+        error of the best mean validation AUC (the curve interpolated in
+        ``log gamma`` as for the folds), the Gibbs posterior with the
+        tightest certificate (``cv_rule='certified'``)."""
+        post = cv.posterior
+        mean = cv.mean_auc
+        best = int(np.argmax(mean))
+        floor = mean[best] - cv.std_auc[best] / np.sqrt(len(cv.fold_auc))
+        gammas = post.gammas
+        steps = [t for t in range(1, post.n_steps + 1)
+                 if gammas[t] >= cv.grid[0] * (1 - 1e-9)
+                 and np.interp(np.log(gammas[t]), np.log(cv.grid), mean)
+                 >= floor]
+        # the refit ends inside the set: it always has a candidate
+        steps = steps or [post.n_steps]
+        prior = self._data_dependent_prior(post.data)
+        bounds = [self._certificate(post.at_step(t), prior).bound
+                  for t in steps]
+        return post.at_step(steps[int(np.argmin(bounds))])
+
+    def _data_dependent_prior(self, data):
+        """The EP prior of the data-dependent candidate, fitted once per fit
+        (None where that candidate does not apply: GP scores, spike-and-slab
+        prior, fewer than two points of a class). Its split is drawn from
+        the seed alone, before any fit; the choice depends on the labels
+        only, as the bound does."""
+        if not (self.kernel is None and self.prior == "gaussian"
+                and min(data.n_pos, data.n_neg) >= 2):
+            return None
+        return data_dependent_prior(
+            data.X, data.y, prior_var=self._prior_var(),
+            seed=0 if self.random_state is None else self.random_state)
+
+    def _certificate(self, post=None, prior=None):
         """The tightest certificate of the fitted posterior
         (:func:`pac_particles.bounds.auc_certificate`, ``delta = eps`` split
         evenly between the candidates): PAC-Bayes-kl and Catoni under the
@@ -609,8 +663,10 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         kl bound under an EP prior fitted on 30% of each class
         (:func:`pac_particles.bounds.data_dependent_candidate`). The kl bound
         holds for every posterior at once, so the data-driven ``lam_`` costs
-        nothing; Catoni's grid is paid inside."""
-        post = self.posterior_
+        nothing; Catoni's grid is paid inside. ``post`` (default
+        ``posterior_``) and ``prior`` (a fitted data-dependent prior, else
+        fitted here) let :meth:`_most_certified_step` compare steps."""
+        post = self.posterior_ if post is None else post
         if self.method == "smc":
             model, data = post.predictor, post.data
             expected = float(post.weights @ model.risk(post.theta))
@@ -632,14 +688,10 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
                       if self.prior == "spike_slab" else
                       max(gaussian_kl(post.mean, post.cov, self._prior_var()), 0.0))
         extra = []
-        # a data-dependent prior needs both classes on both sides of its
-        # split; the choice depends on the labels only, as the bound does
-        if (self.kernel is None and self.prior == "gaussian"
-                and min(data.n_pos, data.n_neg) >= 2):
-            # the split is drawn from the seed alone, before any fit
+        prior = self._data_dependent_prior(data) if prior is None else prior
+        if prior is not None:
             extra.append(data_dependent_candidate(
-                data.X, data.y, prior_var=self._prior_var(),
-                seed=0 if self.random_state is None else self.random_state,
+                data.X, data.y, prior_var=self._prior_var(), prior=prior,
                 **rho))
         return auc_certificate(expected, kl, risk=AUCRisk(data.y),
                                delta=self.eps, extra=extra)

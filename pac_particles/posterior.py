@@ -49,11 +49,13 @@ slice sampling. AISTATS 2010.
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import particles
+from particles import collectors
 from particles import smc_samplers as ssp
 
 from .checks import InputError, check_count, check_probability
@@ -65,13 +67,13 @@ from .parallel import one_blas_thread
 from .progress import Progress
 from .weighted_particles import POINT_ESTIMATES, WeightedParticles, directions
 
-__all__ = ["run_smc", "SMCPosterior", "single_run_errors", "POINT_ESTIMATES",
-           "directions"]
+__all__ = ["run_smc", "SMCPosterior", "StepParticles", "single_run_errors",
+           "POINT_ESTIMATES", "directions"]
 
 
 def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
             ESSrmin=0.5, max_iter=1000, seed=None, verbose=False,
-            collect=None):
+            collect=None, keep_steps=False):
     """Adaptive-tempering SMC from the prior to the Gibbs posterior of ``model``.
 
     Parameters
@@ -112,6 +114,9 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         Extra summaries computed at every tempering step (e.g.
         :class:`pac_particles.selection.PathScores`); available afterwards
         as ``SMCPosterior.summaries``.
+    keep_steps : bool
+        Keep the weighted particles of every tempering step
+        (:class:`StepParticles`), for ``SMCPosterior.at_step``.
 
     Returns
     -------
@@ -145,6 +150,8 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
     if wastefree:
         # the single-run variance of log Z needs every step's weights
         collect = list(collect or []) + [ssp.Var_logLt()]
+    if keep_steps:
+        collect = list(collect or []) + [StepParticles()]
     if move is None:
         move = default_move(model)
     if isinstance(move, ssp.MCMCSequence):
@@ -176,6 +183,17 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         smc, model, wall_time=time.perf_counter() - start,
         n_risk_evaluations=getattr(model, "n_risk_evaluations", 0)
         - evaluations_before)
+
+
+class StepParticles(collectors.Collector):
+    """Collector: the weighted particles of every tempering step (parameter
+    array and normalised weights), so that the Gibbs posterior at any
+    ``gamma_t`` of the path can be used afterwards
+    (:meth:`SMCPosterior.at_step`). Memory: one copy of the particles per
+    step."""
+
+    def fetch(self, smc):
+        return np.array(param_array(smc.X.theta), dtype=float), smc.W.copy()
 
 
 def single_run_errors(smc, theta=None):
@@ -321,6 +339,42 @@ class SMCPosterior(WeightedParticles):
     def gammas(self):
         """``gamma_t = lam * exponent_t`` along the tempering path."""
         return self.lam * self.exponents
+
+    def at_step(self, t):
+        """The Gibbs posterior at ``gamma_t = lam * exponents[t]`` of this
+        run's tempering path, ``t`` in ``1..n_steps``: the weighted particles
+        of step ``t`` (the run must have collected
+        :class:`StepParticles`, ``run_smc(..., keep_steps=True)``), its
+        ``log Z_t`` and the path up to it. Every step of a tempering run
+        targets its own Gibbs posterior, so these are as valid as the final
+        particles; the single-run standard errors of the chains are those
+        of the final step only (None here, but ``log_z_se``, summed over
+        the steps up to ``t``)."""
+        if self.z is not None:
+            raise InputError("at_step does not keep spike-and-slab inclusion "
+                             "indicators")
+        steps = getattr(self.summaries, "stepParticles", None)
+        if steps is None:
+            raise InputError("at_step needs the particles of every step: run "
+                             "run_smc(..., keep_steps=True)")
+        t = check_count(t, "t")
+        if t > self.n_steps:
+            raise InputError(f"t must be at most n_steps = {self.n_steps}, "
+                             f"got {t}")
+        if t == self.n_steps:
+            return self
+        theta, weights = steps[t - 1]
+        exponent = float(self.exponents[t])
+        var_log_z = getattr(self.summaries, "var_logLt", None)
+        return dataclasses.replace(
+            self, theta=theta, weights=weights, lam=self.lam * exponent,
+            log_z=float(self.log_z_path[t]),
+            exponents=self.exponents[:t + 1] / exponent,
+            log_z_path=self.log_z_path[:t + 1],
+            log_z_se=(float(np.sqrt(max(var_log_z[t - 1], 0.0)
+                                    / weights.shape[0]))
+                      if var_log_z else None),
+            mean_se=None, bayes_point_se=None)
 
     # ------------------------------------------------- spike-and-slab
     @property

@@ -22,6 +22,10 @@ Cross-validation of ``lam``
 
     Curves are put on the grid (linear interpolation in ``log gamma``) and
     averaged over folds; the best ``lam`` is the grid value of highest mean.
+    The values within one standard error of it
+    (:attr:`LamCVResult.within_one_se` [HTF09, Sec. 7.10]) are those the
+    folds cannot tell apart; on small data sets that is often the whole
+    grid, and the estimator then chooses among them by their certificate.
     :func:`loo_lambda` gives the same result from a leave-one-out AUC that
     needs no refit (EP's cavity scores [OW00]).
 
@@ -55,6 +59,9 @@ Example
 
 References
 ----------
+[HTF09] Hastie, T., Tibshirani, R. and Friedman, J. (2009). The Elements of
+Statistical Learning, 2nd ed. Springer, section 7.10.
+
 [OW00] Opper, M. and Winther, O. (2000). Gaussian processes for
 classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 
@@ -151,6 +158,18 @@ class LamCVResult:
     def std_auc(self):
         return self.fold_auc.std(axis=0, ddof=1) if len(self.fold_auc) > 1 \
             else np.zeros(self.grid.size)
+
+    @property
+    def within_one_se(self):
+        """(G,) bool: grid values whose mean validation AUC is within one
+        standard error (``std / sqrt(n_folds)`` at the best value) of the
+        best: the one-standard-error rule [HTF09, Sec. 7.10], the values the
+        folds cannot tell apart from the best. With one row (a leave-one-out
+        curve) only the best value."""
+        mean = self.mean_auc
+        best = int(np.argmax(mean))
+        se = self.std_auc[best] / np.sqrt(len(self.fold_auc))
+        return mean >= mean[best] - se
 
     def rows(self):
         """The table behind the CV curve: one row per ``gamma`` of the grid
@@ -305,7 +324,8 @@ class RefitScorer:
 
 def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
               point="bayes_point",
-              refit=True, n_particles=200, len_chain=10, move=None,
+              refit=True, refit_to="best", n_particles=200, len_chain=10,
+              move=None,
               model_kwargs=None, make_model=AUCGibbsModel, seed=None,
               n_jobs=None, verbose=False):
     """Choose ``lam`` by K-fold cross-validation along the tempering path.
@@ -329,6 +349,13 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
         ``pac_particles.posterior.POINT_ESTIMATES``).
     refit : bool
         Run SMC on all data at the chosen ``lam``.
+    refit_to : {"best", "one_se"}
+        Where the refit's tempering path ends: at ``best_lam``, or at the
+        largest grid value within one standard error of it
+        (:attr:`LamCVResult.within_one_se`) with the particles of every step
+        kept (``SMCPosterior.at_step``), so that the caller can choose among
+        the Gibbs posteriors the folds cannot tell apart (the estimator's
+        ``cv_rule="certified"``).
     n_particles, len_chain, move : passed to :func:`run_smc`.
     model_kwargs : dict, passed to ``make_model`` (e.g. prior).
     make_model : callable ``(X, y, lam, **model_kwargs) -> model``; default
@@ -357,13 +384,16 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
                            make_model=make_model, threads=threads)
     result = cross_validate_lam(X, y, grid, scorer, n_folds=n_folds,
                                 seed=seed, n_jobs=n_jobs, verbose=verbose)
+    refit_to = check_choice(refit_to, "refit_to", ("best", "one_se"))
     if refit:
-        model = make_model(X, binary_labels(y), result.best_lam,
-                           **model_kwargs)
+        lam_end = (result.best_lam if refit_to == "best"
+                   else float(result.grid[result.within_one_se].max()))
+        model = make_model(X, binary_labels(y), lam_end, **model_kwargs)
         with one_blas_thread():
             result.posterior = run_smc(
                 model, seed=None if seed is None else int(seed) + int(n_folds),
-                verbose=verbose, **smc_kwargs)
+                verbose=verbose, keep_steps=refit_to == "one_se",
+                **smc_kwargs)
     return result
 
 

@@ -1,12 +1,14 @@
 """Certificates table: test AUC of the point estimate, empirical and test AUC
 of the randomised score, and the certified AUC of Corollary 19, of the
 previous default (two-sample Hoeffding) and of the new default, per data set;
-then the coverage of the certificate on simulated data.
+the same for the classification risk on the dissertation's data sets; then
+the coverage of the certificate on simulated data.
 
     python scripts/certificates_table.py --data-dir ../shared/datasets --out /tmp/certs
 
-Writes ``certificates.csv``, ``certificates.md`` and ``coverage.json`` under
-``--out`` (default ``results/certificates_table``).
+Writes ``certificates.csv``, ``certificates.md``,
+``classification_certificates.csv``, ``classification_certificates.md`` and
+``coverage.json`` under ``--out`` (default ``results/certificates_table``).
 
 References
 ----------
@@ -19,8 +21,10 @@ import os
 from pac_particles.cli import parent_parsers
 from pac_particles.data import load_csv, load_dataset
 from pac_particles.results import write_json, write_rows
-from pac_particles.study.certificates import (certificate_row, coverage,
-                                              format_table)
+from pac_particles.study.certificates import (
+    certificate_row, classification_certificate_row, coverage,
+    format_classification_table, format_table)
+from pac_particles.study.classification_tables import load_table_dataset
 
 BUILT_IN = ("pima", "sonar", "breast_cancer")
 CSV = ("german_credit", "spectf", "dna", "colon")
@@ -34,6 +38,8 @@ def main(argv=None):
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
         "datasets")))
     parser.add_argument("--datasets", nargs="*", default=list(BUILT_IN + CSV))
+    parser.add_argument("--classification-datasets", nargs="*",
+                        default=["breast_cancer", "spect", "students_dropout"])
     parser.add_argument("--coverage-repetitions", type=int, default=200)
     parser.add_argument("--coverage-method", default="smc")
     args = parser.parse_args(argv)
@@ -48,6 +54,20 @@ def main(argv=None):
         write_rows(rows, os.path.join(out, "certificates.csv"))
         table = format_table(rows)
         with open(os.path.join(out, "certificates.md"), "w") as fh:
+            fh.write(table + "\n")
+        print(table)
+    rows = []
+    for name in args.classification_datasets:
+        X, y = load_table_dataset(name, args.data_dir)
+        rows.append(classification_certificate_row(X, y, name=name,
+                                                   seed=args.seed))
+        print(format_classification_table(rows[-1:]).splitlines()[-1],
+              flush=True)
+    if rows:
+        write_rows(rows, os.path.join(out, "classification_certificates.csv"))
+        table = format_classification_table(rows)
+        with open(os.path.join(out, "classification_certificates.md"),
+                  "w") as fh:
             fh.write(table + "\n")
         print(table)
     if args.coverage_repetitions:

@@ -23,6 +23,7 @@ from pac_particles.bounds import (AUC_TRIVIAL, CATONI_GRID, Certificate,
                                   corollary13_oracle_bound,
                                   corollary15_oracle_bound,
                                   data_dependent_candidate,
+                                  data_dependent_prior,
                                   hinge_bound, hinge_hoeffding_function,
                                   kl_bound, kl_inverse_lower, kl_inverse_upper,
                                   lemma10_hoeffding_function, linear_bound,
@@ -245,6 +246,12 @@ def test_data_dependent_kl_of_particles_matches_the_gaussian_closed_form():
         mean, cov, X[~in_prior & y], X[~in_prior & ~y]))
     assert gauss.m == min((~in_prior & y).sum(), (~in_prior & ~y).sum())
     assert gauss.prior.startswith("data-dependent")
+    # a prior fitted once serves several posteriors with the same result
+    prior = data_dependent_prior(X, y, seed=4)
+    assert np.array_equal(prior.in_prior, in_prior)
+    again = data_dependent_candidate(X, y, gaussian=(mean, cov),
+                                     prior=prior)(0.05)
+    assert again == gauss
 
 
 # ------------------------------------------------------------ classification

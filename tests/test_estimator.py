@@ -125,14 +125,38 @@ def test_same_random_state_gives_the_same_fit():
 
 def test_lam_cv_chooses_lam_on_the_path_and_refits():
     X, y = _data()
-    est = PACBayesAUC(lam="cv", lam_max=2000.0, n_folds=3, n_particles=40,
-                      len_chain=4, random_state=0).fit(X, y)
+    est = PACBayesAUC(lam="cv", cv_rule="best", lam_max=2000.0, n_folds=3,
+                      n_particles=40, len_chain=4, random_state=0).fit(X, y)
     assert est.lam_ == est.cv_.best_lam and est.lam_ <= 2000.0
     assert est.posterior_.lam == est.lam_
     assert est.score(X, y) > 0.8
     # the grid is fixed before seeing the data: union bound over its size
     assert est.bound_.grid_size == est.cv_.grid.size == 50
     assert est.cv_.grid[0] == pytest.approx(2.0)
+
+
+def test_certified_cv_rule_takes_the_tightest_step_the_folds_cannot_reject():
+    """``cv_rule='certified'``: lam_ is a tempering step of the refit whose
+    interpolated mean validation AUC is within one standard error of the
+    best, and no other such step has a tighter certificate."""
+    X, y = _data()
+    est = PACBayesAUC(lam="cv", lam_max=2000.0, n_folds=3, n_particles=40,
+                      len_chain=4, random_state=0).fit(X, y)
+    cv, refit = est.cv_, est.cv_.posterior
+    mean = cv.mean_auc
+    best = np.argmax(mean)
+    floor = mean[best] - cv.std_auc[best] / np.sqrt(3)
+    # the refit tempers to the largest grid value the folds cannot reject
+    assert refit.lam == cv.grid[mean >= floor].max()
+    assert est.lam_ in refit.gammas and est.posterior_.lam == est.lam_
+    candidates = [t for t in range(1, refit.n_steps + 1)
+                  if refit.gammas[t] >= cv.grid[0] and np.interp(
+                      np.log(refit.gammas[t]), np.log(cv.grid), mean) >= floor]
+    assert list(refit.gammas).index(est.lam_) in candidates
+    for t in candidates:
+        other = est._certificate(refit.at_step(t))
+        assert other.bound >= est.certificate_.bound - 1e-12
+    assert est.certificate_.bound == est._certificate().bound
 
 
 def test_works_in_cross_val_score_grid_search_and_pipeline():
@@ -150,6 +174,7 @@ def test_works_in_cross_val_score_grid_search_and_pipeline():
     (dict(method="mcmc"), "method"), (dict(lam=-1.0), "lam"),
     (dict(point="median"), "point"), (dict(eps=1.5), "eps"),
     (dict(vb_family="banded"), "vb_family"), (dict(grid_size=1), "grid_size"),
+    (dict(cv_rule="smallest"), "cv_rule"),
 ])
 def test_bad_parameters_are_value_errors(params, message):
     X, y = _data(n=40)

@@ -5,12 +5,13 @@ from particles import distributions as dists
 from particles import smc_samplers as ssp
 
 from pac_particles.auc import auc_risk
+from pac_particles.checks import InputError
 from pac_particles.models import (AUCGibbsModel, GPAUCModel,
                                  RobustAdaptiveTempering, linear_score_model)
 from pac_particles.posterior import run_smc
 from pac_particles.priors import gaussian_prior
 from conftest import noisy_linear, two_d_problem
-from reference import assert_smc_matches_quadrature
+from reference import AngularQuadrature, assert_smc_matches_quadrature
 
 
 def _separable(n, seed=0):
@@ -202,3 +203,36 @@ def test_score_space_and_theta_space_give_the_same_posterior():
     assert runs[True][0] == pytest.approx(runs[False][0], abs=0.15)
     np.testing.assert_allclose(runs[True][1], runs[False][1],
                                atol=0.25 * np.std(runs[False][1]))
+
+
+def test_every_kept_tempering_step_is_its_own_gibbs_posterior():
+    """``at_step(t)`` of a run to 4 n is the Gibbs posterior at ``gamma_t``:
+    its mean angle and log Z agree with the exact d = 2 posterior at that
+    ``gamma_t`` (quadrature), step by step, within Monte Carlo error."""
+    X, y = two_d_problem()
+    lam = 4.0 * len(y)
+    post = run_smc(AUCGibbsModel(X, y, lam=lam, standardize=False),
+                   n_particles=500, len_chain=10, seed=0, keep_steps=True)
+    assert post.at_step(post.n_steps) is post
+    for t in range(2, post.n_steps):
+        step = post.at_step(t)
+        exact = AngularQuadrature(X, y, post.gammas[t])
+        assert step.lam == pytest.approx(post.gammas[t])
+        assert step.exponents[-1] == 1.0 and step.log_z_path[-1] == step.log_z
+        angle = np.arctan2(step.mean[1], step.mean[0])
+        assert abs(angle - exact.mean_angle) < 0.05
+        assert abs(step.log_z - exact.log_z) < 0.2
+        # the risk the model's particles see is that of this step's target
+        risk = float(step.weights @ step.predictor.risk(step.theta))
+        assert risk > float(post.weights @ post.predictor.risk(post.theta))
+
+
+def test_at_step_needs_the_kept_steps_and_a_valid_step():
+    X, y = two_d_problem(n=60)
+    post = run_smc(AUCGibbsModel(X, y, lam=60.0), n_particles=50, seed=0)
+    with pytest.raises(InputError, match="keep_steps"):
+        post.at_step(1)
+    kept = run_smc(AUCGibbsModel(X, y, lam=60.0), n_particles=50, seed=0,
+                   keep_steps=True)
+    with pytest.raises(InputError, match="n_steps"):
+        kept.at_step(kept.n_steps + 1)

@@ -136,3 +136,20 @@ def test_warm_started_refits_give_the_cold_validation_curve():
     _, warm = RefitScorer(make, warm_start=True)(*args)
     np.testing.assert_allclose(warm, cold, atol=2e-3)
     assert cold[1] != cold[3]          # the curve does move along the grid
+
+
+def test_within_one_se_keeps_the_values_within_a_standard_error_of_the_best():
+    from pac_particles.selection import LamCVResult
+    grid = np.array([1.0, 10.0, 100.0, 1000.0])
+    fold_auc = np.array([[0.70, 0.81, 0.84, 0.70],
+                         [0.72, 0.83, 0.80, 0.72],
+                         [0.74, 0.85, 0.88, 0.74],
+                         [0.70, 0.83, 0.84, 0.70]])
+    cv = LamCVResult(grid=grid, fold_auc=fold_auc, best_lam=100.0)
+    se = np.std(fold_auc[:, 2], ddof=1) / 2.0       # 0.0163 at the best
+    assert np.mean(fold_auc[:, 2]) - se < np.mean(fold_auc[:, 1])  # 0.83
+    assert np.mean(fold_auc[:, 2]) - se > np.mean(fold_auc[:, 0])
+    np.testing.assert_array_equal(cv.within_one_se, [False, True, True, False])
+    # one row (a leave-one-out curve): no spread, the best value alone
+    loo = LamCVResult(grid=grid, fold_auc=fold_auc[:1], best_lam=100.0)
+    np.testing.assert_array_equal(loo.within_one_se, [False, False, True, False])

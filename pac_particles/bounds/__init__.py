@@ -63,15 +63,15 @@ from .corollary19 import (TRIVIAL_BOUND, PACBayesBound, pac_bayes_bound,
                           smc_certificate)
 from .kl import binary_kl, kl_inverse_lower, kl_inverse_upper, maurer_constant
 from .ranking import (AUC_TRIVIAL, auc_certificate, check_log_z,
-                      data_dependent_candidate, gaussian_auc_certificate,
-                      gibbs_kl, prior_split)
+                      data_dependent_candidate, data_dependent_prior,
+                      gaussian_auc_certificate, gibbs_kl, prior_split)
 
 __all__ = ["binary_kl", "kl_inverse_upper", "kl_inverse_lower",
            "maurer_constant", "Certificate", "CATONI_GRID", "BOUNDS",
            "kl_bound", "catoni_bound", "linear_bound", "held_out_bound",
            "tightest", "risk_certificate", "AUC_TRIVIAL", "auc_certificate",
            "gaussian_auc_certificate", "check_log_z", "gibbs_kl",
-           "prior_split", "data_dependent_candidate",
+           "prior_split", "data_dependent_prior", "data_dependent_candidate",
            "classification_certificate", "lemma10_hoeffding_function",
            "corollary11_bound", "corollary13_hyperparameters",
            "corollary13_oracle_bound", "hinge_hoeffding_function",

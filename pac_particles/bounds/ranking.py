@@ -120,7 +120,8 @@ from ..probit_risk import expected_auc_risk
 from .certificates import BOUNDS, tightest
 
 __all__ = ["AUC_TRIVIAL", "auc_certificate", "gaussian_auc_certificate",
-           "check_log_z", "gibbs_kl", "prior_split", "data_dependent_candidate"]
+           "check_log_z", "gibbs_kl", "prior_split", "DataDependentPrior",
+           "data_dependent_prior", "data_dependent_candidate"]
 
 # a coin ranks with AUC 1/2: E[1 - AUC] <= 1/2 certifies nothing
 AUC_TRIVIAL = 0.5
@@ -267,9 +268,30 @@ def _log_gaussian(theta, mean, cov):
             - 0.5 * mean.size * math.log(2 * math.pi))
 
 
+@dataclasses.dataclass
+class DataDependentPrior:
+    """The EP prior ``N(mean, cov)`` fitted on the part ``in_prior`` of a
+    sample (:func:`data_dependent_prior`)."""
+    in_prior: np.ndarray
+    mean: np.ndarray
+    cov: np.ndarray
+    fraction: float
+
+
+def data_dependent_prior(X, y, prior_var=1.0, fraction=0.3, seed=0):
+    """Split ``(X, y)`` (:func:`prior_split`) and fit EP on the prior part at
+    ``lam = n_A`` under ``N(0, prior_var)``: the prior of
+    :func:`data_dependent_candidate`, to reuse for several posteriors."""
+    X = np.asarray(X, dtype=float)
+    positives = binary_labels(y)
+    in_prior = prior_split(positives, fraction, seed)
+    mean, cov = _ep_prior(X[in_prior], positives[in_prior], prior_var)
+    return DataDependentPrior(in_prior, mean, cov, float(fraction))
+
+
 def data_dependent_candidate(X, y, prior_var=1.0, gaussian=None,
                              particles=None, fraction=0.3, seed=0,
-                             bounds=("kl",)):
+                             bounds=("kl",), prior=None):
     """A candidate of :func:`auc_certificate`: ``rho`` certified on the part
     ``B`` of ``(X, y)`` under the EP prior fitted on the part ``A``
     (:func:`prior_split`; module docstring).
@@ -291,6 +313,9 @@ def data_dependent_candidate(X, y, prior_var=1.0, gaussian=None,
     seed : int
     bounds : names among ``'kl'``, ``'catoni'`` (tightest of them, inside
         this candidate's ``delta``).
+    prior : DataDependentPrior, optional
+        The prior already fitted by :func:`data_dependent_prior` (on the
+        same ``X, y``; ``fraction`` and ``seed`` are then its own).
 
     Returns
     -------
@@ -302,8 +327,10 @@ def data_dependent_candidate(X, y, prior_var=1.0, gaussian=None,
                          "particles=(theta, weights, kl), one of them")
     X = np.asarray(X, dtype=float)
     positives = binary_labels(y)
-    in_prior = prior_split(positives, fraction, seed)
-    mu_a, cov_a = _ep_prior(X[in_prior], positives[in_prior], prior_var)
+    if prior is None:
+        prior = data_dependent_prior(X, positives, prior_var, fraction, seed)
+    in_prior, mu_a, cov_a = prior.in_prior, prior.mean, prior.cov
+    fraction = prior.fraction
     cert_pos, cert_neg = X[~in_prior & positives], X[~in_prior & ~positives]
     if gaussian is not None:
         mean, cov = (np.asarray(a, dtype=float) for a in gaussian)

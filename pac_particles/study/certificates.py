@@ -7,6 +7,11 @@
   (``bound_``), of the previous default (two-sample Hoeffding), of every
   candidate of the new certificate and of the one chosen
   (``certificate_``), and the held-out test-set bound of the point estimate.
+* :func:`classification_certificate_row`: the same for the classification
+  risk on a data set of the dissertation's tables: the VB 0-1 posterior at
+  the dissertation's setting with its Corollary 11 bound beside our
+  kl/Catoni certificate of the same posterior, and the default
+  ``PACBayesClassifier()`` with its certificate.
 * :func:`coverage`: the certificate's frequency of holding on a simulated
   distribution whose population AUC is known (two Gaussian classes, so
   ``1 - AUC(theta) = Phi(-theta . delta / (sqrt(2) |theta|))`` in closed form)
@@ -33,6 +38,7 @@ variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
 (2021). Tighter risk certificates for neural networks. JMLR 22(227), 1-40.
 """
 
+import math
 import time
 
 import numpy as np
@@ -40,11 +46,12 @@ from scipy.stats import norm
 from sklearn.model_selection import train_test_split
 
 from ..auc import auc_risk, binary_labels, linear_auc_risk
-from ..bounds import held_out_bound
+from ..bounds import corollary11_bound, held_out_bound
 from ..checks import check_count, check_probability
 
-__all__ = ["certificate_row", "coverage", "gaussian_population",
-           "randomized_test_auc", "posterior_draws_raw", "format_table"]
+__all__ = ["certificate_row", "classification_certificate_row", "coverage",
+           "gaussian_population", "randomized_test_auc", "posterior_draws_raw",
+           "format_table", "format_classification_table"]
 
 
 def randomized_test_auc(estimator, X_test, y_test):
@@ -99,6 +106,80 @@ def certificate_row(X, y, name="", estimator=None, test_size=0.25, seed=0):
         # the randomised score's training AUC on the whole sample
         row["empirical_auc_randomized"] = 1.0 - _training_randomized_risk(est)
     return row
+
+
+def classification_certificate_row(X, y, name="", test_size=0.3, seed=0):
+    """Certificates of the classification risk on one stratified
+    ``1 - test_size`` split (the dissertation's 70/30), error scale.
+
+    * The dissertation's setting [ARC16, Cor. 13]: Gaussian VB of the 0-1
+      Gibbs posterior on the isotropic family at ``lam = sqrt(n d)`` under
+      ``N(0, I / d)`` (``d`` counts the intercept), with the dissertation's
+      bound on it (Corollary 11, Hoeffding: linear in ``lam``) and the
+      tightest kl/Catoni certificate (``m = n``) of the *same* posterior.
+    * The default ``PACBayesClassifier(random_state=seed)`` (SMC, 0-1 loss,
+      ``lam`` by cross-validation) with its certificate.
+
+    Each gets the test error of its point classifier (the sign of the
+    posterior mean's score) and the training error of its randomised
+    classifier (``E_rho[r_n]``). Returns a dict.
+    """
+    from ..classifier import PACBayesClassifier
+    X = np.asarray(X, dtype=float)
+    y = binary_labels(y).astype(int)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size,
+                                              stratify=y, random_state=seed)
+    n, d = X_tr.shape[0], X_tr.shape[1] + 1
+    lam, prior_var = math.sqrt(n * d), 1.0 / d
+    vb = PACBayesClassifier(method="vb", lam=lam, prior_var=prior_var,
+                            vb_family="isotropic", random_state=seed)
+    default = PACBayesClassifier(random_state=seed)
+    row = {"dataset": name, "n_train": n, "d": X.shape[1]}
+    for label, est in (("vb", vb), ("default", default)):
+        start = time.perf_counter()
+        est.fit(X_tr, y_tr)
+        row[f"{label}_seconds"] = time.perf_counter() - start
+        scores = X_te @ est.coef_ + est.intercept_
+        row[f"{label}_test_error"] = float(np.mean((scores > 0) != (y_te == 1)))
+        cert = est.certificate_
+        row[f"{label}_randomized_error"] = cert.empirical_randomized_risk
+        row[f"{label}_certified_error"] = cert.bound
+        row[f"{label}_certificate"] = cert.name
+    row["default_lam"] = default.lam_
+    result = vb.approximation_.result_
+    row["vb_corollary11"] = corollary11_bound(
+        row["vb_randomized_error"], result.mean, result.cov, lam, n,
+        prior_var=prior_var, delta=vb.eps).bound
+    return row
+
+
+_CLASSIFICATION_COLUMNS = [
+    ("dataset", "data set", "{}"), ("n_train", "n", "{}"), ("d", "d", "{}"),
+    ("vb_test_error", "VB 0-1: test error (point)", "{:.3f}"),
+    ("vb_randomized_error", "VB 0-1: train error (randomised)", "{:.3f}"),
+    ("vb_corollary11", "VB 0-1: Cor. 11 (dissertation)", "{:.3f}"),
+    ("vb_certified_error", "VB 0-1: kl/Catoni (same posterior)", "{:.3f}"),
+    ("default_test_error", "default SMC: test error (point)", "{:.3f}"),
+    ("default_randomized_error", "default SMC: train error (randomised)",
+     "{:.3f}"),
+    ("default_certified_error", "default SMC: certified error", "{:.3f}")]
+
+
+def format_classification_table(rows):
+    """Markdown table of :func:`classification_certificate_row` dicts (error
+    scale; a bound of 1/2 or more is marked "(vacuous)")."""
+    lines = ["| " + " | ".join(t for _, t, _ in _CLASSIFICATION_COLUMNS) + " |",
+             "|" + "---|" * len(_CLASSIFICATION_COLUMNS)]
+    for row in rows:
+        cells = []
+        for key, _, fmt in _CLASSIFICATION_COLUMNS:
+            cell = fmt.format(row[key])
+            if key.endswith(("corollary11", "certified_error")) \
+                    and row[key] >= 0.5:
+                cell += " (vacuous)"
+            cells.append(cell)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _training_randomized_risk(est):
