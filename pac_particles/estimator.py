@@ -39,6 +39,7 @@ PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -60,10 +61,10 @@ from .checks import (InputError, check_choice, check_count,
 from .gaussian import gaussian_kl
 from .data import validate_xy
 from .ep import EPGP, EPConvergenceWarning, EPLinear, EPSpikeSlab
-from .ep.base import lam_path_scores
+from .ep.base import lam_path_scores, refit_from_path
 from .inference_data import to_inference_data
 from .models import AUCGibbsModel, GPAUCModel, linear_score_model
-from .parallel import one_blas_thread
+from .parallel import one_blas_thread, threads_per_job
 from .posterior import POINT_ESTIMATES, run_smc
 from .kernels import SquaredExponential
 from .priors import SpikeSlabPrior
@@ -82,6 +83,17 @@ METHODS = ("smc", "ep", "vb")
 PRIORS = ("gaussian", "spike_slab")
 HYPERPARAMETERS = ("fixed", "evidence")
 CV_RULES = ("certified", "best")
+#: ``grid_size=None``: SMC scores the whole tempering path of each fold (the
+#: grid costs nothing); EP and VB fit once per value, and 13 values (four a
+#: decade) chose the same lam as 50 within the curve's flat top (README,
+#: "Default fits against a tuned logistic regression").
+DEFAULT_GRID_SIZE = {"smc": 50, "ep": 13, "vb": 13}
+# default of PACBayesAUC._certificate's prior: fit the data-dependent prior
+_FIT_HERE = object()
+#: EP's tolerance along the grid of lam='cv' (the final fit: the model's
+#: own, 1e-3): the leave-one-out AUCs of Pima agreed to 4 digits, in half
+#: the sweeps.
+EP_PATH_TOL = 1e-2
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6)
 VB_CV_TOL = 1e-3
 
@@ -106,8 +118,11 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         Top of the grid for ``lam='cv'``; default ``20 * n_samples``.
     n_folds : int
         Folds for ``lam='cv'`` (SMC, VB).
-    grid_size : int
-        Size of the grid for ``lam='cv'``. The headline certificate (kl or
+    grid_size : int or None
+        Size of the grid for ``lam='cv'``; None (default): 50 for SMC (its
+        folds score the whole tempering path, so the grid costs nothing)
+        and 13 for EP and VB (one fit per value: four values a decade;
+        :data:`DEFAULT_GRID_SIZE`). The headline certificate (kl or
         Catoni) holds for every posterior at once and pays nothing for the
         data-driven choice; Corollary 19 (``bound_``) pays ``log(grid_size)``.
     cv_rule : {'certified', 'best'}
@@ -249,7 +264,8 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, method="smc", lam="cv", lam_max=None, n_folds=5,
-                 grid_size=50, cv_rule="certified", vb_family="diagonal", prior="gaussian",
+                 grid_size=None, cv_rule="certified", vb_family="diagonal",
+                 prior="gaussian",
                  spike_slab=None, kernel=None, hyperparameters="fixed",
                  prior_var=1.0, point="bayes_point", standardize=True,
                  n_particles=200, len_chain=10, move=None, eps=0.05,
@@ -291,7 +307,8 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
                 if value is not None:
                     check_positive(value, f"spike_slab {name}",
                                    allow_zero=name == "v0")
-        check_count(self.grid_size, "grid_size", minimum=2)
+        if self.grid_size is not None:
+            check_count(self.grid_size, "grid_size", minimum=2)
         check_choice(self.cv_rule, "cv_rule", CV_RULES)
         check_count(self.n_particles, "n_particles", minimum=2)
         check_count(self.len_chain, "len_chain", minimum=2)
@@ -479,7 +496,7 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
                                 pu_prior=self.pu_prior)
             certified = self.cv_rule == "certified"
             self.cv_ = cv_lambda(X, positives, lam_max=lam_max,
-                                 n_folds=self.n_folds, grid_size=self.grid_size,
+                                 n_folds=self.n_folds, grid_size=self._grid_size(),
                                  point=self.point, model_kwargs=model_kwargs,
                                  make_model=linear_score_model,
                                  refit_to="one_se" if certified else "best",
@@ -500,7 +517,7 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.log_evidence_ = self.posterior_.log_z
         self.bound_ = smc_certificate(
             self.posterior_, eps=self.eps,
-            grid_size=int(self.grid_size) if choose_lam else 1)
+            grid_size=self._grid_size() if choose_lam else 1)
         if self.posterior_.z is not None:
             self.inclusion_probs_ = self.posterior_.inclusion_probs
         self._point = self.posterior_.point_estimate(self.point)
@@ -539,26 +556,37 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         return EPLinear(X, positives, lam, prior_var=hyper["prior_var"], **common)
 
     def _fit_gaussian(self, X, positives, lam_max, choose_lam):
+        approx = polish = None
         if choose_lam:
-            grid = lam_grid(lam_max, self.grid_size)
+            grid = lam_grid(lam_max, self._grid_size())
             if self.method == "ep":
-                self.cv_ = self._ep_loo_lambda(X, positives, grid)
+                self.cv_, approx, polish = self._ep_loo_lambda(X, positives,
+                                                               grid)
             else:
-                # continuation from small to large lam
+                # continuation from small to large lam; concurrent folds
+                # share the cores
+                jobs = self._fold_jobs()
                 self.cv_ = cross_validate_lam(
                     X, positives, grid,
-                    RefitScorer(self._vb_for_cv, warm_start=True),
+                    RefitScorer(self._vb_for_cv, warm_start=True,
+                                threads=threads_per_job(jobs)
+                                if jobs != 1 else None),
                     n_folds=self.n_folds, seed=self.random_state,
-                    n_jobs=self.n_jobs or 1, verbose=self.verbose)
+                    n_jobs=jobs, verbose=self.verbose)
             self.lam_ = self.cv_.best_lam
         else:
             self.lam_ = check_positive(self.lam, "lam")
-        approx = self._approximation(X, positives, self.lam_)
+        if approx is None or self.hyperparameters == "evidence":
+            approx = self._approximation(X, positives, self.lam_)
         if self.hyperparameters == "evidence" and self.method == "ep":
             approx.fit_hyperparameters()
             self.hyperparameters_ = _ep_hyperparameters(approx)
         self.approximation_ = approx
-        self.posterior_ = approx.fit()
+        if polish is not None and self.hyperparameters != "evidence":
+            # the grid path's model: polish its sites at the chosen lam
+            self.posterior_ = polish(self.lam_)
+        else:
+            self.posterior_ = approx.fit()
         if getattr(self.posterior_, "degenerate", False):
             raise InputError(f"EP failed at lam = {self.lam_:.4g}: the "
                              "approximation collapsed (see the warning); use "
@@ -566,7 +594,7 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.log_evidence_ = float(self.posterior_.log_z if self.method == "ep"
                                    else self.posterior_.elbo)
         self.bound_ = self._gaussian_certificate(
-            approx, int(self.grid_size) if choose_lam else 1)
+            approx, self._grid_size() if choose_lam else 1)
         if getattr(self.posterior_, "inclusion_probs", None) is not None:
             self.inclusion_probs_ = self.posterior_.inclusion_probs
         if self.method == "ep" and self.prior == "gaussian":
@@ -580,9 +608,15 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         collapsed fit has meaningless LOO scores (all near 0, which can read
         as AUC 1) and must not be chosen. One model fitted along the grid
         from small to large ``lam``, each fit warm-started from the last
-        converged one (:func:`pac_particles.ep.base.lam_path_scores`)."""
+        converged one (:func:`pac_particles.ep.base.lam_path_scores`), at
+        the looser tolerance :data:`EP_PATH_TOL`. Returns the
+        :class:`LamCVResult`, the model, and ``polish(lam)``: the final fit
+        at the model's own tolerance, warm-started from the path's sites at
+        ``lam`` (:func:`pac_particles.ep.base.refit_from_path`)."""
         model = self._approximation(X, positives, grid[0])
-        scores = lam_path_scores(model, lambda m: m.loo_auc())
+        final_tol, model.tol = model.tol, EP_PATH_TOL
+        best = {}
+        scores = lam_path_scores(model, lambda m: m.loo_auc(), best)
         try:
             cv = loo_lambda(grid, scores, verbose=self.verbose)
         except InputError:
@@ -596,7 +630,24 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
                           f"{failed.min():.4g} to {failed.max():.4g}); lam is "
                           "chosen among the others", EPConvergenceWarning,
                           stacklevel=3)
-        return cv
+        return cv, model, lambda lam: refit_from_path(model, lam, best,
+                                                      final_tol)
+
+    def _grid_size(self):
+        """The grid size of ``lam='cv'`` (:data:`DEFAULT_GRID_SIZE` when
+        ``grid_size`` is None)."""
+        if self.grid_size is None:
+            return DEFAULT_GRID_SIZE[self.method]
+        return int(self.grid_size)
+
+    def _fold_jobs(self):
+        """Parallel folds of VB's cross-validation: ``n_jobs``, or None: one
+        per core up to ``n_folds`` (a fold's pair kernel runs serially below
+        :data:`pac_particles.parallel` 's threshold, so the folds are what
+        fills the cores)."""
+        if self.n_jobs is not None:
+            return self.n_jobs
+        return max(1, min(int(self.n_folds), os.cpu_count() or 1))
 
     def _gaussian_certificate(self, approx, grid_size):
         """The PAC-Bayes certificate of the fitted Gaussian approximation
@@ -637,25 +688,29 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
                  >= floor]
         # the refit ends inside the set: it always has a candidate
         steps = steps or [post.n_steps]
-        prior = self._data_dependent_prior(post.data)
+        prior = self._data_dependent_prior(post)
         bounds = [self._certificate(post.at_step(t), prior).bound
                   for t in steps]
         return post.at_step(steps[int(np.argmin(bounds))])
 
-    def _data_dependent_prior(self, data):
-        """The EP prior of the data-dependent candidate, fitted once per fit
-        (None where that candidate does not apply: GP scores, spike-and-slab
-        prior, fewer than two points of a class). Its split is drawn from
-        the seed alone, before any fit; the choice depends on the labels
-        only, as the bound does."""
+    def _data_dependent_prior(self, post):
+        """The EP prior of the data-dependent candidate for the posterior
+        ``post``, fitted once per fit; None where that candidate does not
+        apply: GP scores, SMC in score space (``d > n``: the particles are
+        training scores, whose KL to a prior on ``theta`` is not the
+        particles'), spike-and-slab prior, fewer than two points of a class.
+        Its split is drawn from the seed alone, before any fit; the choice
+        depends on the labels only, as the bound does."""
+        data = post.data if self.method == "smc" else self.approximation_.data
         if not (self.kernel is None and self.prior == "gaussian"
+                and not getattr(post, "is_gp", False)
                 and min(data.n_pos, data.n_neg) >= 2):
             return None
         return data_dependent_prior(
             data.X, data.y, prior_var=self._prior_var(),
             seed=0 if self.random_state is None else self.random_state)
 
-    def _certificate(self, post=None, prior=None):
+    def _certificate(self, post=None, prior=_FIT_HERE):
         """The tightest certificate of the fitted posterior
         (:func:`pac_particles.bounds.auc_certificate`, ``delta = eps`` split
         evenly between the candidates): PAC-Bayes-kl and Catoni under the
@@ -664,8 +719,9 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         (:func:`pac_particles.bounds.data_dependent_candidate`). The kl bound
         holds for every posterior at once, so the data-driven ``lam_`` costs
         nothing; Catoni's grid is paid inside. ``post`` (default
-        ``posterior_``) and ``prior`` (a fitted data-dependent prior, else
-        fitted here) let :meth:`_most_certified_step` compare steps."""
+        ``posterior_``) and ``prior`` (the data-dependent prior already
+        fitted, or None for none; by default fitted here) let
+        :meth:`_most_certified_step` compare steps."""
         post = self.posterior_ if post is None else post
         if self.method == "smc":
             model, data = post.predictor, post.data
@@ -688,7 +744,8 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
                       if self.prior == "spike_slab" else
                       max(gaussian_kl(post.mean, post.cov, self._prior_var()), 0.0))
         extra = []
-        prior = self._data_dependent_prior(data) if prior is None else prior
+        if prior is _FIT_HERE:
+            prior = self._data_dependent_prior(post)
         if prior is not None:
             extra.append(data_dependent_candidate(
                 data.X, data.y, prior_var=self._prior_var(), prior=prior,

@@ -303,22 +303,26 @@ class RefitScorer:
     ``predict(X_new)`` (e.g. :class:`pac_particles.vb.GaussianVB`). With
     ``warm_start``, the grid is visited from small to large ``lam`` and each
     fit starts at the previous optimum (``fit(init=previous)``): a
-    continuation along the path of Gibbs posteriors.
+    continuation along the path of Gibbs posteriors. ``threads``: numba
+    and BLAS threads of the fits (None: unchanged), so that concurrent
+    folds share the cores.
     """
 
-    def __init__(self, make, warm_start=False):
+    def __init__(self, make, warm_start=False, threads=None):
         self.make = make
         self.warm_start = bool(warm_start)
+        self.threads = threads
 
     def __call__(self, X_tr, y_tr, X_val, y_val, grid, seed):
         aucs, previous = {}, None
-        for lam in np.sort(grid):
-            approx = self.make(X_tr, y_tr, lam)
-            if self.warm_start and previous is not None:
-                previous = approx.fit(init=previous)
-            else:
-                previous = approx.fit()
-            aucs[lam] = 1.0 - auc_risk(approx.predict(X_val), y_val)
+        with limited_threads(self.threads):
+            for lam in np.sort(grid):
+                approx = self.make(X_tr, y_tr, lam)
+                if self.warm_start and previous is not None:
+                    previous = approx.fit(init=previous)
+                else:
+                    previous = approx.fit()
+                aucs[lam] = 1.0 - auc_risk(approx.predict(X_val), y_val)
         return grid, np.array([aucs[lam] for lam in grid])
 
 

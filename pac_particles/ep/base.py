@@ -152,14 +152,18 @@ class _EPBase:
         return 1.0 - auc_risk(self.loo_scores(), self.data.y)
 
 
-def lam_path_scores(model, score):
+def lam_path_scores(model, score, best=None):
     """``lam -> score(model)`` after fitting ``model`` at ``lam``, each fit
     warm-started from the sites of the last converged one (continuation
     along an increasing grid: the sites at the previous ``lam`` are close to
     the next fixed point, which also keeps EP away from the collapse that a
     start from the prior meets at large ``lam``); None where EP did not
     converge (its sites are not used as a start). What
-    :func:`pac_particles.selection.loo_lambda` takes."""
+    :func:`pac_particles.selection.loo_lambda` takes. ``best``: a dict that
+    receives the ``lam``, ``score`` and converged run (its sites) of the
+    highest score so far -- the value ``loo_lambda`` will choose -- to
+    restart the final fit from them (:func:`refit_from_path`); one run is
+    kept, not one per grid value (each holds O(P) site arrays)."""
     last = {"run": None}
 
     def at(lam):
@@ -171,8 +175,22 @@ def lam_path_scores(model, score):
         if not converged:
             return None
         last["run"] = model._run
-        return score(model)
+        value = score(model)
+        if best is not None and value > best.get("score", -np.inf):
+            best.update(lam=float(lam), score=value, run=model._run)
+        return value
     return at
+
+
+def refit_from_path(model, lam, best, tol):
+    """Fit ``model`` at ``lam`` to tolerance ``tol``, warm-started from the
+    sites its grid path kept at that ``lam`` (``best`` of
+    :func:`lam_path_scores`; from the prior if it kept another ``lam``):
+    the path runs at a looser tolerance, and the final fit only polishes."""
+    model.set_lam(lam)
+    model.tol = tol
+    model._run = best.get("run") if best.get("lam") == float(lam) else None
+    return model.fit(warm_start=True)
 
 
 #: The site layouts of the EP models that take ``sites=``.
