@@ -88,7 +88,7 @@ from .plots import (plot_cv_curve, plot_directions, plot_roc,
 from .progress import PROGRESS_MODES
 from .results import jsonable, write_json, write_rows
 from .risks import LOSSES
-from .selection import cv_lambda
+from .selection import cv_lambda, default_lam_max
 
 __all__ = ["main", "demo", "fit_csv", "classify_csv", "cv_csv",
            "logistic_classifier", "parent_parsers", "progress_argument",
@@ -394,8 +394,8 @@ def cv_csv(path, target=None, lam_max=None, folds=5, n_particles=200,
     n_particles, len_chain, seed = _check_sampler(n_particles, len_chain, seed)
     folds = check_count(folds, "folds", minimum=2)
     X, y, _ = _read_csv(path, target)
-    lam_max = 20.0 * len(y) if lam_max is None else check_positive(lam_max,
-                                                                   "lam_max")
+    lam_max = (default_lam_max(len(y)) if lam_max is None
+               else check_positive(lam_max, "lam_max"))
     start = time.perf_counter()
     cv = cv_lambda(X, y, lam_max=lam_max, n_folds=folds, n_particles=n_particles,
                    len_chain=len_chain, seed=seed,
@@ -506,7 +506,7 @@ def build_parser():
     c = sub.add_parser("cv", parents=using("data", "jobs"),
                        help="cross-validate lam along the tempering path")
     c.add_argument("--lam-max", type=float, default=None,
-                   help="end of the path (default: 20 x n)")
+                   help="end of the path (default: 5 x n)")
     c.add_argument("--folds", type=int, default=5)
     return parser
 

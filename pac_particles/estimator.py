@@ -70,7 +70,8 @@ from .kernels import SquaredExponential
 from .priors import SpikeSlabPrior
 from .risks import AUCRisk
 from .selection import (RefitScorer, cross_validate_lam, cv_lambda,
-                        evidence_grid, lam_grid, loo_lambda, stratified_folds)
+                        default_lam_max, evidence_grid, lam_grid, loo_lambda,
+                        stratified_folds)
 from .vb import FAMILIES as VB_FAMILIES
 # the classification estimator lives beside this one, importable from here;
 # both take their parameter storage and tags from BinaryEstimatorMixin
@@ -115,7 +116,8 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         along one tempering path per fold; EP by its leave-one-out AUC
         (Opper & Winther, no refit); VB by ``n_folds`` cross-validation.
     lam_max : float, optional
-        Top of the grid for ``lam='cv'``; default ``20 * n_samples``.
+        Top of the grid for ``lam='cv'``; default ``5 * n_samples``
+        (:data:`pac_particles.selection.LAM_MAX_PER_POINT`).
     n_folds : int
         Folds for ``lam='cv'`` (SMC, VB).
     grid_size : int or None
@@ -346,7 +348,8 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         self._columns = validate_xy(X, positives).columns
         X_kept = X[:, self._columns]
         self._d = d = self._columns.size
-        lam_max = self.lam_max if self.lam_max is not None else 20.0 * len(y)
+        lam_max = (self.lam_max if self.lam_max is not None
+                   else default_lam_max(len(y)))
         choose_lam = isinstance(self.lam, str)
         self.hyperparameters_ = self._initial_hyperparameters(d)
         if self.method == "smc":

@@ -19,7 +19,7 @@ from pac_particles.cli import parent_parsers, progress_argument
 from pac_particles.data import DATASETS, load_csv, load_dataset
 from pac_particles.plots import plot_cv_curve, save
 from pac_particles.results import write_rows
-from pac_particles.selection import cv_lambda
+from pac_particles.selection import cv_lambda, default_lam_max
 
 
 def main():
@@ -31,13 +31,13 @@ def main():
     parser.add_argument("--csv", help="a CSV file instead (header row)")
     parser.add_argument("--target", help="label column of --csv (default: last)")
     parser.add_argument("--lam-max", type=float, default=None,
-                        help="end of the path (default: 20 x n)")
+                        help="end of the path (default: 5 x n)")
     parser.add_argument("--folds", type=int, default=5)
     args = parser.parse_args()
     out = args.out or "results/cv_lambda"
     X, y, _ = (load_csv(args.csv, target=args.target) if args.csv
                else load_dataset(args.dataset))
-    lam_max = args.lam_max or 20.0 * len(y)
+    lam_max = args.lam_max or default_lam_max(len(y))
     cv = cv_lambda(X, y, lam_max=lam_max, n_folds=args.folds,
                    n_particles=args.n_particles, len_chain=args.len_chain,
                    seed=args.seed, n_jobs=args.n_jobs, verbose=progress_argument(args))
