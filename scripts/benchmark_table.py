@@ -78,6 +78,9 @@ def main():
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "datasets"))
     parser.add_argument("--datasets", nargs="*", default=[
         "pima", "sonar", "liver", "breast_cancer", "eeg"])
+    parser.add_argument("--csv", nargs="*", default=None,
+                        help="CSV data sets of --data-dir to add, by name "
+                        "(default: every CSV there)")
     parser.add_argument("--methods", nargs="*", default=[
         "SMC-AUC", "EP-AUC", "GPEP-AUC", "VB-AUC", "logistic", "RankBoost"])
     parser.add_argument("--repeats", type=int, default=5)
@@ -93,7 +96,9 @@ def main():
     args = parser.parse_args()
     data = {name: load_dataset(name)[:2] for name in args.datasets}
     for path in sorted(glob.glob(os.path.join(args.data_dir, "*.csv"))):
-        data[os.path.basename(path)[:-4]] = load_csv(path)[:2]
+        name = os.path.basename(path)[:-4]
+        if args.csv is None or name in args.csv:
+            data[name] = load_csv(path)[:2]
     methods = scorers(args)
     header = ("| dataset | n | covariates | positives | "
               + " | ".join(methods) + " |")

@@ -306,3 +306,23 @@ def test_hinge_hoeffding_function_and_its_domain():
     # hinge risks are unbounded: not clipped at 1
     cert = hinge_bound(1.5, 2.0, lam, n, nu, cx)
     assert cert.bound > 1.5 and cert.bound == cert.raw_bound
+
+
+def test_classification_certificate_row_bounds_lie_above_the_training_error():
+    """The classification rows of the certificates table: every bound in
+    [0, 1] and above the randomised classifier's training error it
+    certifies; the dissertation's Corollary 11 is the linear bound of the
+    same VB posterior, looser than its kl/Catoni certificate here."""
+    from pac_particles.study.certificates import (
+        classification_certificate_row, format_classification_table)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(150, 3))
+    y = (X @ [1.5, -1.0, 0.5] + 0.5 * rng.normal(size=150) > 0).astype(int)
+    row = classification_certificate_row(X, y, name="toy", seed=0)
+    for label in ("vb", "default"):
+        bound = row[f"{label}_certified_error"]
+        assert 0.0 <= row[f"{label}_randomized_error"] < bound <= 1.0
+        assert 0.0 <= row[f"{label}_test_error"] <= 1.0
+    assert row["vb_certified_error"] < row["vb_corollary11"] <= 1.0
+    assert row["n_train"] == 105 and "| toy | 105 | 3 |" in \
+        format_classification_table([row])
