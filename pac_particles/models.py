@@ -55,6 +55,10 @@ variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
 
 [dPNS14] du Plessis, M. C., Niu, G. and Sugiyama, M. (2014). Analysis of
 learning from positive and unlabeled data. NIPS 27.
+
+[WBT20] Wilson, J. T., Borovitskiy, V., Terenin, A., Mostowsky, P. and
+Deisenroth, M. P. (2020). Efficiently sampling functions from Gaussian
+process posteriors. ICML 2020 (Matheron's rule).
 """
 
 import math
@@ -379,6 +383,24 @@ class _GPGibbsModel(_GibbsModel):
         s = np.asarray(s, dtype=float)
         alpha = cho_solve((self.kernel_chol, True), s.T)
         return (self.kernel.prior_var * (self.data.X.T @ alpha).T)
+
+    def sample_linear_coefficients(self, s, rng):
+        """Draws of ``theta | s``, one per row of ``s`` (N, n), by Matheron's
+        rule: ``theta = t + S0 X' (X S0 X' + jitter)^-1 (s - X t)`` with
+        ``t ~ N(0, S0)`` is exactly Gaussian with the conditional mean
+        :meth:`linear_coefficients` and covariance ``S0 - S0 X' K^-1 X S0``
+        [WBT20]: the randomised linear score of a posterior
+        sampled in score space. ``rng``: a numpy Generator."""
+        if not isinstance(self.kernel, LinearKernel):
+            raise InputError("linear coefficients need a LinearKernel GP "
+                             f"model, this one has {self.kernel!r}")
+        s = np.atleast_2d(np.asarray(s, dtype=float))
+        X = self.data.X
+        sd = np.sqrt(np.broadcast_to(np.asarray(self.kernel.prior_var,
+                                                dtype=float), (X.shape[1],)))
+        t = rng.standard_normal((s.shape[0], X.shape[1])) * sd
+        alpha = cho_solve((self.kernel_chol, True), (s - t @ X.T).T)
+        return t + (sd ** 2) * (X.T @ alpha).T
 
 
 class GPAUCModel(_GPGibbsModel):

@@ -119,3 +119,17 @@ def test_two_thousand_points_run(recwarn):
     model = GPAUCModel(X, y, lam=20.0, kernel=SquaredExponential(1.0))
     post = run_smc(model, n_particles=10, len_chain=2, seed=0)
     assert post.theta.shape == (20, 2000) and post.exponents[-1] == 1.0
+
+
+def test_gp_ep_chooses_lam_by_leave_one_out_along_the_grid():
+    """``PACBayesAUC(method="ep", kernel="rbf", lam="cv")``: the EP-GP path
+    along the grid (whose sites exist only after a first fit) and the final
+    fit at the chosen value, which beats linear scores on circles."""
+    from sklearn.datasets import make_circles
+    from pac_particles.estimator import PACBayesAUC
+    X, y = make_circles(n_samples=160, noise=0.1, factor=0.5, random_state=0)
+    est = PACBayesAUC(method="ep", kernel="rbf", lam="cv", grid_size=5,
+                      random_state=0).fit(X, y)
+    assert est.lam_ in est.cv_.grid and est.posterior_.converged
+    linear = PACBayesAUC(method="ep", lam=160.0).fit(X, y)
+    assert est.score(X, y) > linear.score(X, y) + 0.2

@@ -236,3 +236,26 @@ def test_at_step_needs_the_kept_steps_and_a_valid_step():
                    keep_steps=True)
     with pytest.raises(InputError, match="n_steps"):
         kept.at_step(kept.n_steps + 1)
+
+
+def test_draws_of_theta_given_scores_are_the_gaussian_conditional():
+    """Matheron's rule against the closed-form conditional of
+    ``theta ~ N(0, v I)`` given ``s = X theta`` (d > n): the draws
+    reproduce ``s``, and their mean and covariance are the conditional's
+    (Monte Carlo, 40 000 draws)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(6, 9))
+    y = np.array([1, 0, 1, 0, 1, 0])
+    model = linear_score_model(X, y, lam=6.0, prior_var=0.5, score_space=True)
+    Xs = model.data.X
+    s = Xs @ rng.normal(scale=np.sqrt(0.5), size=9)
+    draws = model.sample_linear_coefficients(np.tile(s, (40_000, 1)), rng)
+    K = 0.5 * Xs @ Xs.T + model.jitter * np.eye(6)
+    gain = 0.5 * Xs.T @ np.linalg.inv(K)
+    np.testing.assert_allclose(draws.mean(axis=0), gain @ s, atol=0.02)
+    np.testing.assert_allclose(draws.mean(axis=0),
+                               model.linear_coefficients(s), atol=0.02)
+    np.testing.assert_allclose(np.cov(draws.T),
+                               0.5 * np.eye(9) - gain @ Xs * 0.5, atol=0.02)
+    np.testing.assert_allclose(draws[:5] @ Xs.T, np.tile(s, (5, 1)),
+                               atol=1e-4)

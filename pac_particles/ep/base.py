@@ -111,7 +111,10 @@ class _EPBase:
         ``fit(warm_start=True)`` continues from them (the path along a grid
         of ``lam``: :func:`lam_path_scores`)."""
         self.lam, self.lam_pn = resolve_lam(lam, self.pu_prior)
-        self._sites = self._sites.at(self.lam)
+        # a model that builds its sites in fit (EPGP: they depend on the
+        # kernel) has none before its first fit
+        if hasattr(self, "_sites"):
+            self._sites = self._sites.at(self.lam)
         self.result_ = None
 
     def _require_fit(self):

@@ -247,7 +247,11 @@ def posterior_draws_raw(est, rng, size=400):
     input scale, as weighted SMC particles or ``size`` equally weighted
     draws of a Gaussian posterior."""
     post, data = est.posterior_, est._data
-    if est.method == "smc":
+    if est.method == "smc" and post.is_gp:
+        # sampled in score space (d > n): theta given the training scores
+        theta = post.predictor.sample_linear_coefficients(post.theta, rng)
+        weights = post.weights
+    elif est.method == "smc":
         theta, weights = post.theta, post.weights
     else:
         theta = rng.multivariate_normal(post.mean, post.cov, size=size)
