@@ -306,3 +306,20 @@ def test_warm_started_lam_path_gives_the_cold_fits():
     np.testing.assert_allclose(warm.fold_auc.ravel(), [c[1] for c in cold],
                                atol=1e-3)
     assert sum(sweeps) < sum(c[0] for c in cold)
+
+
+def test_final_fit_polished_from_the_path_is_the_cold_fit():
+    """``lam_path_scores(..., best)`` keeps the run of the best score; the
+    final fit warm-started from it (``refit_from_path``) at a tighter
+    tolerance reaches the cold fit's fixed point in fewer sweeps."""
+    from pac_particles.ep.base import refit_from_path
+    X, y = two_blobs(80, 3, seed=15, shift=0.8)
+    grid = np.geomspace(2.0, 400.0, 6)
+    model = EPLinear(X, y, lam=grid[0], tol=1e-2)
+    best = {}
+    cv = loo_lambda(grid, lam_path_scores(model, lambda m: m.loo_auc(), best))
+    assert best["lam"] == cv.best_lam and best["score"] == cv.mean_auc.max()
+    polished = refit_from_path(model, cv.best_lam, best, tol=1e-4)
+    cold = EPLinear(X, y, lam=cv.best_lam, tol=1e-4).fit()
+    np.testing.assert_allclose(polished.mean, cold.mean, rtol=1e-3, atol=1e-4)
+    assert polished.converged and polished.n_sweeps < cold.n_sweeps
