@@ -6,8 +6,9 @@ side in one run (ratios printed).
   ``LogisticRegression().fit`` on the same rows: fit-time ratio and the
   difference of test AUC (on as many fresh rows). EP runs on sampled pairs
   (the incomplete U-statistic, automatic above 5e6 pairs).
-* ``eeg``: EP (``EPLinear``, lam = n) on the full Eeg data (14,980 rows,
-  55 million pairs), no row dropped, against ``LogisticRegression``.
+* ``eeg``: EP (``EPLinear``, lam = n) and VB (``GaussianVB``, diagonal
+  family) on the full Eeg data (14,980 rows, 55 million pairs), no row
+  dropped, against ``LogisticRegression``.
 * ``lam-path``: ``PACBayesAUC(method="ep")`` with ``lam="cv"`` (leave-one-out
   choice along the grid) against ``LogisticRegressionCV(scoring="roc_auc")``
   on Pima, German credit (numeric) and SPECTF.
@@ -31,6 +32,7 @@ from sklearn.model_selection import train_test_split
 from pac_particles.data import load_csv, load_dataset
 from pac_particles.ep import EPLinear
 from pac_particles.estimator import PACBayesAUC
+from pac_particles.vb import GaussianVB
 
 
 def timed(fit):
@@ -75,12 +77,18 @@ def eeg(args):
         lr, t_lr = timed(lambda: LogisticRegression(max_iter=1000).fit(Xa, ya))
         ep = EPLinear(Xa, ya, lam=float(len(ya)), seed=args.seed)
         res, t_ep = timed(ep.fit)
+        vb = GaussianVB(Xa, ya, lam=float(len(ya)), family="diagonal",
+                        n_pairs="auto", seed=args.seed)
+        vres, t_vb = timed(vb.fit)
         line = (f"Eeg {label} {Xa.shape[0]} rows ({ep.risk.n_pairs / 1e6:.0f}M"
                 f" pairs, EP on {ep.risk.n_terms / 1e6:.0f}M): EP {t_ep:.1f} s "
-                f"({res.n_sweeps} sweeps, converged {res.converged}), LR "
-                f"{t_lr:.2f} s: ratio {t_ep / t_lr:.1f}x")
+                f"({res.n_sweeps} sweeps, converged {res.converged}), VB "
+                f"{t_vb:.1f} s (converged {vres.converged}), LR "
+                f"{t_lr:.2f} s: ratios EP {t_ep / t_lr:.1f}x, VB "
+                f"{t_vb / t_lr:.1f}x")
         if Xa is Xtr:
             line += (f"; test AUC EP {roc_auc_score(yte, ep.predict(Xte)):.4f}"
+                     f", VB {roc_auc_score(yte, vb.predict(Xte)):.4f}"
                      f", LR {roc_auc_score(yte, lr.decision_function(Xte)):.4f}")
         print(line + f"; peak memory {peak_gib():.1f} GiB", flush=True)
 

@@ -190,16 +190,22 @@ def test_linear_coefficients_are_the_minimum_norm_preimage_of_the_scores():
 
 def test_score_space_and_theta_space_give_the_same_posterior():
     """Same target in two parametrisations: log Z and the scores of the
-    posterior mean on new inputs agree within Monte Carlo error."""
+    posterior mean on new inputs agree within Monte Carlo error (averages of
+    three runs each: one run's scores stray by 0.24-0.40 score sd in d = 40
+    with 4000 particles)."""
     X, y = _wide()
     X_new, _ = _wide(n=30, seed=5)
     runs = {}
     for space in (True, False):
         model = linear_score_model(X, y, 20.0, score_space=space)
-        post = run_smc(model, n_particles=400, len_chain=10, seed=1)
-        mean = post.mean
-        theta = model.linear_coefficients(mean) if space else mean
-        runs[space] = (post.log_z, model.data.transform(X_new) @ theta)
+        log_z, scores = [], []
+        for seed in (1, 2, 3):
+            post = run_smc(model, n_particles=400, len_chain=10, seed=seed)
+            mean = post.mean
+            theta = model.linear_coefficients(mean) if space else mean
+            log_z.append(post.log_z)
+            scores.append(model.data.transform(X_new) @ theta)
+        runs[space] = (np.mean(log_z), np.mean(scores, axis=0))
     assert runs[True][0] == pytest.approx(runs[False][0], abs=0.15)
     np.testing.assert_allclose(runs[True][1], runs[False][1],
                                atol=0.25 * np.std(runs[False][1]))

@@ -108,7 +108,11 @@ def test_evidence_does_not_depend_on_isotropic_prior_variance():
 def test_cv_picks_an_interior_lam_when_large_lam_overfits():
     """Two informative covariates among 60, n = 120: near the prior (small
     lam) the score is diffuse, at large lam the posterior concentrates on
-    directions that overfit the noise covariates; the best lam is inside."""
+    the cone of directions that order the training pairs, noise covariates
+    included; the best lam is inside. (With the covariance fit of the move
+    unshrunk, 1000 particles in d = 60 sampled that cone poorly and the drop
+    at large lam looked like 0.07; the shrunk fit samples it better and the
+    drop is about 0.01-0.02: README, "Efficiency of the SMC sampler".)"""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 60))
     y = (X[:, :2] @ [1.0, 1.0] + rng.normal(size=120) > 0).astype(int)
@@ -116,7 +120,7 @@ def test_cv_picks_an_interior_lam_when_large_lam_overfits():
                    n_particles=100, len_chain=5, seed=0, refit=False)
     assert cv.grid[0] < cv.best_lam < cv.grid[-1]
     assert cv.mean_auc.max() > cv.mean_auc[0] + 0.02
-    assert cv.mean_auc.max() > cv.mean_auc[-1] + 0.05
+    assert cv.mean_auc.max() > cv.mean_auc[-1] + 0.005
 
 
 def test_warm_started_refits_give_the_cold_validation_curve():

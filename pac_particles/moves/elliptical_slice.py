@@ -156,9 +156,11 @@ class CalibratedEllipticalSlice(ssp.ArrayMCMC, EvaluationCounter):
         AUC posteriors (README, "Efficiency of the SMC sampler").
     shrinkage : float in [0, 1)
         Pull the fitted covariance towards its diagonal,
-        ``(1 - shrinkage) Sigma + shrinkage diag(Sigma)``; 0 (default) is
-        the plain fit. 0.3 is far more efficient with few particles per
-        dimension and neutral otherwise (README, "Efficiency of the SMC
+        ``(1 - shrinkage) Sigma + shrinkage diag(Sigma)``; 0 is the plain
+        fit. The default 0.3 is far more efficient with few particles per
+        dimension (Sonar, d = 60: 13x on log Z, 3.3x on the Bayes point;
+        DNA, d = 180: test AUC 0.993 against 0.966 with 1000 particles) and
+        neutral otherwise (Pima, d = 8) (README, "Efficiency of the SMC
         sampler").
     n_slices : int >= 1
         Slice steps per call of ``step``, i.e. per link of a waste-free chain
@@ -174,7 +176,7 @@ class CalibratedEllipticalSlice(ssp.ArrayMCMC, EvaluationCounter):
     CENTERS = ("mean", "zero")
 
     def __init__(self, ridge=1e-6, max_shrinks=200, center="mean",
-                 shrinkage=0.0, n_slices=1):
+                 shrinkage=0.3, n_slices=1):
         self.ridge = check_ridge(ridge)
         self.max_shrinks = check_max_shrinks(max_shrinks)
         self.center = check_choice(center, "center", self.CENTERS)

@@ -89,8 +89,9 @@ def default_cells(n_particles=100, len_chain=10, gp=False):
     * ``ESSrmin`` in 0.3, 0.7, 0.8, 0.9;
     * the chain length P at a fixed population ``M P``: P / 2, 2 P, 4 P;
     * move variants (not for GP models, whose move is the prior slice):
-      ellipses centred on 0 instead of the weighted mean, covariance
-      shrinkage 0.3, two slice steps per chain link;
+      ellipses centred on 0 instead of the weighted mean, no covariance
+      shrinkage (the default is 0.3; 0 was the default before), two slice
+      steps per chain link;
     * combinations of the schedule with the chain length.
     """
     m, p = int(n_particles), int(len_chain)
@@ -102,7 +103,7 @@ def default_cells(n_particles=100, len_chain=10, gp=False):
               for q in (max(2, p // 2), 2 * p)]
     if not gp:
         cells += [Cell("center=zero", m, p, 0.5, {"center": "zero"}),
-                  Cell("shrinkage=0.3", m, p, 0.5, {"shrinkage": 0.3}),
+                  Cell("shrinkage=0", m, p, 0.5, {"shrinkage": 0.0}),
                   Cell("n_slices=2", m, p, 0.5, {"n_slices": 2})]
     return cells
 
