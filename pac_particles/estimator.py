@@ -138,8 +138,9 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         hold for every posterior at once, so the choice costs nothing in
         ``eps``. On small data sets the validation AUC is flat in ``lam``
         within its noise and the argmax is a coin toss; the certificate is
-        not (README, "PAC-Bayes certificates"). EP (one leave-one-out curve,
-        no spread) and VB use ``'best'``.
+        not (README, "PAC-Bayes certificates"). EP and VB use ``'best'``:
+        their final fit is one Gaussian at one ``lam`` (no path of
+        posteriors), and EP's leave-one-out curve has no spread.
     vb_family : {'isotropic', 'diagonal', 'full'}
         Covariance family of the VB approximation.
     prior : {'gaussian', 'spike_slab'}
@@ -644,10 +645,11 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         return int(self.grid_size)
 
     def _fold_jobs(self):
-        """Parallel folds of VB's cross-validation: ``n_jobs``, or None: one
-        per core up to ``n_folds`` (a fold's pair kernel runs serially below
-        :data:`pac_particles.parallel` 's threshold, so the folds are what
-        fills the cores)."""
+        """Concurrent folds of VB's cross-validation: ``n_jobs`` if given,
+        else one per core up to ``n_folds`` (on small data a fold's pair
+        kernel runs on one thread, below the threshold of
+        :func:`pac_particles.parallel.dispatch`, so only concurrent folds
+        use the cores)."""
         if self.n_jobs is not None:
             return self.n_jobs
         return max(1, min(int(self.n_folds), os.cpu_count() or 1))
@@ -681,14 +683,10 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``log gamma`` as for the folds), the Gibbs posterior with the
         tightest certificate (``cv_rule='certified'``)."""
         post = cv.posterior
-        mean = cv.mean_auc
-        best = int(np.argmax(mean))
-        floor = mean[best] - cv.std_auc[best] / np.sqrt(len(cv.fold_auc))
         gammas = post.gammas
         steps = [t for t in range(1, post.n_steps + 1)
                  if gammas[t] >= cv.grid[0] * (1 - 1e-9)
-                 and np.interp(np.log(gammas[t]), np.log(cv.grid), mean)
-                 >= floor]
+                 and cv.mean_auc_at(gammas[t]) >= cv.one_se_floor]
         # the refit ends inside the set: it always has a candidate
         steps = steps or [post.n_steps]
         prior = self._data_dependent_prior(post)

@@ -175,16 +175,27 @@ class LamCVResult:
             else np.zeros(self.grid.size)
 
     @property
-    def within_one_se(self):
-        """(G,) bool: grid values whose mean validation AUC is within one
-        standard error (``std / sqrt(n_folds)`` at the best value) of the
-        best: the one-standard-error rule [HTF09, Sec. 7.10], the values the
-        folds cannot tell apart from the best. With one row (a leave-one-out
-        curve) only the best value."""
+    def one_se_floor(self):
+        """The best mean validation AUC minus its standard error
+        (``std / sqrt(n_folds)`` at the best value): the one-standard-error
+        rule [HTF09, Sec. 7.10]. With one row (a leave-one-out curve), the
+        best value itself."""
         mean = self.mean_auc
         best = int(np.argmax(mean))
-        se = self.std_auc[best] / np.sqrt(len(self.fold_auc))
-        return mean >= mean[best] - se
+        return mean[best] - self.std_auc[best] / np.sqrt(len(self.fold_auc))
+
+    @property
+    def within_one_se(self):
+        """(G,) bool: grid values whose mean validation AUC is at least
+        :attr:`one_se_floor`, the values the folds cannot tell apart from
+        the best."""
+        return self.mean_auc >= self.one_se_floor
+
+    def mean_auc_at(self, gammas):
+        """The mean validation AUC at any ``gammas`` within the grid, linear
+        in ``log gamma`` between grid values (as the folds' curves were put
+        on the grid)."""
+        return np.interp(np.log(gammas), np.log(self.grid), self.mean_auc)
 
     def rows(self):
         """The table behind the CV curve: one row per ``gamma`` of the grid

@@ -154,6 +154,10 @@ def test_within_one_se_keeps_the_values_within_a_standard_error_of_the_best():
     assert np.mean(fold_auc[:, 2]) - se < np.mean(fold_auc[:, 1])  # 0.83
     assert np.mean(fold_auc[:, 2]) - se > np.mean(fold_auc[:, 0])
     np.testing.assert_array_equal(cv.within_one_se, [False, True, True, False])
+    assert cv.one_se_floor == pytest.approx(0.84 - se)
+    # the curve between grid values is linear in log gamma
+    np.testing.assert_allclose(cv.mean_auc_at(grid), cv.mean_auc)
+    assert cv.mean_auc_at(np.sqrt(10.0 * 100.0)) == pytest.approx(0.835)
     # one row (a leave-one-out curve): no spread, the best value alone
     loo = LamCVResult(grid=grid, fold_auc=fold_auc[:1], best_lam=100.0)
     np.testing.assert_array_equal(loo.within_one_se, [False, False, True, False])
