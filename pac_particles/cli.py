@@ -197,8 +197,7 @@ def certificate_fields(estimator):
         "vacuous": cert.vacuous,
         "empirical_randomized_auc": 1.0 - cert.empirical_randomized_risk,
         "kl": cert.kl, "m": cert.m,
-        "candidates": {f"{name} ({i})": 1.0 - b for i, (name, b)
-                       in enumerate(cert.alternatives)},
+        "candidates": {name: 1.0 - b for name, b in cert.alternatives},
         "corollary19_certified_auc": 1.0 - estimator.bound_.auc_risk_bound_rigorous,
         "corollary19_vacuous": estimator.bound_.auc_risk_bound_rigorous >= 0.5,
         "statement": statement}}

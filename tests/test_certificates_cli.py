@@ -24,10 +24,11 @@ def test_fit_summary_carries_the_certificate_and_the_held_out_bound(tmp_path):
           "--out", str(tmp_path / "out"), "--quiet"])
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     cert = summary["certificate"]
-    assert cert["bound"] in ("kl", "catoni") and cert["delta"] == 0.05
+    assert cert["bound"] == "kl" and cert["delta"] == 0.05
     assert 0.5 < cert["certified_auc"] <= cert["empirical_randomized_auc"]
     assert cert["certified_auc"] == 1 - cert["expected_auc_risk_bound"]
-    assert cert["vacuous"] is False and len(cert["candidates"]) == 3
+    assert cert["vacuous"] is False
+    assert sorted(cert["candidates"]) == ["kl", "kl, data-dependent"]
     assert cert["statement"].startswith("with probability >= 0.95")
     held_out = summary["test_set_certificate"]
     assert 0 <= held_out["certified_auc"] <= summary["test_auc"]

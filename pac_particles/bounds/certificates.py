@@ -294,7 +294,9 @@ def tightest(candidates, delta=0.05):
     -------
     Certificate
         The tightest, with ``delta`` the overall level, ``n_candidates = K``
-        and ``alternatives`` every candidate's ``(name, bound)``.
+        and ``alternatives`` every candidate's ``(name, bound)`` (the name
+        followed by the kind of prior unless data-free, e.g. ``"kl,
+        data-dependent"``).
     """
     delta = check_probability(delta, "delta")
     candidates = list(candidates)
@@ -303,8 +305,15 @@ def tightest(candidates, delta=0.05):
     certs = [make(delta / len(candidates)) for make in candidates]
     best = min(certs, key=lambda c: c.bound)
     return dataclasses.replace(best, delta=delta, n_candidates=len(certs),
-                               alternatives=tuple((c.name, c.bound)
+                               alternatives=tuple((_label(c), c.bound)
                                                   for c in certs))
+
+
+def _label(cert):
+    """A candidate's name in ``alternatives``: the inequality, and the kind
+    of prior unless data-free (two kl candidates must stay apart)."""
+    kind = cert.prior.split(":")[0]
+    return cert.name if kind == "data-free" else f"{cert.name}, {kind}"
 
 
 BOUNDS = {"kl": kl_bound, "catoni": catoni_bound}
