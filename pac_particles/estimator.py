@@ -750,7 +750,7 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         (:func:`pac_particles.bounds.data_dependent_candidate`). The kl bound
         holds for every posterior at once, so the data-driven ``lam_`` costs
         nothing. Catoni's bound is not a candidate: on every data set of the
-        README's certificates table it was within 0.0005 of the kl bound or
+        README's certificates table it was within 0.001 of the kl bound or
         looser, so its share of ``eps`` only loosened the others
         (:data:`CERTIFICATE_BOUNDS`). ``post`` (default ``posterior_``) and
         ``prior`` (the data-dependent prior already fitted, or None for
