@@ -137,8 +137,8 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         cannot tell apart from the best -- the tempering steps of the refit
         whose ``gamma`` lies within one standard error of the best mean AUC
         (:attr:`~pac_particles.selection.LamCVResult.within_one_se`; the
-        refit tempers to the largest such value). The kl and Catoni bounds
-        hold for every posterior at once, so the choice costs nothing in
+        refit tempers to ``lam_max``, alongside the folds). The kl bound
+        holds for every posterior at once, so the choice costs nothing in
         ``eps``. On small data sets the validation AUC is flat in ``lam``
         within its noise and the argmax is a coin toss; the certificate is
         not (README, "PAC-Bayes certificates"). EP and VB use ``'best'``:
@@ -506,7 +506,7 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
                                  n_folds=self.n_folds, grid_size=self._grid_size(),
                                  point=self.point, model_kwargs=model_kwargs,
                                  make_model=linear_score_model,
-                                 refit_to="one_se" if certified else "best",
+                                 refit_to="path" if certified else "best",
                                  seed=self.random_state, n_jobs=self.n_jobs,
                                  verbose=self.verbose, **smc_kwargs)
             self.posterior_ = (self._most_certified_step(self.cv_) if certified
@@ -690,8 +690,11 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         steps = [t for t in range(1, post.n_steps + 1)
                  if gammas[t] >= cv.grid[0] * (1 - 1e-9)
                  and cv.mean_auc_at(gammas[t]) >= cv.one_se_floor]
-        # the refit ends inside the set: it always has a candidate
-        steps = steps or [post.n_steps]
+        if not steps:
+            # no step landed in the set (it can be narrow): the step nearest
+            # to the best value, in log gamma
+            steps = [1 + int(np.argmin(np.abs(np.log(gammas[1:])
+                                              - np.log(cv.best_lam))))]
         prior = self._data_dependent_prior(post)
         bounds = [self._certificate(post.at_step(t), prior).bound
                   for t in steps]

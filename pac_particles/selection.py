@@ -69,6 +69,7 @@ classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.1.
 """
 
+import functools
 import os
 from dataclasses import dataclass, field
 
@@ -231,7 +232,7 @@ def stratified_folds(positives, n_folds, seed=None):
 
 
 def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
-                       verbose=False):
+                       verbose=False, alongside=None):
     """K-fold cross-validation of ``lam`` over ``grid`` with any fitting method.
 
     Parameters
@@ -249,21 +250,31 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
     n_jobs : int, folds in parallel through joblib.
     verbose : bool or str, progress over the folds
         (:mod:`pac_particles.progress`).
+    alongside : callable, optional
+        A job run in the same pool as the folds, e.g. a refit on all data
+        that does not depend on the chosen ``lam`` (:func:`cv_lambda` with
+        ``refit_to="path"``); its result is the returned ``posterior``.
 
     Returns
     -------
-    LamCVResult (no posterior: the refit is the caller's).
+    LamCVResult (``posterior``: the result of ``alongside``, else None).
     """
     positives = binary_labels(y)
     folds = stratified_folds(positives, n_folds, seed)
     X = np.asarray(X, dtype=float)
-    with Progress(verbose, total=len(folds), desc="CV folds",
-                  unit="fold") as progress:
-        paths = list(tracked(Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(scorer)(X[tr], positives[tr], X[va], positives[va], grid,
+    jobs = [delayed(scorer)(X[tr], positives[tr], X[va], positives[va], grid,
                             None if seed is None else int(seed) + k)
-            for k, (tr, va) in enumerate(folds)), progress, "fold"))
-    return _on_grid(grid, paths)
+            for k, (tr, va) in enumerate(folds)]
+    if alongside is not None:
+        jobs.append(delayed(alongside)())
+    with Progress(verbose, total=len(jobs), desc="CV folds",
+                  unit="fold") as progress:
+        done = list(tracked(Parallel(n_jobs=n_jobs, return_as="generator")(
+            jobs), progress, "fold"))
+    result = _on_grid(grid, done[:len(folds)])
+    if alongside is not None:
+        result.posterior = done[-1]
+    return result
 
 
 def loo_lambda(grid, loo_auc, verbose=False):
@@ -379,12 +390,13 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
         ``pac_particles.posterior.POINT_ESTIMATES``).
     refit : bool
         Run SMC on all data at the chosen ``lam``.
-    refit_to : {"best", "one_se"}
-        Where the refit's tempering path ends: at ``best_lam``, or at the
-        largest grid value within one standard error of it
-        (:attr:`LamCVResult.within_one_se`) with the particles of every step
-        kept (``SMCPosterior.at_step``), so that the caller can choose among
-        the Gibbs posteriors the folds cannot tell apart (the estimator's
+    refit_to : {"best", "path"}
+        Where the refit's tempering path ends: at ``best_lam`` (after the
+        folds), or at ``lam_max`` with the particles of every step kept
+        (``SMCPosterior.at_step``) -- a run that does not depend on the
+        folds, so it runs alongside them in the same pool -- so that the
+        caller can choose among the Gibbs posteriors the folds cannot tell
+        apart (:attr:`LamCVResult.within_one_se`; the estimator's
         ``cv_rule="certified"``).
     n_particles, len_chain, move : passed to :func:`run_smc`.
     model_kwargs : dict, passed to ``make_model`` (e.g. prior).
@@ -412,18 +424,24 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     threads = threads_per_job(n_jobs) if n_jobs != 1 else None
     scorer = SMCPathScorer(lam_max, point, model_kwargs, smc_kwargs,
                            make_model=make_model, threads=threads)
+    refit_to = check_choice(refit_to, "refit_to", ("best", "path"))
+    refit_seed = None if seed is None else int(seed) + int(n_folds)
+
+    def refit_at(lam, keep_steps, limit):
+        model = make_model(X, binary_labels(y), lam, **model_kwargs)
+        with limited_threads(limit), one_blas_thread():
+            return run_smc(model, seed=refit_seed, keep_steps=keep_steps,
+                           verbose=verbose, **smc_kwargs)
+
+    alongside = None
+    if refit and refit_to == "path":
+        # the whole path to lam_max does not depend on the folds
+        alongside = functools.partial(refit_at, lam_max, True, threads)
     result = cross_validate_lam(X, y, grid, scorer, n_folds=n_folds,
-                                seed=seed, n_jobs=n_jobs, verbose=verbose)
-    refit_to = check_choice(refit_to, "refit_to", ("best", "one_se"))
-    if refit:
-        lam_end = (result.best_lam if refit_to == "best"
-                   else float(result.grid[result.within_one_se].max()))
-        model = make_model(X, binary_labels(y), lam_end, **model_kwargs)
-        with one_blas_thread():
-            result.posterior = run_smc(
-                model, seed=None if seed is None else int(seed) + int(n_folds),
-                verbose=verbose, keep_steps=refit_to == "one_se",
-                **smc_kwargs)
+                                seed=seed, n_jobs=n_jobs, verbose=verbose,
+                                alongside=alongside)
+    if refit and refit_to == "best":
+        result.posterior = refit_at(result.best_lam, False, None)
     return result
 
 
