@@ -127,9 +127,9 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         Size of the grid for ``lam='cv'``; None (default): 50 for SMC (its
         folds score the whole tempering path, so the grid costs nothing)
         and 13 for EP and VB (one fit per value: four values a decade;
-        :data:`DEFAULT_GRID_SIZE`). The headline certificate (kl or
-        Catoni) holds for every posterior at once and pays nothing for the
-        data-driven choice; Corollary 19 (``bound_``) pays ``log(grid_size)``.
+        :data:`DEFAULT_GRID_SIZE`). The headline certificate (kl) holds
+        for every posterior at once and pays nothing for the data-driven
+        choice; Corollary 19 (``bound_``) pays ``log(grid_size)``.
     cv_rule : {'certified', 'best'}
         How SMC's ``lam='cv'`` picks ``lam``: ``'best'`` the grid value of
         highest mean validation AUC; ``'certified'`` (default) the Gibbs
@@ -224,8 +224,8 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``certificate_.bound``, PU-corrected. ``1 - certified_auc_risk_`` is
         the certified AUC; 1/2 or more is vacuous.
     certificate_ : :class:`pac_particles.bounds.Certificate`, the tightest
-        valid certificate (:meth:`_certificate`): ``name`` (``'kl'`` or
-        ``'catoni'``), ``prior`` (data-free or data-dependent), ``delta``
+        valid certificate (:meth:`_certificate`): ``name`` (``'kl'``),
+        ``prior`` (data-free or data-dependent), ``delta``
         (``eps``), ``bound``, ``vacuous``, ``empirical_randomized_risk``
         (``E_rho[R_n]`` on the sample the bound uses), ``kl``, ``m`` and the
         ``alternatives`` compared.
