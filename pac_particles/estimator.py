@@ -38,6 +38,7 @@ classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
+import dataclasses
 import numbers
 import os
 import warnings
@@ -51,9 +52,12 @@ from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .auc import auc_risk, pu_corrected_risk
-from .bounds import (auc_certificate, data_dependent_candidate,
+from .bounds import (EXACT_RISK_MAX_PAIRS, RISK_SAMPLE_PAIRS,
+                     auc_certificate, data_dependent_candidate,
                      data_dependent_prior, gibbs_kl,
-                     pac_bayes_bound_gaussian, pac_bayes_bound_gibbs,
+                     sampled_expected_risk_bound,
+                     pac_bayes_bound, pac_bayes_bound_gaussian,
+                     pac_bayes_bound_gibbs,
                      pac_bayes_bound_gp, smc_certificate)
 from .checks import (InputError, check_choice, check_count,
                      check_finite_array, check_positive, check_probability,
@@ -94,6 +98,9 @@ _FIT_HERE = object()
 #: The inequalities of the estimator's certificate candidates (each under
 #: the data-free and, where it applies, the data-dependent prior).
 CERTIFICATE_BOUNDS = ("kl",)
+#: The share of ``eps`` spent on sampling ``E_rho[R_n]`` when the pairs are
+#: too many to sum (:meth:`PACBayesAUC._data_free_terms`).
+RISK_SAMPLE_SHARE = 0.1
 #: EP's tolerance along the grid of lam='cv' (the final fit: the model's
 #: own, 1e-3): the leave-one-out AUCs of Pima agreed to 4 digits, in half
 #: the sweeps.
@@ -666,14 +673,19 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
             return pac_bayes_bound_gp(result.mean, result.cov,
                                       approx.prior_cov(), data.y,
                                       approx.lam, **common)
+        expected, kl, _, _, risk_delta = self._data_free_terms(result)
         if self.prior == "spike_slab":
             # the Gibbs bound through the evidence, lam E[R_n] + KL ~ -log Z,
             # with EP's log Z standing in for the exact one
             return pac_bayes_bound_gibbs(
                 result.log_z, approx.lam, risk=AUCRisk(data.y),
-                expected_risk=expected_auc_risk(result.mean, result.cov,
-                                                data.X_pos, data.X_neg),
-                **common)
+                expected_risk=expected, **common)
+        if risk_delta:
+            # too many pairs to sum: the sampled upper bound on E_rho[R_n]
+            return pac_bayes_bound(expected, kl, approx.lam,
+                                   risk=AUCRisk(data.y),
+                                   eps=self.eps - risk_delta,
+                                   grid_size=grid_size)
         # data.X is preprocessed already: standardising it again is the identity
         return pac_bayes_bound_gaussian(result.mean, result.cov, data.X, data.y,
                                         approx.lam, prior_var=self._prior_var(),
@@ -718,31 +730,45 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
             seed=0 if self.random_state is None else self.random_state)
 
     def _data_free_terms(self, post):
-        """``(E_rho[R_n], KL(rho || prior), data, rho)`` of the posterior
-        ``post`` under the data-free prior: the ingredients of its
-        certificates (``rho`` as :func:`data_dependent_candidate` takes
-        it)."""
+        """``(E_rho[R_n], KL(rho || prior), data, rho, risk_delta)`` of the
+        posterior ``post`` under the data-free prior: the ingredients of its
+        certificates (``rho`` as :func:`data_dependent_candidate` takes it).
+        Above :data:`~pac_particles.bounds.EXACT_RISK_MAX_PAIRS` pairs a
+        Gaussian posterior's ``E_rho[R_n]`` is an upper confidence bound
+        from sampled pairs at level ``risk_delta`` = :data:`RISK_SAMPLE_SHARE`
+        of ``eps`` (:func:`~pac_particles.bounds.sampled_expected_risk_bound`);
+        ``risk_delta`` is 0 otherwise."""
         if self.method == "smc":
             model, data = post.predictor, post.data
             expected = float(post.weights @ model.risk(post.theta))
             kl = gibbs_kl(post.log_z, post.lam, expected)
             return expected, kl, data, dict(particles=(post.theta,
-                                                       post.weights, kl))
+                                                       post.weights, kl)), 0.0
         approx = self.approximation_
         data = approx.data
         rho = dict(gaussian=(post.mean, post.cov))
+        risk_delta = 0.0
         if self.kernel is not None:
             eye = np.eye(data.n)
             expected = expected_auc_risk(post.mean, post.cov, eye[data.y],
                                          eye[~data.y])
             kl = max(gaussian_kl(post.mean, post.cov, approx.prior_cov()), 0.0)
+            return expected, kl, data, rho, risk_delta
+        if data.n_pos * data.n_neg > EXACT_RISK_MAX_PAIRS:
+            risk_delta = RISK_SAMPLE_SHARE * self.eps
+            expected, estimate = sampled_expected_risk_bound(
+                post.mean, post.cov, data.X_pos, data.X_neg, risk_delta,
+                n_pairs=RISK_SAMPLE_PAIRS,
+                seed=0 if self.random_state is None else self.random_state)
         else:
-            expected = expected_auc_risk(post.mean, post.cov, data.X_pos,
-                                         data.X_neg)
-            kl = (gibbs_kl(post.log_z, approx.lam, expected)
-                  if self.prior == "spike_slab" else
-                  max(gaussian_kl(post.mean, post.cov, self._prior_var()), 0.0))
-        return expected, kl, data, rho
+            expected = estimate = expected_auc_risk(post.mean, post.cov,
+                                                    data.X_pos, data.X_neg)
+        # the Gibbs KL of spike-and-slab EP is a plug-in of log Z and the
+        # estimate; the upper bound enters the risk term only
+        kl = (gibbs_kl(post.log_z, approx.lam, estimate)
+              if self.prior == "spike_slab" else
+              max(gaussian_kl(post.mean, post.cov, self._prior_var()), 0.0))
+        return expected, kl, data, rho, risk_delta
 
     def _certificate(self, post=None, prior=_FIT_HERE):
         """The tightest certificate of the fitted posterior
@@ -760,17 +786,26 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         none; by default fitted here) let :meth:`_most_certified_step`
         compare steps."""
         post = self.posterior_ if post is None else post
-        expected, kl, data, rho = self._data_free_terms(post)
+        expected, kl, data, rho, risk_delta = self._data_free_terms(post)
         extra = []
         if prior is _FIT_HERE:
-            prior = self._data_dependent_prior(post)
+            # at the scale where the risk is sampled, so would the
+            # data-dependent candidate's be (and its EP prior fit): not used
+            prior = None if risk_delta else self._data_dependent_prior(post)
         if prior is not None:
             extra.append(data_dependent_candidate(
                 data.X, data.y, prior_var=self._prior_var(), prior=prior,
                 bounds=CERTIFICATE_BOUNDS, **rho))
-        return auc_certificate(expected, kl, risk=AUCRisk(data.y),
-                               delta=self.eps, bounds=CERTIFICATE_BOUNDS,
-                               extra=extra)
+        cert = auc_certificate(expected, kl, risk=AUCRisk(data.y),
+                               delta=self.eps - risk_delta,
+                               bounds=CERTIFICATE_BOUNDS, extra=extra)
+        if risk_delta:
+            cert = dataclasses.replace(
+                cert, delta=self.eps,
+                prior=(f"data-free: E_rho[R_n] bounded from "
+                       f"{RISK_SAMPLE_PAIRS} sampled pairs at level "
+                       f"{risk_delta:g}"))
+        return cert
 
     def _prior_var(self):
         return self.hyperparameters_.get("prior_var", self.prior_var)

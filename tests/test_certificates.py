@@ -326,3 +326,28 @@ def test_classification_certificate_row_bounds_lie_above_the_training_error():
     assert row["vb_certified_error"] < row["vb_corollary11"] <= 1.0
     assert row["n_train"] == 105 and "| toy | 105 | 3 |" in \
         format_classification_table([row])
+
+
+def test_sampled_expected_risk_bound_covers_the_exact_risk():
+    """The upper confidence bound from sampled pairs lies above the exact
+    ``E_rho[R_n]`` in at least 1 - delta of the draws (here 0.1, 200
+    draws), its estimate is unbiased, and with all pairs it is exact."""
+    from pac_particles.bounds import sampled_expected_risk_bound
+    rng = np.random.default_rng(8)
+    X_pos = rng.normal(size=(150, 3)) + [0.6, -0.3, 0.0]
+    X_neg = rng.normal(size=(250, 3))
+    mean, cov = np.array([1.0, -0.5, 0.2]), np.diag([0.3, 0.2, 0.4])
+    exact = expected_auc_risk(mean, cov, X_pos, X_neg)
+    draws = [sampled_expected_risk_bound(mean, cov, X_pos, X_neg, 0.1,
+                                         n_pairs=500, seed=s)
+             for s in range(200)]
+    upper, estimate = np.array(draws).T
+    assert np.mean(upper >= exact) >= 0.9
+    assert np.mean(estimate) == pytest.approx(exact, abs=3 * np.std(estimate)
+                                              / np.sqrt(200))
+    assert np.all(upper >= estimate)
+    whole = sampled_expected_risk_bound(mean, cov, X_pos, X_neg, 0.1,
+                                        n_pairs=150 * 250)
+    assert whole == pytest.approx((exact, exact))
+    with pytest.raises(InputError, match="delta"):
+        sampled_expected_risk_bound(mean, cov, X_pos, X_neg, 1.5)

@@ -499,3 +499,24 @@ def test_a_refit_does_not_report_the_previous_fits_held_out_auc():
     assert est.heldout_auc_ is not None and hasattr(est, "cv_")
     est.set_params(method="vb", lam=200.0).fit(X, y)
     assert est.heldout_auc_ is None and not hasattr(est, "cv_")
+
+
+def test_certificate_samples_the_risk_when_the_pairs_are_too_many(monkeypatch):
+    """Above EXACT_RISK_MAX_PAIRS a Gaussian posterior's E_rho[R_n] is an
+    upper confidence bound from sampled pairs at a tenth of eps: the
+    certificate still holds at eps, has no data-dependent candidate (at
+    that scale) and is close to the one from the exact sum."""
+    import pac_particles.estimator as estimator
+    X, y = _data()
+    exact = PACBayesAUC(method="ep", lam=80.0, random_state=0).fit(X, y)
+    monkeypatch.setattr(estimator, "EXACT_RISK_MAX_PAIRS", 100)
+    monkeypatch.setattr(estimator, "RISK_SAMPLE_PAIRS", 4000)
+    sampled = PACBayesAUC(method="ep", lam=80.0, random_state=0).fit(X, y)
+    cert = sampled.certificate_
+    assert cert.delta == sampled.eps and cert.n_candidates == 1
+    assert "4000 sampled pairs" in cert.prior
+    assert cert.empirical_randomized_risk != \
+        exact.certificate_.empirical_randomized_risk
+    free = dict(exact.certificate_.alternatives)["kl"]
+    assert free - 0.01 < cert.bound < free + 0.03
+    assert 0.0 <= sampled.bound_.bound <= 1.0

@@ -62,7 +62,8 @@ from .corollary19 import (TRIVIAL_BOUND, PACBayesBound, pac_bayes_bound,
                           pac_bayes_bound_gp, prevalence_factor_lower,
                           smc_certificate)
 from .kl import binary_kl, kl_inverse_lower, kl_inverse_upper, maurer_constant
-from .ranking import (AUC_TRIVIAL, auc_certificate, check_log_z,
+from .ranking import (AUC_TRIVIAL, EXACT_RISK_MAX_PAIRS, RISK_SAMPLE_PAIRS,
+                      auc_certificate, check_log_z, sampled_expected_risk_bound,
                       data_dependent_candidate, data_dependent_prior,
                       gaussian_auc_certificate, gibbs_kl, prior_split)
 
@@ -72,6 +73,8 @@ __all__ = ["binary_kl", "kl_inverse_upper", "kl_inverse_lower",
            "tightest", "risk_certificate", "AUC_TRIVIAL", "auc_certificate",
            "gaussian_auc_certificate", "check_log_z", "gibbs_kl",
            "prior_split", "data_dependent_prior", "data_dependent_candidate",
+           "EXACT_RISK_MAX_PAIRS", "RISK_SAMPLE_PAIRS",
+           "sampled_expected_risk_bound",
            "classification_certificate", "lemma10_hoeffding_function",
            "corollary11_bound", "corollary13_hyperparameters",
            "corollary13_oracle_bound", "hinge_hoeffding_function",

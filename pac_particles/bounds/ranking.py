@@ -116,10 +116,13 @@ from ..auc import binary_labels, linear_auc_risk
 from ..checks import (InputError, check_count, check_fraction, check_positive,
                       check_probability)
 from ..gaussian import gaussian_kl
-from ..probit_risk import expected_auc_risk
+from ..probit_risk import GaussianPairRisk, expected_auc_risk
 from .certificates import BOUNDS, tightest
+from .kl import kl_inverse_upper
 
-__all__ = ["AUC_TRIVIAL", "auc_certificate", "gaussian_auc_certificate",
+__all__ = ["AUC_TRIVIAL", "EXACT_RISK_MAX_PAIRS", "RISK_SAMPLE_PAIRS",
+           "sampled_expected_risk_bound", "auc_certificate",
+           "gaussian_auc_certificate",
            "check_log_z", "gibbs_kl", "prior_split", "DataDependentPrior",
            "data_dependent_prior", "data_dependent_candidate"]
 
@@ -191,6 +194,53 @@ def gaussian_auc_certificate(mean, cov, X_pos, X_neg, prior_var=1.0,
     risk = expected_auc_risk(mean, cov, X_pos, X_neg)
     return auc_certificate(risk, kl, n_pos=len(X_pos), n_neg=len(X_neg),
                            delta=delta, bounds=bounds, extra=extra)
+
+
+#: Above this many pairs the certificate of a Gaussian posterior estimates
+#: ``E_rho[R_n]`` from :data:`RISK_SAMPLE_PAIRS` sampled pairs
+#: (:func:`sampled_expected_risk_bound`): the exact sum costs about 30 ns a
+#: pair (1.6 s for Eeg's 55 million, two hours for a million rows).
+EXACT_RISK_MAX_PAIRS = 50_000_000
+RISK_SAMPLE_PAIRS = 1_000_000
+
+
+def sampled_expected_risk_bound(mean, cov, X_pos, X_neg, delta,
+                                n_pairs=RISK_SAMPLE_PAIRS, seed=0):
+    """An upper confidence bound on ``E_rho[R_n]``, ``rho = N(mean, cov)``,
+    from ``n_pairs`` positive/negative pairs drawn uniformly with
+    replacement: ``(upper, estimate)``.
+
+    Given the data, the per-pair terms ``f_ij = P_rho(pair (i, j)
+    mis-ordered)`` (ties 1/2) of the drawn pairs are i.i.d. in [0, 1] with
+    mean ``E_rho[R_n]`` (the incomplete U-statistic of [CCB16] at a fixed
+    ``rho``), so Chernoff's bound inverted as in
+    :func:`~pac_particles.bounds.held_out_bound` gives, with probability at
+    least ``1 - delta`` over the draw, ``E_rho[R_n] <= kl_inverse_upper(
+    mean of the f, log(1/delta) / n_pairs)``. A certificate that uses it in
+    place of ``E_rho[R_n]`` holds at ``delta`` plus its own level (a union
+    bound); it costs O(n_pairs d) instead of O(n_pos n_neg d). With
+    ``n_pairs`` at least all the pairs, the exact value (twice).
+
+    [CCB16] Clemencon, S., Colin, I. and Bellet, A. (2016). Scaling-up
+    empirical risk minimization: optimization of incomplete U-statistics.
+    JMLR 17(76), 1-36.
+    """
+    mean = np.asarray(mean, dtype=float)
+    X_pos = np.asarray(X_pos, dtype=float)
+    X_neg = np.asarray(X_neg, dtype=float)
+    n_pairs = check_count(n_pairs, "n_pairs")
+    delta = check_probability(delta, "delta")
+    if n_pairs >= X_pos.shape[0] * X_neg.shape[0]:
+        exact = expected_auc_risk(mean, cov, X_pos, X_neg)
+        return exact, exact
+    rng = np.random.default_rng(seed)
+    ip = rng.integers(X_pos.shape[0], size=n_pairs)
+    jn = rng.integers(X_neg.shape[0], size=n_pairs)
+    estimate = float(GaussianPairRisk(X_pos, X_neg).sampled(
+        ip, jn, mean, np.asarray(cov, dtype=float), need_grad=False)[0])
+    estimate = min(max(estimate, 0.0), 1.0)
+    return (float(kl_inverse_upper(estimate, math.log(1.0 / delta) / n_pairs)),
+            estimate)
 
 
 def check_log_z(log_z, lam):

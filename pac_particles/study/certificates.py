@@ -104,7 +104,7 @@ def certificate_row(X, y, name="", estimator=None, test_size=0.25, seed=0):
         row[f"candidate_{label}"] = 1.0 - bound
     # for reference, Catoni's bound at the same share of delta (not a
     # candidate of the estimator: never tighter than kl by more than 0.001)
-    expected, kl, data, _ = est._data_free_terms(est.posterior_)
+    expected, kl, data, _, _ = est._data_free_terms(est.posterior_)
     row["reference_catoni_data_free"] = 1.0 - catoni_bound(
         expected, kl, int(min(data.n_pos, data.n_neg)),
         cert.delta / cert.n_candidates, trivial=AUC_TRIVIAL).bound
