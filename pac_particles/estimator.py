@@ -54,11 +54,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .auc import auc_risk, pu_corrected_risk
 from .bounds import (EXACT_RISK_MAX_PAIRS, RISK_SAMPLE_PAIRS,
                      auc_certificate, data_dependent_candidate,
-                     data_dependent_prior, gibbs_kl,
-                     sampled_expected_risk_bound,
-                     pac_bayes_bound, pac_bayes_bound_gaussian,
-                     pac_bayes_bound_gibbs,
-                     pac_bayes_bound_gp, smc_certificate)
+                     data_dependent_prior, gibbs_kl, pac_bayes_bound,
+                     pac_bayes_bound_gibbs, sampled_expected_risk_bound,
+                     smc_certificate)
 from .checks import (InputError, check_choice, check_count,
                      check_finite_array, check_positive, check_probability,
                      check_pu_prior)
@@ -375,7 +373,14 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         train_scores = self._raw_scores(X)
         self.train_auc_ = 1.0 - float(pu_corrected_risk(
             auc_risk(train_scores, positives), self.pu_prior))
-        self.certificate_ = self._certificate()
+        # E_rho[R_n] and the KL, once: the headline certificate and, for the
+        # Gaussian approximations, Corollary 19 both use them (O(P) each)
+        terms = self._data_free_terms(self.posterior_)
+        if self.method != "smc":
+            self.bound_ = self._gaussian_certificate(
+                self.approximation_, self._grid_size() if choose_lam else 1,
+                terms)
+        self.certificate_ = self._certificate(terms=terms)
         self.certified_auc_risk_ = min(max(float(pu_corrected_risk(
             self.certificate_.bound, self.pu_prior)), 0.0), 1.0)
         self.threshold_ = _youden_cut(positives, train_scores)
@@ -607,8 +612,6 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
                              "a smaller lam, lam='cv' or method='smc'")
         self.log_evidence_ = float(self.posterior_.log_z if self.method == "ep"
                                    else self.posterior_.elbo)
-        self.bound_ = self._gaussian_certificate(
-            approx, self._grid_size() if choose_lam else 1)
         if getattr(self.posterior_, "inclusion_probs", None) is not None:
             self.inclusion_probs_ = self.posterior_.inclusion_probs
         if self.method == "ep" and self.prior == "gaussian":
@@ -664,32 +667,21 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
             return self.n_jobs
         return max(1, min(int(self.n_folds), os.cpu_count() or 1))
 
-    def _gaussian_certificate(self, approx, grid_size):
-        """The PAC-Bayes certificate of the fitted Gaussian approximation
-        (:mod:`pac_particles.bounds`), on the data ``approx`` validated."""
-        result, data = self.posterior_, approx.data
-        common = dict(eps=self.eps, grid_size=grid_size)
-        if self.kernel is not None:
-            return pac_bayes_bound_gp(result.mean, result.cov,
-                                      approx.prior_cov(), data.y,
-                                      approx.lam, **common)
-        expected, kl, _, _, risk_delta = self._data_free_terms(result)
+    def _gaussian_certificate(self, approx, grid_size, terms):
+        """The dissertation's Corollary 19 for the fitted Gaussian
+        approximation, from ``terms`` (:meth:`_data_free_terms`: its
+        ``E_rho[R_n]``, exact or a sampled upper bound, and its KL) -- the
+        values :func:`~pac_particles.bounds.pac_bayes_bound_gaussian` and
+        ``pac_bayes_bound_gp`` would compute again."""
+        expected, kl, data, _, risk_delta = terms
         if self.prior == "spike_slab":
             # the Gibbs bound through the evidence, lam E[R_n] + KL ~ -log Z,
             # with EP's log Z standing in for the exact one
             return pac_bayes_bound_gibbs(
-                result.log_z, approx.lam, risk=AUCRisk(data.y),
-                expected_risk=expected, **common)
-        if risk_delta:
-            # too many pairs to sum: the sampled upper bound on E_rho[R_n]
-            return pac_bayes_bound(expected, kl, approx.lam,
-                                   risk=AUCRisk(data.y),
-                                   eps=self.eps - risk_delta,
-                                   grid_size=grid_size)
-        # data.X is preprocessed already: standardising it again is the identity
-        return pac_bayes_bound_gaussian(result.mean, result.cov, data.X, data.y,
-                                        approx.lam, prior_var=self._prior_var(),
-                                        standardize=False, **common)
+                self.posterior_.log_z, approx.lam, risk=AUCRisk(data.y),
+                expected_risk=expected, eps=self.eps, grid_size=grid_size)
+        return pac_bayes_bound(expected, kl, approx.lam, risk=AUCRisk(data.y),
+                               eps=self.eps - risk_delta, grid_size=grid_size)
 
     def _most_certified_step(self, cv):
         """Among the tempering steps of ``cv.posterior`` (the refit, kept
@@ -770,7 +762,7 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
               max(gaussian_kl(post.mean, post.cov, self._prior_var()), 0.0))
         return expected, kl, data, rho, risk_delta
 
-    def _certificate(self, post=None, prior=_FIT_HERE):
+    def _certificate(self, post=None, prior=_FIT_HERE, terms=None):
         """The tightest certificate of the fitted posterior
         (:func:`pac_particles.bounds.auc_certificate`, ``delta = eps`` split
         evenly between the candidates): the PAC-Bayes-kl bound under the
@@ -784,9 +776,12 @@ class PACBayesAUC(BinaryEstimatorMixin, ClassifierMixin, BaseEstimator):
         (:data:`CERTIFICATE_BOUNDS`). ``post`` (default ``posterior_``) and
         ``prior`` (the data-dependent prior already fitted, or None for
         none; by default fitted here) let :meth:`_most_certified_step`
-        compare steps."""
+        compare steps; ``terms``: :meth:`_data_free_terms` of ``post`` when
+        already computed."""
         post = self.posterior_ if post is None else post
-        expected, kl, data, rho, risk_delta = self._data_free_terms(post)
+        if terms is None:
+            terms = self._data_free_terms(post)
+        expected, kl, data, rho, risk_delta = terms
         extra = []
         if prior is _FIT_HERE:
             # at the scale where the risk is sampled, so would the

@@ -520,3 +520,26 @@ def test_certificate_samples_the_risk_when_the_pairs_are_too_many(monkeypatch):
     free = dict(exact.certificate_.alternatives)["kl"]
     assert free - 0.01 < cert.bound < free + 0.03
     assert 0.0 <= sampled.bound_.bound <= 1.0
+
+
+@pytest.mark.parametrize("kwargs", [dict(method="ep"), dict(method="vb"),
+                                    dict(method="ep", kernel="rbf")])
+def test_corollary19_of_a_gaussian_fit_is_the_library_bound(kwargs):
+    """``bound_`` reuses the certificate's E_rho[R_n] and KL: the same
+    figures as ``pac_bayes_bound_gaussian`` / ``pac_bayes_bound_gp``
+    computing them anew from the fitted mean and covariance."""
+    from pac_particles.bounds import (pac_bayes_bound_gaussian,
+                                      pac_bayes_bound_gp)
+    X, y = _data()
+    est = PACBayesAUC(lam=80.0, random_state=0, **kwargs).fit(X, y)
+    post, data = est.posterior_, est.approximation_.data
+    if "kernel" in kwargs:
+        ref = pac_bayes_bound_gp(post.mean, post.cov,
+                                 est.approximation_.prior_cov(), data.y, 80.0,
+                                 eps=est.eps)
+    else:
+        ref = pac_bayes_bound_gaussian(post.mean, post.cov, data.X, data.y,
+                                       80.0, standardize=False, eps=est.eps)
+    assert est.bound_.bound == pytest.approx(ref.bound, rel=1e-9)
+    assert est.bound_.auc_risk_bound_two_sample == pytest.approx(
+        ref.auc_risk_bound_two_sample, rel=1e-9)
