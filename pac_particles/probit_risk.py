@@ -70,8 +70,8 @@ from . import parallel
 from .checks import InputError, check_finite_array, check_positive
 from .risks import duplicate_groups
 
-__all__ = ["expected_auc_risk", "smoothed_auc_risk", "GaussianPairRisk",
-           "SmoothedPairRisk"]
+__all__ = ["expected_auc_risk", "check_gaussian_pairs", "smoothed_auc_risk",
+           "GaussianPairRisk", "SmoothedPairRisk"]
 
 # Pair entries per block of positives (8 MB per float64 buffer).
 _BLOCK_ENTRIES = 1_000_000
@@ -450,6 +450,17 @@ def expected_auc_risk(mean, cov, X_pos, X_neg, block_entries=None):
         ``d_ij = 0`` counting 1/2: the expected fraction of mis-ordered pairs
         of a score ``x . theta``, ``theta ~ rho``.
     """
+    m, cov, X_pos, X_neg = check_gaussian_pairs(mean, cov, X_pos, X_neg)
+    risk, _, _ = GaussianPairRisk(X_pos, X_neg, block_entries)(
+        m, cov, need_grad=False)
+    return risk
+
+
+def check_gaussian_pairs(mean, cov, X_pos, X_neg):
+    """``(mean, cov, X_pos, X_neg)`` as contiguous float arrays of matching
+    shapes (``mean`` (d,), ``cov`` (d,) or (d, d), the inputs (n, d) with a
+    row each at least), or InputError naming the problem (NaN, inf,
+    shapes)."""
     m = np.ascontiguousarray(check_finite_array(mean, "mean"))
     cov = np.ascontiguousarray(check_finite_array(cov, "cov"))
     if m.ndim != 1:
@@ -459,9 +470,7 @@ def expected_auc_risk(mean, cov, X_pos, X_neg, block_entries=None):
     if cov.shape not in ((d,), (d, d)):
         raise InputError(f"cov must have shape ({d},) or ({d}, {d}), got "
                          f"{cov.shape}")
-    risk, _, _ = GaussianPairRisk(X_pos, X_neg, block_entries)(
-        m, cov, need_grad=False)
-    return risk
+    return m, cov, X_pos, X_neg
 
 
 # ----------------------------------- a batch of particles, S = (h r)^2 I (SVGD)

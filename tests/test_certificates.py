@@ -351,3 +351,8 @@ def test_sampled_expected_risk_bound_covers_the_exact_risk():
     assert whole == pytest.approx((exact, exact))
     with pytest.raises(InputError, match="delta"):
         sampled_expected_risk_bound(mean, cov, X_pos, X_neg, 1.5)
+    with pytest.raises(InputError, match="mean"):
+        sampled_expected_risk_bound(np.r_[np.nan, 0.0, 0.0], cov, X_pos,
+                                    X_neg, 0.1)
+    with pytest.raises(InputError, match="cov"):
+        sampled_expected_risk_bound(mean, np.eye(2), X_pos, X_neg, 0.1)

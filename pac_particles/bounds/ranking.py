@@ -116,7 +116,8 @@ from ..auc import binary_labels, linear_auc_risk
 from ..checks import (InputError, check_count, check_fraction, check_positive,
                       check_probability)
 from ..gaussian import gaussian_kl
-from ..probit_risk import GaussianPairRisk, expected_auc_risk
+from ..probit_risk import (GaussianPairRisk, check_gaussian_pairs,
+                           expected_auc_risk)
 from .certificates import BOUNDS, tightest
 from .kl import kl_inverse_upper
 
@@ -225,9 +226,7 @@ def sampled_expected_risk_bound(mean, cov, X_pos, X_neg, delta,
     empirical risk minimization: optimization of incomplete U-statistics.
     JMLR 17(76), 1-36.
     """
-    mean = np.asarray(mean, dtype=float)
-    X_pos = np.asarray(X_pos, dtype=float)
-    X_neg = np.asarray(X_neg, dtype=float)
+    mean, cov, X_pos, X_neg = check_gaussian_pairs(mean, cov, X_pos, X_neg)
     n_pairs = check_count(n_pairs, "n_pairs")
     delta = check_probability(delta, "delta")
     if n_pairs >= X_pos.shape[0] * X_neg.shape[0]:
@@ -237,7 +236,7 @@ def sampled_expected_risk_bound(mean, cov, X_pos, X_neg, delta,
     ip = rng.integers(X_pos.shape[0], size=n_pairs)
     jn = rng.integers(X_neg.shape[0], size=n_pairs)
     estimate = float(GaussianPairRisk(X_pos, X_neg).sampled(
-        ip, jn, mean, np.asarray(cov, dtype=float), need_grad=False)[0])
+        ip, jn, mean, cov, need_grad=False)[0])
     estimate = min(max(estimate, 0.0), 1.0)
     return (float(kl_inverse_upper(estimate, math.log(1.0 / delta) / n_pairs)),
             estimate)
