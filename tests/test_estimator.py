@@ -506,11 +506,11 @@ def test_certificate_samples_the_risk_when_the_pairs_are_too_many(monkeypatch):
     upper confidence bound from sampled pairs at a tenth of eps: the
     certificate still holds at eps, has no data-dependent candidate (at
     that scale) and is close to the one from the exact sum."""
-    import pac_particles.estimator as estimator
+    import pac_particles.certify as certify
     X, y = _data()
     exact = PACBayesAUC(method="ep", lam=80.0, random_state=0).fit(X, y)
-    monkeypatch.setattr(estimator, "EXACT_RISK_MAX_PAIRS", 100)
-    monkeypatch.setattr(estimator, "RISK_SAMPLE_PAIRS", 4000)
+    monkeypatch.setattr(certify, "EXACT_RISK_MAX_PAIRS", 100)
+    monkeypatch.setattr(certify, "RISK_SAMPLE_PAIRS", 4000)
     sampled = PACBayesAUC(method="ep", lam=80.0, random_state=0).fit(X, y)
     cert = sampled.certificate_
     assert cert.delta == sampled.eps and cert.n_candidates == 1
