@@ -366,7 +366,7 @@ class RefitScorer:
 def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
               point="bayes_point",
               refit=True, refit_to="best", n_particles=200, len_chain=10,
-              move=None,
+              move=None, fold_particles=None, fold_len_chain=None,
               model_kwargs=None, make_model=AUCGibbsModel, seed=None,
               n_jobs=None, verbose=False):
     """Choose ``lam`` by K-fold cross-validation along the tempering path.
@@ -398,7 +398,14 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
         caller can choose among the Gibbs posteriors the folds cannot tell
         apart (:attr:`LamCVResult.within_one_se`; the estimator's
         ``cv_rule="certified"``).
-    n_particles, len_chain, move : passed to :func:`run_smc`.
+    n_particles, len_chain, move : passed to :func:`run_smc` for the refit.
+    fold_particles, fold_len_chain : int, optional
+        ``n_particles`` and ``len_chain`` of the folds' samplers; default
+        half of each (at least 2). A fold only scores the point estimate on
+        its held-out part, whose AUC varies far more between folds than
+        between samplers, so the folds run on a quarter of the refit's
+        population: on Pima and German credit the same ``lam`` is chosen
+        in 2.6-3x less CPU time (README, "Default fits").
     model_kwargs : dict, passed to ``make_model`` (e.g. prior).
     make_model : callable ``(X, y, lam, **model_kwargs) -> model``; default
         :class:`AUCGibbsModel`; :func:`~pac_particles.models.linear_score_model`
@@ -418,11 +425,21 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     lam_max = float(lam_max)
     point = check_choice(point, "point", POINT_ESTIMATES)
     model_kwargs = dict(model_kwargs or {})
+    n_particles = check_count(n_particles, "n_particles", minimum=2)
+    len_chain = check_count(len_chain, "len_chain", minimum=2)
     smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move)
+    fold_kwargs = dict(
+        smc_kwargs,
+        n_particles=(max(2, n_particles // 2) if fold_particles is None
+                     else check_count(fold_particles, "fold_particles",
+                                      minimum=2)),
+        len_chain=(max(2, len_chain // 2) if fold_len_chain is None
+                   else check_count(fold_len_chain, "fold_len_chain",
+                                    minimum=2)))
     if n_jobs is None:
         n_jobs = max(1, min(int(n_folds), os.cpu_count() or 1))
     threads = threads_per_job(n_jobs) if n_jobs != 1 else None
-    scorer = SMCPathScorer(lam_max, point, model_kwargs, smc_kwargs,
+    scorer = SMCPathScorer(lam_max, point, model_kwargs, fold_kwargs,
                            make_model=make_model, threads=threads)
     refit_to = check_choice(refit_to, "refit_to", ("best", "path"))
     refit_seed = None if seed is None else int(seed) + int(n_folds)

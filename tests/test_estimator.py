@@ -482,6 +482,8 @@ def test_ep_fit_at_a_lam_where_ep_collapses_is_an_error():
     (dict(random_state=-1), "random_state"),
     (dict(n_particles=50.7), "n_particles"),
     (dict(len_chain="10"), "len_chain"),
+    (dict(fold_particles=1), "fold_particles"),
+    (dict(fold_len_chain=2.5), "fold_len_chain"),
     (dict(prior_var="big"), "prior_var"),
     (dict(n_jobs=0), "n_jobs"),
     (dict(n_jobs=1.5), "n_jobs"),

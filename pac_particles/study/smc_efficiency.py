@@ -87,7 +87,8 @@ def default_cells(n_particles=100, len_chain=10, gp=False):
     (n_particles, len_chain, 0.5)`` (the ``"default"`` cell):
 
     * ``ESSrmin`` in 0.3, 0.7, 0.8, 0.9;
-    * the chain length P at a fixed population ``M P``: P / 2, 2 P, 4 P;
+    * the chain length P at a fixed population ``M P``: P / 5, P / 2, 2 P,
+      4 P;
     * move variants (not for GP models, whose move is the prior slice):
       ellipses centred on 0 instead of the weighted mean, no covariance
       shrinkage (the default is 0.3; 0 was the default before), two slice
@@ -98,7 +99,7 @@ def default_cells(n_particles=100, len_chain=10, gp=False):
     cells = [Cell("default", m, p, 0.5)]
     cells += [Cell(f"ESSrmin={e}", m, p, e) for e in (0.3, 0.7, 0.8, 0.9)]
     cells += [Cell(f"P={q}", max(2, round(m * p / q)), q, 0.5)
-              for q in (max(2, p // 2), 2 * p, 4 * p)]
+              for q in sorted({max(2, p // 5), max(2, p // 2), 2 * p, 4 * p})]
     cells += [Cell(f"ESSrmin=0.8,P={q}", max(2, round(m * p / q)), q, 0.8)
               for q in (max(2, p // 2), 2 * p)]
     if not gp:
