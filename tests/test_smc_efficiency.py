@@ -1,6 +1,7 @@
 """Single-run error bars of run_smc against exact quadrature, and the
 efficiency study's bookkeeping (ratios, intervals, resumable CSV)."""
 import numpy as np
+import pytest
 from conftest import two_d_problem
 from reference import AngularQuadrature
 
@@ -81,3 +82,44 @@ def test_efficiency_runs_resume_from_their_csv_and_compare_with_the_baseline(tmp
     cover = coverage_table(rows)
     assert {c["cell"] for c in cover} == set(table)
     assert all(0.0 <= c["cover_log_z"] <= 1.0 for c in cover)
+
+
+def test_lineage_variance_groups_every_chain_by_its_initial_ancestor():
+    """LineageVarLogZ against a direct computation: each chain's share of
+    the relative weight error, traced back through its parents' chains to
+    an initial chain, summed per initial chain and squared."""
+    from types import SimpleNamespace
+    from pac_particles.posterior import LineageVarLogZ
+    rng = np.random.default_rng(3)
+    m, p, steps = 6, 4, 5
+    collector = LineageVarLogZ()
+    shares, parents = [], []
+    for t in range(steps):
+        lw = rng.normal(size=m * p)
+        ancestors = rng.integers(0, m * p, size=m)   # into the last population
+        smc = SimpleNamespace(N=m, wgts=SimpleNamespace(lw=lw), rs_flag=t > 0,
+                              A=ancestors)
+        got = collector.fetch(smc)
+        w = np.exp(lw).reshape(p, m)           # particle i is chain i % m
+        shares.append([(w[:, j] / w.mean() - 1.0).sum() / w.size
+                       for j in range(m)])
+        parents.append([a % m for a in ancestors])
+        totals = np.zeros(m)
+        for s in range(t + 1):
+            for j in range(m):
+                eve = j
+                for r in range(s, 0, -1):      # chain j of step s, back to 0
+                    eve = parents[r][eve]
+                totals[eve] += shares[s][j]
+        assert got == pytest.approx(np.sum(totals ** 2), rel=1e-12)
+
+
+def test_log_z_se_is_at_least_the_per_step_estimate():
+    X, y = two_d_problem(n=60, seed=2)
+    post = run_smc(AUCGibbsModel(X, y, lam=60.0), n_particles=20, len_chain=4,
+                   seed=1)
+    per_step = post.summaries.var_logLt[-1] / post.theta.shape[0]
+    lineage = post.summaries.lineage_var_logLt[-1]
+    assert post.log_z_se == pytest.approx(np.sqrt(max(per_step, lineage)))
+    assert (len(post.summaries.lineage_var_logLt)
+            == len(post.summaries.var_logLt) == post.n_steps)
