@@ -130,7 +130,9 @@ class AUCCertificates:
         ``risk_delta`` is 0 otherwise."""
         if self.method == "smc":
             model, data = post.predictor, post.data
-            expected = float(post.weights @ model.risk(post.theta))
+            risks = (post.risks if post.risks is not None
+                     else model.risk(post.theta))
+            expected = float(post.weights @ risks)
             kl = gibbs_kl(post.log_z, post.lam, expected)
             return expected, kl, data, dict(particles=(post.theta,
                                                        post.weights, kl)), 0.0

@@ -195,11 +195,23 @@ class StepParticles(collectors.Collector):
     """Collector: the weighted particles of every tempering step (parameter
     array and normalised weights), so that the Gibbs posterior at any
     ``gamma_t`` of the path can be used afterwards
-    (:meth:`SMCPosterior.at_step`). Memory: one copy of the particles per
-    step."""
+    (:meth:`SMCPosterior.at_step`). Memory: one copy of the particles and
+    of their risks per step."""
 
     def fetch(self, smc):
-        return np.array(param_array(smc.X.theta), dtype=float), smc.W.copy()
+        return (np.array(param_array(smc.X.theta), dtype=float), smc.W.copy(),
+                _particle_risks(smc))
+
+
+def _particle_risks(smc):
+    """``R_n`` of the current particles from the log-likelihoods the run
+    holds (``loglik = -lam R_n``, :class:`~pac_particles.models.AUCGibbsModel`);
+    None for a model without ``lam``."""
+    lam = getattr(smc.fk.model, "lam", None)
+    llik = getattr(smc.X, "llik", None)
+    if lam is None or llik is None:
+        return None
+    return -np.asarray(llik, dtype=float) / float(lam)
 
 
 class LineageVarLogZ(collectors.Collector):
@@ -350,6 +362,9 @@ class SMCPosterior(WeightedParticles):
         particles ``theta`` are the latent training scores ``s``).
     is_gp : whether the particles are GP latent scores (the model's
         ``is_gp``): :meth:`predict` then uses the GP predictive.
+    risks : (N,) the empirical risk ``R_n`` of each particle, read from the
+        run's log-likelihoods (``-llik / lam``: no new risk evaluation), so
+        that certificates need not evaluate it again; None when unknown.
     """
 
     theta: np.ndarray
@@ -369,6 +384,7 @@ class SMCPosterior(WeightedParticles):
     prior: object = None
     predictor: object = None
     is_gp: bool = False
+    risks: np.ndarray = None
 
     @classmethod
     def from_smc(cls, smc, model, wall_time=float("nan"),
@@ -393,7 +409,8 @@ class SMCPosterior(WeightedParticles):
                    bayes_point_se=bayes_point_se, summaries=smc.summaries,
                    prior=getattr(model, "prior", None),
                    predictor=model if hasattr(model, "predict_scores") else None,
-                   is_gp=bool(getattr(model, "is_gp", False)))
+                   is_gp=bool(getattr(model, "is_gp", False)),
+                   risks=_particle_risks(smc))
 
     # ---------------------------------------------------------------- path
     @property
@@ -428,10 +445,11 @@ class SMCPosterior(WeightedParticles):
                              f"got {t}")
         if t == self.n_steps:
             return self
-        theta, weights = steps[t - 1]
+        theta, weights, risks = steps[t - 1]
         exponent = float(self.exponents[t])
         return dataclasses.replace(
-            self, theta=theta, weights=weights, lam=self.lam * exponent,
+            self, theta=theta, weights=weights, risks=risks,
+            lam=self.lam * exponent,
             log_z=float(self.log_z_path[t]),
             exponents=self.exponents[:t + 1] / exponent,
             log_z_path=self.log_z_path[:t + 1],

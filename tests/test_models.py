@@ -231,6 +231,11 @@ def test_every_kept_tempering_step_is_its_own_gibbs_posterior():
         # the risk the model's particles see is that of this step's target
         risk = float(step.weights @ step.predictor.risk(step.theta))
         assert risk > float(post.weights @ post.predictor.risk(post.theta))
+        # the risks carried from the run's log-likelihoods are the particles'
+        np.testing.assert_allclose(step.risks,
+                                   step.predictor.risk(step.theta), atol=1e-12)
+    np.testing.assert_allclose(post.risks, post.predictor.risk(post.theta),
+                               atol=1e-12)
 
 
 def test_at_step_needs_the_kept_steps_and_a_valid_step():
