@@ -43,11 +43,6 @@ References
 ----------
 [DC22] Dau, H.-D. and Chopin, N. (2022). Waste-free sequential Monte Carlo.
 Journal of the Royal Statistical Society B 84(1), 114-148.
-[CL13] Chan, H. P. and Lai, T. L. (2013). A general theory of particle
-filters in hidden Markov models and some applications. Annals of
-Statistics 41(6), 2877-2904.
-[LW18] Lee, A. and Whiteley, N. (2018). Variance estimation in the particle
-filter. Biometrika 105(3), 609-625.
 [MAM10] Murray, I., Adams, R. P. and MacKay, D. J. C. (2010). Elliptical
 slice sampling. AISTATS 2010.
 [RACL14] Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014).
@@ -70,10 +65,11 @@ from .moves import check_move_fits, default_move
 from .priors import SpikeSlabPrior, param_array
 from .parallel import one_blas_thread
 from .progress import Progress
+from .single_run_variance import (LineageVariance, log_z_standard_error,
+                                  single_run_errors)
 from .weighted_particles import POINT_ESTIMATES, WeightedParticles, directions
 
-__all__ = ["run_smc", "SMCPosterior", "StepParticles", "LineageVarLogZ",
-           "single_run_errors",
+__all__ = ["run_smc", "SMCPosterior", "StepParticles", "single_run_errors",
            "POINT_ESTIMATES", "directions"]
 
 
@@ -155,7 +151,7 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         np.random.seed(seed)
     if wastefree:
         # the single-run variance of log Z needs every step's weights
-        collect = list(collect or []) + [ssp.Var_logLt(), LineageVarLogZ()]
+        collect = list(collect or []) + [ssp.Var_logLt(), LineageVariance()]
     if keep_steps:
         collect = list(collect or []) + [StepParticles()]
     if move is None:
@@ -214,92 +210,6 @@ def _particle_risks(smc):
     return -np.asarray(llik, dtype=float) / float(lam)
 
 
-class LineageVarLogZ(collectors.Collector):
-    """Collector: a single-run variance of ``log L_t`` (the log evidence up
-    to step ``t``) of a waste-free run that counts the covariance between
-    tempering steps [CL13, LW18], from the chains' genealogy.
-
-    To first order ``log L_t`` errs by ``sum_s sum_m c_s(m)``, where
-    ``c_s(m) = sum_p (w_s(p, m) / mean(w_s) - 1) / N`` is chain ``m``'s
-    share of the relative error of step ``s``'s weight average. Given the
-    past, the M chains of a step are independent, which is all the per-step
-    estimate of [DC22, Sec. 3.4] (``particles``' ``Var_logLt``) uses; but a
-    chain started from a particle of an over- or under-weighted chain of
-    the previous step inherits its error, so the steps' errors are
-    positively correlated (on Pima, lam = n, the per-step estimate was 0.59
-    times the spread of log Z over 20 runs). Grouping every chain's contribution by
-    its ancestor among the initial chains (its "Eve", Chan & Lai's
-    estimator of the asymptotic variance) and summing the squared group
-    totals counts those covariances: ``sum_r (sum_{(s, m) from r}
-    c_s(m))^2``. ``run_smc`` reports the larger of the two estimates
-    (``SMCPosterior.log_z_se``); measured coverage in README.md ("Single-run
-    error bars").
-
-    The chain of particle ``i`` is ``i % M`` (``particles`` stores a
-    waste-free population as P rows of M chains, as ``Var_logLt`` reads
-    it); the parent of chain ``m`` is the chain of its resampled start
-    ``smc.A[m]``.
-    """
-
-    summary_name = "lineage_var_logLt"
-
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.eve = None        # Eve of each current chain
-        self.totals = None     # summed contributions of each Eve's line
-
-    def fetch(self, smc):
-        m = smc.N
-        lw = np.reshape(smc.wgts.lw, (-1, m), "C")
-        w = np.exp(lw - lw.max())
-        share = (w / w.mean() - 1.0).sum(axis=0) / w.size
-        if self.eve is None:
-            self.eve, self.totals = np.arange(m), np.zeros(m)
-        elif smc.rs_flag:
-            self.eve = self.eve[np.asarray(smc.A) % m]
-        self.totals += np.bincount(self.eve, weights=share, minlength=m)
-        return float(np.sum(self.totals ** 2))
-
-
-def single_run_errors(smc, theta=None):
-    """Single-run standard errors ``(log_z_se, mean_se, bayes_point_se)`` of
-    a finished waste-free tempering run [DC22, Sec. 3.4]; Nones for a
-    standard run (no chains to read the variance from).
-
-    The N = M P particles of a waste-free step are M chains of length P
-    started from the resampled particles; the variance of a weighted average
-    is the initial-sequence estimate over these chains
-    (``particles.smc_samplers.var_wf``), divided by N. ``log_z_se`` needs the
-    collector ``particles.smc_samplers.Var_logLt`` (``run_smc`` adds it);
-    without it, None.
-    """
-    if not getattr(smc.fk, "wastefree", False):
-        return None, None, None
-    if theta is None:
-        theta = np.array(param_array(smc.X.theta), dtype=float)
-    n = smc.W.shape[0]
-    log_z_se = _log_z_se(smc.summaries, n, -1)
-
-    def se(values):
-        var = [ssp.var_wf(smc, lambda x, j=j: values[:, j])
-               for j in range(values.shape[1])]
-        return np.sqrt(np.maximum(var, 0.0) / n)
-
-    return log_z_se, se(theta), se(directions(theta))
-
-
-def _log_z_se(summaries, n, t):
-    """``log_z_se`` after step ``t`` (index in the summaries): the larger of
-    the per-step [DC22] and lineage (:class:`LineageVarLogZ`) variances;
-    None without ``Var_logLt``."""
-    per_step = getattr(summaries, "var_logLt", None)
-    if not per_step:
-        return None
-    lineage = getattr(summaries, "lineage_var_logLt", None)
-    var = max(per_step[t] / n, lineage[t] if lineage else 0.0, 0.0)
-    return float(np.sqrt(var))
-
-
 def _report_step(progress, smc, lam):
     """One tempering step for :class:`~pac_particles.progress.Progress`: the
     bar moves to the current exponent; a line gives step, exponent, gamma, ESS
@@ -344,14 +254,14 @@ class SMCPosterior(WeightedParticles):
         the sum over tempering steps of the chain-based variances of the log
         mean weights [DC22, Sec. 3.4] (``particles.smc_samplers.Var_logLt``)
         and the lineage variance that adds their covariances
-        (:class:`LineageVarLogZ`).
+        (:class:`~pac_particles.single_run_variance.LineageVariance`).
     mean_se, bayes_point_se : (d,) single-run standard errors of ``mean`` and
-        ``bayes_point`` (waste-free runs; None otherwise), from the
-        initial-sequence estimate of the asymptotic variance over the M
-        chains of the last move [DC22, Sec. 3.4]
-        (``particles.smc_samplers.var_wf``). ``estimate +- 1.96 se`` covers
-        the truth about 95% of the time (README, "Efficiency of the SMC
-        sampler").
+        ``bayes_point`` (waste-free runs; None otherwise): the larger of
+        the initial-sequence estimate over the M chains of the last move
+        [DC22, Sec. 3.4] (``particles.smc_samplers.var_wf``) and the lineage
+        estimate that groups those chains by ancestor
+        (:func:`~pac_particles.single_run_variance.single_run_errors`).
+        Their coverage is measured in README.md ("Single-run error bars").
     summaries : the ``particles`` summaries of the run (one entry per
         tempering step for each collector).
     prior : the model's prior (used for Rao-Blackwellised inclusion
@@ -453,7 +363,8 @@ class SMCPosterior(WeightedParticles):
             log_z=float(self.log_z_path[t]),
             exponents=self.exponents[:t + 1] / exponent,
             log_z_path=self.log_z_path[:t + 1],
-            log_z_se=_log_z_se(self.summaries, weights.shape[0], t - 1),
+            log_z_se=log_z_standard_error(self.summaries, weights.shape[0],
+                                          t - 1),
             mean_se=None, bayes_point_se=None)
 
     # ------------------------------------------------- spike-and-slab

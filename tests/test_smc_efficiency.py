@@ -84,42 +84,80 @@ def test_efficiency_runs_resume_from_their_csv_and_compare_with_the_baseline(tmp
     assert all(0.0 <= c["cover_log_z"] <= 1.0 for c in cover)
 
 
-def test_lineage_variance_groups_every_chain_by_its_initial_ancestor():
-    """LineageVarLogZ against a direct computation: each chain's share of
-    the relative weight error, traced back through its parents' chains to
-    an initial chain, summed per initial chain and squared."""
+def test_lineage_variance_groups_the_chains_by_their_ancestor_lag_steps_back():
+    """LineageVariance against a direct computation: each chain's share of
+    the relative weight error; for each step s, the shares of steps
+    a = max(0, s - lag) .. s summed by ancestor at step a, giving step s's
+    variance and its covariances with the steps before it; and the groups
+    of the current chains."""
     from types import SimpleNamespace
-    from pac_particles.posterior import LineageVarLogZ
+    from pac_particles.single_run_variance import LineageVariance
     rng = np.random.default_rng(3)
-    m, p, steps = 6, 4, 5
-    collector = LineageVarLogZ()
-    shares, parents = [], []
+    m, p, steps, lag = 6, 4, 7, 2
+    collector = LineageVariance(lag=lag)
+    shares, parents, expected = [], [], 0.0
     for t in range(steps):
         lw = rng.normal(size=m * p)
         ancestors = rng.integers(0, m * p, size=m)   # into the last population
-        smc = SimpleNamespace(N=m, wgts=SimpleNamespace(lw=lw), rs_flag=t > 0,
-                              A=ancestors)
-        got = collector.fetch(smc)
+        smc = SimpleNamespace(N=m, t=t, wgts=SimpleNamespace(lw=lw),
+                              rs_flag=t > 0, A=ancestors)
+        var, groups = collector.fetch(smc)
         w = np.exp(lw).reshape(p, m)           # particle i is chain i % m
         shares.append([(w[:, j] / w.mean() - 1.0).sum() / w.size
                        for j in range(m)])
         parents.append([a % m for a in ancestors])
-        totals = np.zeros(m)
-        for s in range(t + 1):
+        start = max(0, t - lag)
+
+        def ancestor(step, j):                 # chain j of step, at start
+            for r in range(step, start, -1):
+                j = parents[r][j]
+            return j
+
+        totals = np.zeros((t - start + 1, m))
+        for step in range(start, t + 1):
             for j in range(m):
-                eve = j
-                for r in range(s, 0, -1):      # chain j of step s, back to 0
-                    eve = parents[r][eve]
-                totals[eve] += shares[s][j]
-        assert got == pytest.approx(np.sum(totals ** 2), rel=1e-12)
+                totals[step - start, ancestor(step, j)] += shares[step][j]
+        expected += totals[-1] @ totals[-1] + 2 * sum(
+            totals[-1] @ row for row in totals[:-1])
+        assert var == pytest.approx(expected, rel=1e-12)
+        assert list(groups) == [ancestor(t, j) for j in range(m)]
 
 
-def test_log_z_se_is_at_least_the_per_step_estimate():
+def test_lineage_mean_variance_sums_the_chains_shares_by_group():
+    from pac_particles.single_run_variance import lineage_mean_variance
+    rng = np.random.default_rng(0)
+    m, p = 5, 3
+    values = rng.normal(size=(m * p, 2))
+    weights = rng.random(m * p)
+    weights /= weights.sum()
+    groups = np.array([0, 0, 2, 2, 2])
+    mean = weights @ values
+    expected = np.zeros(2)
+    for g in set(groups):
+        chains = [j for j in range(m) if groups[j] == g]
+        rows = [i for i in range(m * p) if i % m in chains]
+        expected += (weights[rows] @ (values[rows] - mean)) ** 2
+    np.testing.assert_allclose(lineage_mean_variance(values, weights, groups),
+                               expected, rtol=1e-12)
+    # each chain its own group: the chains' shares, squared
+    alone = sum((weights[j::m] @ (values[j::m] - mean)) ** 2 for j in range(m))
+    np.testing.assert_allclose(
+        lineage_mean_variance(values, weights, np.arange(m)), alone,
+        rtol=1e-12)
+
+
+def test_single_run_errors_are_at_least_the_per_step_estimates():
     X, y = two_d_problem(n=60, seed=2)
     post = run_smc(AUCGibbsModel(X, y, lam=60.0), n_particles=20, len_chain=4,
                    seed=1)
-    per_step = post.summaries.var_logLt[-1] / post.theta.shape[0]
-    lineage = post.summaries.lineage_var_logLt[-1]
+    n = post.theta.shape[0]
+    per_step = post.summaries.var_logLt[-1] / n
+    lineage = post.summaries.lineage[-1][0]
     assert post.log_z_se == pytest.approx(np.sqrt(max(per_step, lineage)))
-    assert (len(post.summaries.lineage_var_logLt)
-            == len(post.summaries.var_logLt) == post.n_steps)
+    assert (len(post.summaries.lineage) == len(post.summaries.var_logLt)
+            == post.n_steps)
+    from pac_particles.single_run_variance import lineage_mean_variance
+    groups = post.summaries.lineage[-1][1]
+    assert np.all(post.mean_se ** 2 >= lineage_mean_variance(
+        post.theta, post.weights, groups) * (1 - 1e-12))
+    assert np.all(post.mean_se > 0) and np.all(np.isfinite(post.mean_se))
