@@ -147,6 +147,7 @@ def demo(dataset="pima", n_particles=200, len_chain=10, lam=None,
         "test_auc_mean": 1 - auc_risk(scores_te["PAC-Bayes (posterior mean)"], y_te),
         "test_auc_logistic": 1 - auc_risk(scores_te["logistic regression"], y_te),
         "log_evidence": estimator.log_evidence_,
+        "log_evidence_se": estimator.log_evidence_se_,
         "n_tempering_steps": post.n_steps,
         "n_particles_total": post.theta.shape[0],
         "wall_time_s": post.wall_time,
@@ -236,7 +237,8 @@ def _print_demo(r):
           f"{_auc_claim(c['corollary19_certified_auc'], c['corollary19_vacuous'])}")
     print(f"  held-out bound ({100 * (1 - t['delta']):g}%) for the Bayes point: "
           f"test-population {_auc_claim(t['certified_auc'], t['vacuous'])}")
-    print(f"  log evidence {r['log_evidence']:.3f}   tempering steps "
+    print(f"  log evidence {r['log_evidence']:.3f} "
+          f"(+- {r['log_evidence_se']:.3f} Monte Carlo se)   tempering steps "
           f"{r['n_tempering_steps']}   particles {r['n_particles_total']}")
     print(f"  wall time {r['wall_time_s']:.2f} s "
           f"({100 * r['likelihood_share']:.0f}% in the likelihood)")
@@ -283,6 +285,7 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
         "method": method, "lam": estimator.lam_,
         "lam_chosen_by": "cv" if lam == "cv" else "user",
         "log_evidence": estimator.log_evidence_,
+        "log_evidence_se": estimator.log_evidence_se_,
         "train_auc": estimator.train_auc_,
         **certificate_fields(estimator),
         # keyed by the CSV's column names, as PACBayesAUC.coefficients_ is by

@@ -218,6 +218,16 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
     lam_ : the inverse temperature used.
     log_evidence_ : estimate of ``log Z(lam_)``: SMC estimate, EP energy, or
         the VB lower bound (ELBO).
+    log_evidence_se_ : SMC's single-run Monte Carlo standard error of
+        ``log_evidence_`` (``SMCPosterior.log_z_se``); None for EP and VB,
+        which are deterministic.
+    coef_se_ : (n_features,) SMC's single-run Monte Carlo standard error of
+        ``coef_`` (of the ``mean`` or ``bayes_point`` it maps, through the
+        same standardisation); None for EP and VB, for
+        ``point='componentwise_mode'`` and for scores sampled in score space
+        (``d > n``). ``coef_ +- 1.96 coef_se_`` is the Monte Carlo
+        uncertainty of the estimate, not the posterior spread (README,
+        "Single-run error bars").
     certified_auc_risk_ : float in [0, 1], the headline certificate: with
         probability at least ``1 - eps``, the randomised posterior score
         (``theta ~ posterior_`` drawn at each use) has expected population
@@ -365,11 +375,16 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
             self._fit_smc(X_kept, positives, d, lam_max, choose_lam)
         else:
             self._fit_gaussian(X_kept, positives, lam_max, choose_lam)
+        self.log_evidence_se_ = self.coef_se_ = None
+        if self.method == "smc":
+            self.log_evidence_se_ = self.posterior_.log_z_se
         if self.kernel is None:
             theta, data = self._point, self._data
-            self.coef_ = np.zeros(self.n_features_in_)
-            self.coef_[self._columns[data.columns]] = theta / data.scale
+            self.coef_ = self._raw_coefficients(theta)
             self._offset = -float(np.sum(data.center * theta / data.scale))
+            point_se = self._point_se()
+            if point_se is not None:
+                self.coef_se_ = self._raw_coefficients(point_se)
         train_scores = self._raw_scores(X)
         self.train_auc_ = 1.0 - float(pu_corrected_risk(
             auc_risk(train_scores, positives), self.pu_prior))
@@ -547,6 +562,24 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
             self._point = self.posterior_.predictor.linear_coefficients(
                 self._point)
         self._data = self.posterior_.data
+
+    def _raw_coefficients(self, theta):
+        """Coefficients on the raw inputs of a vector on the standardised
+        kept columns (zero for the dropped constant columns)."""
+        data = self._data
+        out = np.zeros(self.n_features_in_)
+        out[self._columns[data.columns]] = theta / data.scale
+        return out
+
+    def _point_se(self):
+        """SMC's single-run standard error of the point estimate behind
+        ``coef_``; None where there is none (module docstring of
+        :mod:`pac_particles.single_run_variance`)."""
+        post = self.posterior_
+        if self.method != "smc" or post.is_gp:
+            return None
+        return {"mean": post.mean_se,
+                "bayes_point": post.bayes_point_se}.get(self.point)
 
     def _vb(self, X, positives, lam, tol=1e-6):
         """Gaussian VB at ``lam``; all pairs up to

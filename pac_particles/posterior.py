@@ -65,8 +65,8 @@ from .moves import check_move_fits, default_move
 from .priors import SpikeSlabPrior, param_array
 from .parallel import one_blas_thread
 from .progress import Progress
-from .single_run_variance import (LineageVariance, log_z_standard_error,
-                                  single_run_errors)
+from .single_run_variance import (LineageVariance, lineage_standard_error,
+                                  log_z_standard_error, single_run_errors)
 from .weighted_particles import POINT_ESTIMATES, WeightedParticles, directions
 
 __all__ = ["run_smc", "SMCPosterior", "StepParticles", "single_run_errors",
@@ -339,9 +339,10 @@ class SMCPosterior(WeightedParticles):
         :class:`StepParticles`, ``run_smc(..., keep_steps=True)``), its
         ``log Z_t`` and the path up to it. Every step of a tempering run
         targets its own Gibbs posterior, so these are as valid as the final
-        particles; the single-run standard errors of the chains are those
-        of the final step only (None here, but ``log_z_se``, summed over
-        the steps up to ``t``)."""
+        particles. Its single-run standard errors are ``log_z_se`` up to
+        step ``t`` and, for ``mean`` and ``bayes_point``, the lineage
+        estimate alone (the chain-based one needs the run at that step;
+        None without the :class:`LineageVariance` collector)."""
         if self.z is not None:
             raise InputError("at_step does not keep spike-and-slab inclusion "
                              "indicators")
@@ -357,6 +358,8 @@ class SMCPosterior(WeightedParticles):
             return self
         theta, weights, risks = steps[t - 1]
         exponent = float(self.exponents[t])
+        lineage = getattr(self.summaries, "lineage", None)
+        lineage = lineage[t - 1][1] if lineage else None
         return dataclasses.replace(
             self, theta=theta, weights=weights, risks=risks,
             lam=self.lam * exponent,
@@ -365,7 +368,9 @@ class SMCPosterior(WeightedParticles):
             log_z_path=self.log_z_path[:t + 1],
             log_z_se=log_z_standard_error(self.summaries, weights.shape[0],
                                           t - 1),
-            mean_se=None, bayes_point_se=None)
+            mean_se=lineage_standard_error(theta, weights, lineage),
+            bayes_point_se=lineage_standard_error(directions(theta), weights,
+                                                  lineage))
 
     # ------------------------------------------------- spike-and-slab
     @property

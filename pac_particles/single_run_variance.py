@@ -45,7 +45,8 @@ from .priors import param_array
 from .weighted_particles import directions
 
 __all__ = ["LineageVariance", "LINEAGE_LAG", "single_run_errors",
-           "log_z_standard_error", "lineage_mean_variance"]
+           "log_z_standard_error", "lineage_mean_variance",
+           "lineage_standard_error"]
 
 #: Tempering steps back along the genealogy at which the chains are grouped.
 #: In 25 runs each on Pima, Sonar and the GP problem (lam = n), lags beyond 3
@@ -116,6 +117,14 @@ def lineage_mean_variance(values, weights, groups):
     totals = np.zeros_like(shares)
     np.add.at(totals, groups, shares)
     return (totals ** 2).sum(axis=0)
+
+
+def lineage_standard_error(values, weights, groups):
+    """``sqrt`` of :func:`lineage_mean_variance`; None without ``groups``
+    (a run without :class:`LineageVariance`)."""
+    if groups is None:
+        return None
+    return np.sqrt(lineage_mean_variance(values, weights, groups))
 
 
 def log_z_standard_error(summaries, n, t):

@@ -39,6 +39,28 @@ def test_decision_function_replays_the_posterior_score_on_raw_inputs():
     assert est.score(X, y) == pytest.approx(roc_auc_score(y == "yes", reference))
 
 
+def test_smc_reports_the_single_run_errors_of_its_estimates():
+    """``log_evidence_se_`` is the run's ``log_z_se`` and ``coef_se_`` the
+    point estimate's standard error mapped to the raw inputs like
+    ``coef_``; the chosen step of ``lam='cv'`` has them too; EP has none."""
+    X, y = _data()
+    X = np.column_stack([X, np.ones(len(y))])       # a dropped column
+    for point, se in (("bayes_point", "bayes_point_se"), ("mean", "mean_se")):
+        est = PACBayesAUC(lam=200.0, n_particles=50, len_chain=5, point=point,
+                          random_state=0).fit(X, y)
+        post = est.posterior_
+        assert est.log_evidence_se_ == post.log_z_se > 0
+        expected = np.zeros(X.shape[1])
+        expected[est._columns] = getattr(post, se) / post.data.scale
+        np.testing.assert_allclose(est.coef_se_, expected)
+        assert est.coef_se_[-1] == 0 and np.all(est.coef_se_[:-1] > 0)
+    cv = PACBayesAUC(lam_max=300.0, grid_size=5, n_folds=2, n_particles=30,
+                     len_chain=4, random_state=0).fit(X, y)
+    assert cv.log_evidence_se_ > 0 and np.all(cv.coef_se_[:-1] > 0)
+    ep = PACBayesAUC(method="ep", lam=200.0).fit(X, y)
+    assert ep.log_evidence_se_ is None and ep.coef_se_ is None
+
+
 def test_certificate_is_the_gibbs_bound_of_the_fitted_posterior():
     from pac_particles.bounds import pac_bayes_bound_gibbs
     X, y = _data()
