@@ -262,6 +262,10 @@ class AUCRisk(Risk):
 
 PAIR_SAMPLINGS = ("uniform", "stratified")
 
+#: Positives per tile of the sampled pairs' order (:class:`SampledAUCRisk`):
+#: their rows of an (n, r) factor, r about 10, fit in a core's cache.
+PAIR_TILE_ROWS = 8192
+
 
 @numba.njit(cache=True)
 def _pair_gram_times(first, second, W, C):
@@ -333,6 +337,14 @@ class SampledAUCRisk(AUCRisk):
         else:
             self.pair_pos = _balanced_sequence(rng, self.n_pos, B)
             self.pair_neg = _balanced_sequence(rng, self.n_neg, B)
+        # The pairs are a set (the statistic does not depend on their
+        # order): list them in tiles of PAIR_TILE_ROWS positives, negatives
+        # ascending within a tile, so that the O(B) passes over the pairs
+        # stream the negatives' rows and find the tile's positives in cache
+        # (at 1e6 rows, 5e6 pairs: 3x faster than in drawing order).
+        order = np.lexsort((self.pair_pos, self.pair_neg,
+                            self.pair_pos // PAIR_TILE_ROWS))
+        self.pair_pos, self.pair_neg = self.pair_pos[order], self.pair_neg[order]
         self.first = np.ascontiguousarray(self.pair_pos, dtype=np.int64)
         self.second = np.ascontiguousarray(self.pair_neg + self.n_pos,
                                            dtype=np.int64)

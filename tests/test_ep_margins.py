@@ -210,6 +210,11 @@ def test_sampled_risk_is_the_incomplete_u_statistic():
     np.testing.assert_allclose(strat.gram_times(W, C), A.T @ (W[:, None]
                                                              * (A @ C)))
     np.testing.assert_allclose(strat.adjoint(W), A.T @ W)
+    # listed in tiles of positives, negatives ascending within a tile
+    from pac_particles import risks
+    key = np.stack([strat.pair_pos // risks.PAIR_TILE_ROWS, strat.pair_neg,
+                    strat.pair_pos], axis=1)
+    assert all(tuple(a) <= tuple(b) for a, b in zip(key[:-1], key[1:]))
 
 
 def test_incomplete_u_statistic_variance_by_simulation():
