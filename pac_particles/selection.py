@@ -266,14 +266,17 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
                             None if seed is None else int(seed) + k)
             for k, (tr, va) in enumerate(folds)]
     if alongside is not None:
-        jobs.append(delayed(alongside)())
+        # dispatched first: it is the longest job (a refit on all rows with
+        # the full population), and the pool takes jobs in order; last, it
+        # started after the folds (German credit: cv 3.4 s -> 2.7 s)
+        jobs.insert(0, delayed(alongside)())
     with Progress(verbose, total=len(jobs), desc="CV folds",
                   unit="fold") as progress:
         done = list(tracked(Parallel(n_jobs=n_jobs, return_as="generator")(
             jobs), progress, "fold"))
-    result = _on_grid(grid, done[:len(folds)])
-    if alongside is not None:
-        result.posterior = done[-1]
+    posterior = done.pop(0) if alongside is not None else None
+    result = _on_grid(grid, done)
+    result.posterior = posterior
     return result
 
 
