@@ -47,7 +47,8 @@ def test_cv_curve_interpolates_each_fold_path_and_picks_its_maximum():
 def test_folds_sample_a_smaller_population_than_the_refit(monkeypatch):
     """By default each fold's sampler has half the refit's M and half its P
     (a quarter of its particles); ``fold_particles`` and ``fold_len_chain``
-    set them; the refit keeps ``n_particles`` and ``len_chain``."""
+    set them; the refit keeps ``n_particles`` and ``len_chain`` and, the
+    longest job, is dispatched first."""
     import pac_particles.selection as selection
     sizes = []
 
@@ -61,11 +62,11 @@ def test_folds_sample_a_smaller_population_than_the_refit(monkeypatch):
     kwargs = dict(lam_max=300.0, n_folds=2, seed=0, n_jobs=1,
                   refit_to="path")
     cv_lambda(X, y, n_particles=40, len_chain=6, **kwargs)
-    assert sizes == [(20, 3, False), (20, 3, False), (40, 6, True)]
+    assert sizes == [(40, 6, True), (20, 3, False), (20, 3, False)]
     sizes.clear()
     cv_lambda(X, y, n_particles=40, len_chain=6, fold_particles=30,
               fold_len_chain=2, **kwargs)
-    assert sizes == [(30, 2, False), (30, 2, False), (40, 6, True)]
+    assert sizes == [(40, 6, True), (30, 2, False), (30, 2, False)]
     for bad in (dict(fold_particles=1), dict(fold_len_chain=0.5)):
         with pytest.raises(ValueError, match=next(iter(bad))):
             cv_lambda(X, y, n_particles=40, len_chain=6, **bad, **kwargs)
