@@ -712,3 +712,21 @@ def test_epgp_accepts_rbf_as_the_estimator_does():
     res = EPGP(X, y, 40, kernel="rbf").fit()
     ref = EPGP(X, y, 40, kernel=SquaredExponential(np.sqrt(3))).fit()
     np.testing.assert_allclose(res.mean, ref.mean)
+
+
+def test_weighted_outer_sums_are_the_stars_partner_terms():
+    """``sum_j W_bj c_j c_j'`` by GEMMs over the upper triangle, in chunks,
+    against the direct sum."""
+    from pac_particles.ep import loo
+    rng = np.random.default_rng(0)
+    W, partners = rng.random((7, 50)), rng.normal(size=(50, 6))
+    direct = np.einsum("bj,jk,jl->bkl", W, partners, partners)
+    np.testing.assert_allclose(loo._weighted_outer_sums(W, partners), direct,
+                               rtol=1e-12, atol=1e-12)
+    saved = loo._LOO_BLOCK_ENTRIES
+    try:
+        loo._LOO_BLOCK_ENTRIES = 21 * 3      # chunks of 3 partners
+        np.testing.assert_allclose(loo._weighted_outer_sums(W, partners),
+                                   direct, rtol=1e-12, atol=1e-12)
+    finally:
+        loo._LOO_BLOCK_ENTRIES = saved

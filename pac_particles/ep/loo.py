@@ -89,8 +89,7 @@ def _loo_direct(C, risk, W, H, state):
         for start in range(0, count, block):
             idx = np.arange(start, min(count, start + block)) + offset
             ci, a, z = C[idx], a_all[idx], z_all[idx]
-            Wb = Wt[idx - offset]
-            M = np.matmul(partners.T[None, :, :] * Wb[:, None, :], partners)
+            M = _weighted_outer_sums(Wt[idx - offset], partners)
             star = (a[:, None, None] * ci[:, :, None] * ci[:, None, :]
                     - ci[:, :, None] * z[:, None, :]
                     - z[:, :, None] * ci[:, None, :] + M)
@@ -102,6 +101,26 @@ def _loo_direct(C, risk, W, H, state):
             mean[idx] = np.einsum("bk,bk->b", ci, sol[..., 0])
             var[idx] = np.einsum("bk,bk->b", ci, sol[..., 1])
     return mean, var
+
+
+def _weighted_outer_sums(Wb, partners):
+    """``M[b] = sum_j Wb[b, j] c_j c_j'`` (``c_j`` the rows of
+    ``partners``) as GEMMs ``Wb @ K`` with ``K[j]`` the upper triangle of
+    ``c_j c_j'``, over
+    chunks of partners within :data:`_LOO_BLOCK_ENTRIES`: one BLAS-3 product
+    instead of a stack of small ones through a (b, r, m) temporary (German
+    credit, r = 61: 1.4 s of its 2.2 s EP path)."""
+    r = partners.shape[1]
+    rows, cols = np.triu_indices(r)          # M is symmetric: half the work
+    upper = np.zeros((Wb.shape[0], rows.size))
+    chunk = max(1, _LOO_BLOCK_ENTRIES // rows.size)
+    for start in range(0, partners.shape[0], chunk):
+        part = partners[start:start + chunk]
+        upper += Wb[:, start:start + chunk] @ (part[:, rows] * part[:, cols])
+    out = np.empty((Wb.shape[0], r, r))
+    out[:, rows, cols] = upper
+    out[:, cols, rows] = upper
+    return out
 
 
 def _loo_cg(C, risk, W, H, state, rtol=1e-10, max_iter=500):
