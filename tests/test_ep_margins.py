@@ -328,3 +328,6 @@ def test_final_fit_polished_from_the_path_is_the_cold_fit():
     cold = EPLinear(X, y, lam=cv.best_lam, tol=1e-4).fit()
     np.testing.assert_allclose(polished.mean, cold.mean, rtol=1e-3, atol=1e-4)
     assert polished.converged and polished.n_sweeps < cold.n_sweeps
+    # the path's fits skip the energy; the final fit has EP's log Z
+    assert np.isnan(best["run"].log_z) and model.compute_log_z
+    assert polished.log_z == pytest.approx(cold.log_z, abs=1e-3)

@@ -54,6 +54,9 @@ class _EPBase:
     """Shared plumbing: data order, the EP loop, LOO, result assembly."""
 
     _label = "EP"
+    #: Compute EP's log evidence at the end of a fit (one O(P) energy pass);
+    #: off along a grid path scored by leave-one-out (:func:`lam_path_scores`).
+    compute_log_z = True
 
     def _setup_data(self, X, y, lam, standardize, pu_prior=None,
                     n_pairs="all", pair_sampling="stratified", seed=None):
@@ -93,7 +96,8 @@ class _EPBase:
             init = (self._run.W, self._run.H)
         with parallel.blas_threads(self.blas_threads):
             run = _run_ep(C, self._sites, prior, self.damping, self.tol,
-                          self.max_sweeps, init=init, label=self._label)
+                          self.max_sweeps, init=init, label=self._label,
+                          with_log_z=self.compute_log_z)
         self._run = run
         self._C = C
         self._prior = prior
@@ -181,9 +185,14 @@ def lam_path_scores(model, score, best=None):
             ratio = float(lam) / last["lam"]
             run = dataclasses.replace(run, W=run.W * ratio, H=run.H * ratio)
         model._run = run
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", EPConvergenceWarning)
-            converged = model.fit(warm_start=True).converged
+        # the path is scored by leave-one-out: no log Z (one O(P) pass less)
+        with_log_z, model.compute_log_z = model.compute_log_z, False
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", EPConvergenceWarning)
+                converged = model.fit(warm_start=True).converged
+        finally:
+            model.compute_log_z = with_log_z
         if not converged:
             return None
         last["run"], last["lam"] = model._run, float(lam)
