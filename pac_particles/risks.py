@@ -341,7 +341,8 @@ class SampledAUCRisk(AUCRisk):
         # order): list them in tiles of PAIR_TILE_ROWS positives, negatives
         # ascending within a tile, so that the O(B) passes over the pairs
         # stream the negatives' rows and find the tile's positives in cache
-        # (at 1e6 rows, 5e6 pairs: 3x faster than in drawing order).
+        # (at 1e6 rows and 5e6 pairs EP's pair pass took 0.47 s instead of
+        # 0.60 s in drawing order, its Gram product 0.33 s instead of 0.36 s).
         order = np.lexsort((self.pair_pos, self.pair_neg,
                             self.pair_pos // PAIR_TILE_ROWS))
         self.pair_pos, self.pair_neg = self.pair_pos[order], self.pair_neg[order]

@@ -105,11 +105,10 @@ def _loo_direct(C, risk, W, H, state):
 
 def _weighted_outer_sums(Wb, partners):
     """``M[b] = sum_j Wb[b, j] c_j c_j'`` (``c_j`` the rows of
-    ``partners``) as GEMMs ``Wb @ K`` with ``K[j]`` the upper triangle of
-    ``c_j c_j'``, over
-    chunks of partners within :data:`_LOO_BLOCK_ENTRIES`: one BLAS-3 product
-    instead of a stack of small ones through a (b, r, m) temporary (German
-    credit, r = 61: 1.4 s of its 2.2 s EP path)."""
+    ``partners``) as GEMMs ``Wb @ K``, ``K[j]`` the upper triangle of
+    ``c_j c_j'``, over chunks of partners within :data:`_LOO_BLOCK_ENTRIES`:
+    one BLAS-3 product instead of a stack of small ones through a (b, r, m)
+    temporary (German credit, r = 61: 1.4 s -> 0.67 s of its EP path)."""
     r = partners.shape[1]
     rows, cols = np.triu_indices(r)          # M is symmetric: half the work
     upper = np.zeros((Wb.shape[0], rows.size))
