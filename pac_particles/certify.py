@@ -129,10 +129,8 @@ class AUCCertificates:
         of ``eps`` (:func:`~pac_particles.bounds.sampled_expected_risk_bound`);
         ``risk_delta`` is 0 otherwise."""
         if self.method == "smc":
-            model, data = post.predictor, post.data
-            risks = (post.risks if post.risks is not None
-                     else model.risk(post.theta))
-            expected = float(post.weights @ risks)
+            data = post.data
+            expected = post.expected_risk
             kl = gibbs_kl(post.log_z, post.lam, expected)
             return expected, kl, data, dict(particles=(post.theta,
                                                        post.weights, kl)), 0.0

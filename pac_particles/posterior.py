@@ -65,8 +65,9 @@ from .moves import check_move_fits, default_move
 from .priors import SpikeSlabPrior, param_array
 from .parallel import one_blas_thread
 from .progress import Progress
-from .single_run_variance import (LineageVariance, lineage_standard_error,
-                                  log_z_standard_error, single_run_errors)
+from .single_run_variance import (LineageVariance, lineage_groups,
+                                  log_z_standard_error, mean_standard_error,
+                                  single_run_errors)
 from .weighted_particles import POINT_ESTIMATES, WeightedParticles, directions
 
 __all__ = ["run_smc", "SMCPosterior", "StepParticles", "single_run_errors",
@@ -151,7 +152,9 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         np.random.seed(seed)
     if wastefree:
         # the single-run variance of log Z needs every step's weights
-        collect = list(collect or []) + [ssp.Var_logLt(), LineageVariance()]
+        collect = list(collect or []) + [ssp.Var_logLt()]
+        if not any(isinstance(c, LineageVariance) for c in collect):
+            collect.append(LineageVariance())
     if keep_steps:
         collect = list(collect or []) + [StepParticles()]
     if move is None:
@@ -189,7 +192,7 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
 
 class StepParticles(collectors.Collector):
     """Collector: the weighted particles of every tempering step (parameter
-    array and normalised weights), so that the Gibbs posterior at any
+    array, normalised weights and each particle's risk), so that the Gibbs posterior at any
     ``gamma_t`` of the path can be used afterwards
     (:meth:`SMCPosterior.at_step`). Memory: one copy of the particles and
     of their risks per step."""
@@ -275,6 +278,8 @@ class SMCPosterior(WeightedParticles):
     risks : (N,) the empirical risk ``R_n`` of each particle, read from the
         run's log-likelihoods (``-llik / lam``: no new risk evaluation), so
         that certificates need not evaluate it again; None when unknown.
+    n_chains : the number M of resampled particles (waste-free: the M
+        chains of each step).
     """
 
     theta: np.ndarray
@@ -295,6 +300,7 @@ class SMCPosterior(WeightedParticles):
     predictor: object = None
     is_gp: bool = False
     risks: np.ndarray = None
+    n_chains: int = None
 
     @classmethod
     def from_smc(cls, smc, model, wall_time=float("nan"),
@@ -320,7 +326,21 @@ class SMCPosterior(WeightedParticles):
                    prior=getattr(model, "prior", None),
                    predictor=model if hasattr(model, "predict_scores") else None,
                    is_gp=bool(getattr(model, "is_gp", False)),
-                   risks=_particle_risks(smc))
+                   risks=_particle_risks(smc), n_chains=int(smc.N))
+
+    @property
+    def expected_risk(self):
+        """``E_rho[R_n]``, the weighted mean of the particles' empirical
+        risks: from :attr:`risks` when the run recorded them, else evaluated
+        by the model (``predictor.risk``)."""
+        risks = self.risks
+        if risks is None:
+            if self.predictor is None:
+                raise InputError("the expected risk needs the particles' "
+                                 "risks or the posterior's model "
+                                 "(predictor)")
+            risks = self.predictor.risk(self.theta)
+        return float(self.weights @ risks)
 
     # ---------------------------------------------------------------- path
     @property
@@ -339,10 +359,9 @@ class SMCPosterior(WeightedParticles):
         :class:`StepParticles`, ``run_smc(..., keep_steps=True)``), its
         ``log Z_t`` and the path up to it. Every step of a tempering run
         targets its own Gibbs posterior, so these are as valid as the final
-        particles. Its single-run standard errors are ``log_z_se`` up to
-        step ``t`` and, for ``mean`` and ``bayes_point``, the lineage
-        estimate alone (the chain-based one needs the run at that step;
-        None without the :class:`LineageVariance` collector)."""
+        particles, and so are their single-run standard errors (``log_z_se``
+        up to step ``t``, ``mean_se`` and ``bayes_point_se`` of that step's
+        chains, as :func:`single_run_errors` computes them at the end)."""
         if self.z is not None:
             raise InputError("at_step does not keep spike-and-slab inclusion "
                              "indicators")
@@ -358,8 +377,13 @@ class SMCPosterior(WeightedParticles):
             return self
         theta, weights, risks = steps[t - 1]
         exponent = float(self.exponents[t])
-        lineage = getattr(self.summaries, "lineage", None)
-        lineage = lineage[t - 1][1] if lineage else None
+        groups = lineage_groups(self.summaries, t - 1)
+        chains = self.mean_se is not None     # waste-free: M chains a step
+
+        def se(values):
+            return (mean_standard_error(values, weights, self.n_chains, groups)
+                    if chains else None)
+
         return dataclasses.replace(
             self, theta=theta, weights=weights, risks=risks,
             lam=self.lam * exponent,
@@ -368,9 +392,7 @@ class SMCPosterior(WeightedParticles):
             log_z_path=self.log_z_path[:t + 1],
             log_z_se=log_z_standard_error(self.summaries, weights.shape[0],
                                           t - 1),
-            mean_se=lineage_standard_error(theta, weights, lineage),
-            bayes_point_se=lineage_standard_error(directions(theta), weights,
-                                                  lineage))
+            mean_se=se(theta), bayes_point_se=se(directions(theta)))
 
     # ------------------------------------------------- spike-and-slab
     @property

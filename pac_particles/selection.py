@@ -76,6 +76,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from joblib import Parallel, delayed
 from particles import collectors
+from particles import smc_samplers as ssp
 from sklearn.model_selection import StratifiedKFold
 
 from .auc import auc_risk, binary_labels
@@ -401,14 +402,17 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
         caller can choose among the Gibbs posteriors the folds cannot tell
         apart (:attr:`LamCVResult.within_one_se`; the estimator's
         ``cv_rule="certified"``).
-    n_particles, len_chain, move : passed to :func:`run_smc` for the refit.
+    n_particles, len_chain : passed to :func:`run_smc` for the refit.
+    move : passed to :func:`run_smc` for the refit and the folds.
     fold_particles, fold_len_chain : int, optional
         ``n_particles`` and ``len_chain`` of the folds' samplers; default
-        half of each (at least 2). A fold only scores the point estimate on
-        its held-out part, whose AUC varies far more between folds than
-        between samplers, so the folds run on a quarter of the refit's
-        population: on Pima and German credit the same ``lam`` is chosen
-        in 2.6-3x less CPU time (README, "Default fits").
+        half of each (at least 2; ``len_chain`` itself when ``move`` is a
+        whole ``MCMCSequence``, which fixes the chain length). A fold only
+        scores the point estimate on its held-out part, whose AUC varies far
+        more between folds than between samplers, so the folds run on a
+        quarter of the refit's population: on Pima and German credit the
+        same ``lam`` was chosen in 2.6-3x less CPU time; on Sonar one seed
+        of two chose another (README, "Default fits").
     model_kwargs : dict, passed to ``make_model`` (e.g. prior).
     make_model : callable ``(X, y, lam, **model_kwargs) -> model``; default
         :class:`AUCGibbsModel`; :func:`~pac_particles.models.linear_score_model`
@@ -436,9 +440,11 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
         n_particles=(max(2, n_particles // 2) if fold_particles is None
                      else check_count(fold_particles, "fold_particles",
                                       minimum=2)),
-        len_chain=(max(2, len_chain // 2) if fold_len_chain is None
-                   else check_count(fold_len_chain, "fold_len_chain",
-                                    minimum=2)))
+        len_chain=(check_count(fold_len_chain, "fold_len_chain", minimum=2)
+                   if fold_len_chain is not None
+                   # a whole MCMCSequence fixes its own chain length
+                   else len_chain if isinstance(move, ssp.MCMCSequence)
+                   else max(2, len_chain // 2)))
     if n_jobs is None:
         n_jobs = max(1, min(int(n_folds), os.cpu_count() or 1))
     threads = threads_per_job(n_jobs) if n_jobs != 1 else None

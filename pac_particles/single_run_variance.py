@@ -11,7 +11,8 @@ previous step carries that error forward, so the errors of the steps are
 correlated and the chains of one step that share an ancestor err together.
 Where the move does not forget its start within one chain (few particles
 per dimension, the prior-ellipse slice of GP models) the per-step estimates
-were 0.4-0.8 times the spread over runs (README, "Single-run error bars").
+were 0.36-0.76 times the spread over runs (README, "Single-run error
+bars").
 
 :class:`LineageVariance` adds these covariances from the chains' genealogy,
 as the genealogy estimators of the particle filter do [CL13, LW18] with a
@@ -39,14 +40,14 @@ of variance in particle filters. Bernoulli 25(2), 1504-1535.
 
 import numpy as np
 from particles import collectors
-from particles import smc_samplers as ssp
+from particles.variance_mcmc import MCMC_variance
 
 from .priors import param_array
 from .weighted_particles import directions
 
 __all__ = ["LineageVariance", "LINEAGE_LAG", "single_run_errors",
            "log_z_standard_error", "lineage_mean_variance",
-           "lineage_standard_error"]
+           "chain_mean_variance", "mean_standard_error", "lineage_groups"]
 
 #: Tempering steps back along the genealogy at which the chains are grouped.
 #: In 25 runs each on Pima, Sonar and the GP problem (lam = n), lags beyond 3
@@ -58,8 +59,9 @@ LINEAGE_LAG = 3
 class LineageVariance(collectors.Collector):
     """Collector: at each step, ``(var, groups)``: the lineage variance of
     ``log L_t`` (the log evidence up to step ``t``) and, for each current
-    chain, its ancestor chain :data:`LINEAGE_LAG` steps back (the groups of
-    :func:`lineage_mean_variance`).
+    chain, its ancestor chain ``lag`` steps back (the groups of
+    :func:`lineage_mean_variance`). ``lag`` defaults to
+    :data:`LINEAGE_LAG`; ``run_smc`` adds one unless ``collect`` has one.
 
     To first order ``log L_t`` errs by ``sum_s delta_s``, ``delta_s =
     sum_m c_s(m)``, where ``c_s(m) = sum_p (w_s(p, m) / mean(w_s) - 1) /
@@ -73,24 +75,32 @@ class LineageVariance(collectors.Collector):
     The chain of particle ``i`` is ``i % M`` (``particles`` stores a
     waste-free population as P rows of M chains, as ``Var_logLt`` reads
     it); the parent of chain ``m`` is the chain of its resampled start
-    ``smc.A[m]``.
+    ``smc.A[m]``. The estimate needs a resampling at every step, as
+    waste-free tempering does (``run_smc``); after a step without one it is
+    nan from there on, and :func:`single_run_errors` falls back on the
+    per-step estimates.
     """
 
     summary_name = "lineage"
+    signature = {"lag": LINEAGE_LAG}
 
-    def __init__(self, lag=LINEAGE_LAG, **kwargs):
+    def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.lag = int(lag)
+        self.lag = int(self.lag)
         self.shares = []       # the last lag + 1 steps' chain shares
         self.parents = []      # their parent chains (unused for the oldest)
         self.var = 0.0
 
     def fetch(self, smc):
         m = smc.N
+        if smc.t > 0 and not smc.rs_flag:
+            # weights accumulate over steps without resampling: the shares
+            # are no longer one step's (particles' Var_logLt handles this)
+            self.var = np.nan
         lw = np.reshape(smc.wgts.lw, (-1, m), "C")
         w = np.exp(lw - lw.max())
         self.shares.append((w / w.mean() - 1.0).sum(axis=0) / w.size)
-        self.parents.append(np.asarray(smc.A) % m if smc.t > 0 and smc.rs_flag
+        self.parents.append(np.asarray(smc.A) % m if smc.t > 0
                             else np.arange(m))
         del self.shares[:-self.lag - 1], self.parents[:-self.lag - 1]
         # ancestor at the oldest kept step of every kept step's chains
@@ -119,25 +129,51 @@ def lineage_mean_variance(values, weights, groups):
     return (totals ** 2).sum(axis=0)
 
 
-def lineage_standard_error(values, weights, groups):
-    """``sqrt`` of :func:`lineage_mean_variance`; None without ``groups``
-    (a run without :class:`LineageVariance`)."""
-    if groups is None:
-        return None
-    return np.sqrt(lineage_mean_variance(values, weights, groups))
+def chain_mean_variance(values, weights, m):
+    """[DC22, Sec. 3.4]'s variance of each column's weighted mean from the
+    M chains alone: the initial-sequence estimate over the chains
+    (``particles``' ``var_wf`` divided by N, on stored values)."""
+    centred = weights[:, None] * (values - weights @ values)
+    return np.array([MCMC_variance(np.reshape(centred[:, j], (-1, m), "C"),
+                                   method="init_seq")
+                     for j in range(values.shape[1])]) * weights.shape[0]
+
+
+def mean_standard_error(values, weights, m, groups=None):
+    """Standard error of each column's weighted mean: the square root of
+    the larger of :func:`chain_mean_variance` and, with ``groups``,
+    :func:`lineage_mean_variance`."""
+    var = chain_mean_variance(values, weights, m)
+    if groups is not None:
+        var = np.maximum(var, lineage_mean_variance(values, weights, groups))
+    return np.sqrt(np.maximum(var, 0.0))
 
 
 def log_z_standard_error(summaries, n, t):
     """``log_z_se`` after step ``t`` (index in the summaries) of a run of
     ``n`` particles: the square root of the larger of the per-step [DC22]
-    and lineage (:class:`LineageVariance`) variances; None without
+    and lineage (:class:`LineageVariance`) variances (the per-step one
+    alone where the lineage one is missing or nan); None without
     ``particles``' ``Var_logLt``."""
     per_step = getattr(summaries, "var_logLt", None)
     if not per_step:
         return None
     lineage = getattr(summaries, "lineage", None)
-    var = max(per_step[t] / n, lineage[t][0] if lineage else 0.0, 0.0)
+    lineage = lineage[t][0] if lineage else np.nan
+    var = max(per_step[t] / n, 0.0)
+    if np.isfinite(lineage):
+        var = max(var, lineage)
     return float(np.sqrt(var))
+
+
+def lineage_groups(summaries, t):
+    """The chains' ancestor groups after step ``t`` (index in the
+    summaries), or None without :class:`LineageVariance` or where its
+    estimate is nan."""
+    lineage = getattr(summaries, "lineage", None)
+    if not lineage or not np.isfinite(lineage[t][0]):
+        return None
+    return lineage[t][1]
 
 
 def single_run_errors(smc, theta=None):
@@ -146,25 +182,18 @@ def single_run_errors(smc, theta=None):
     chains to read the variance from).
 
     Each is the square root of the larger of the chain-based estimate
-    [DC22, Sec. 3.4] (``particles``' ``var_wf`` divided by N, and
-    ``Var_logLt``) and the lineage estimate (:class:`LineageVariance`,
-    which ``run_smc`` collects; without it, the chain-based one alone).
-    ``log_z_se`` is None without the collector ``Var_logLt``.
+    [DC22, Sec. 3.4] (``particles``' ``Var_logLt``; for the means
+    :func:`chain_mean_variance`, its ``var_wf``) and the lineage estimate
+    (:class:`LineageVariance`, which ``run_smc`` collects; without it, the
+    chain-based one alone). ``log_z_se`` is None without the collector
+    ``Var_logLt``.
     """
     if not getattr(smc.fk, "wastefree", False):
         return None, None, None
     if theta is None:
         theta = np.array(param_array(smc.X.theta), dtype=float)
-    n = smc.W.shape[0]
-    lineage = getattr(smc.summaries, "lineage", None)
-
-    def se(values):
-        var = np.array([ssp.var_wf(smc, lambda x, j=j: values[:, j])
-                        for j in range(values.shape[1])]) / n
-        if lineage:
-            var = np.maximum(var, lineage_mean_variance(values, smc.W,
-                                                        lineage[-1][1]))
-        return np.sqrt(np.maximum(var, 0.0))
-
-    return (log_z_standard_error(smc.summaries, n, -1), se(theta),
-            se(directions(theta)))
+    n, m = smc.W.shape[0], smc.N
+    groups = lineage_groups(smc.summaries, -1)
+    return (log_z_standard_error(smc.summaries, n, -1),
+            mean_standard_error(theta, smc.W, m, groups),
+            mean_standard_error(directions(theta), smc.W, m, groups))

@@ -70,6 +70,13 @@ def test_folds_sample_a_smaller_population_than_the_refit(monkeypatch):
     for bad in (dict(fold_particles=1), dict(fold_len_chain=0.5)):
         with pytest.raises(ValueError, match=next(iter(bad))):
             cv_lambda(X, y, n_particles=40, len_chain=6, **bad, **kwargs)
+    # a whole MCMCSequence fixes the chain length of the folds too
+    from particles import smc_samplers as ssp
+    from pac_particles.moves import CalibratedEllipticalSlice
+    sizes.clear()
+    move = ssp.MCMCSequenceWF(mcmc=CalibratedEllipticalSlice(), len_chain=6)
+    cv_lambda(X, y, n_particles=40, len_chain=6, move=move, **kwargs)
+    assert sizes == [(40, 6, True), (20, 6, False), (20, 6, False)]
 
 
 def test_cv_is_reproducible_across_joblib_backends():

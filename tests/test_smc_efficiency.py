@@ -146,18 +146,69 @@ def test_lineage_mean_variance_sums_the_chains_shares_by_group():
         rtol=1e-12)
 
 
-def test_single_run_errors_are_at_least_the_per_step_estimates():
+def test_single_run_errors_are_the_larger_of_the_chain_and_lineage_estimates():
+    """On a particles.SMC run: the means' chain estimate is particles'
+    ``var_wf / N``, and every error bar is the larger of it (``Var_logLt``
+    for log Z) and the lineage estimate."""
+    import particles
+    from particles import smc_samplers as ssp
+    from pac_particles.models import RobustAdaptiveTempering
+    from pac_particles.moves import default_move
+    from pac_particles.priors import param_array
+    from pac_particles.single_run_variance import (
+        LineageVariance, chain_mean_variance, lineage_mean_variance,
+        single_run_errors)
+    X, y = two_d_problem(n=60, seed=2)
+    model = AUCGibbsModel(X, y, lam=60.0)
+    np.random.seed(1)
+    fk = RobustAdaptiveTempering(model, wastefree=True, len_chain=4,
+                                 move=ssp.MCMCSequenceWF(
+                                     mcmc=default_move(model), len_chain=4))
+    smc = particles.SMC(fk=fk, N=20, ESSrmin=1.0, verbose=False,
+                        collect=[ssp.Var_logLt(), LineageVariance()])
+    smc.run()
+    theta = np.array(param_array(smc.X.theta), dtype=float)
+    n = theta.shape[0]
+    chain = chain_mean_variance(theta, smc.W, smc.N)
+    np.testing.assert_allclose(chain, [ssp.var_wf(smc, lambda x, j=j:
+                                                  theta[:, j]) / n
+                                       for j in range(2)], rtol=1e-10)
+    log_z_se, mean_se, _ = single_run_errors(smc, theta)
+    lineage = smc.summaries.lineage[-1]
+    assert log_z_se == pytest.approx(np.sqrt(max(
+        smc.summaries.var_logLt[-1] / n, lineage[0])))
+    np.testing.assert_allclose(mean_se ** 2, np.maximum(
+        chain, lineage_mean_variance(theta, smc.W, lineage[1])), rtol=1e-12)
+
+
+def test_run_smc_keeps_a_users_lineage_collector_and_its_lag():
+    from pac_particles.single_run_variance import LineageVariance
     X, y = two_d_problem(n=60, seed=2)
     post = run_smc(AUCGibbsModel(X, y, lam=60.0), n_particles=20, len_chain=4,
-                   seed=1)
-    n = post.theta.shape[0]
-    per_step = post.summaries.var_logLt[-1] / n
-    lineage = post.summaries.lineage[-1][0]
-    assert post.log_z_se == pytest.approx(np.sqrt(max(per_step, lineage)))
-    assert (len(post.summaries.lineage) == len(post.summaries.var_logLt)
-            == post.n_steps)
-    from pac_particles.single_run_variance import lineage_mean_variance
-    groups = post.summaries.lineage[-1][1]
-    assert np.all(post.mean_se ** 2 >= lineage_mean_variance(
-        post.theta, post.weights, groups) * (1 - 1e-12))
-    assert np.all(post.mean_se > 0) and np.all(np.isfinite(post.mean_se))
+                   seed=1, collect=[LineageVariance(lag=1)])
+    mine = [c for c in post.summaries._collectors
+            if isinstance(c, LineageVariance)]
+    assert [c.lag for c in mine] == [1]
+    default = run_smc(AUCGibbsModel(X, y, lam=60.0), n_particles=20,
+                      len_chain=4, seed=1)
+    assert default.log_z == post.log_z             # the same run
+    assert (post.summaries.lineage[-1][0]
+            != default.summaries.lineage[-1][0])   # another lag
+
+
+def test_lineage_variance_is_nan_after_a_step_without_resampling():
+    """The lineage estimate needs a resampling at every step; after one
+    without, it is nan and log_z_se falls back on the per-step estimate."""
+    from types import SimpleNamespace
+    from pac_particles.single_run_variance import (LineageVariance,
+                                                   log_z_standard_error)
+    rng = np.random.default_rng(0)
+    collector = LineageVariance()
+    for t, resampled in enumerate([False, True, False, True]):
+        smc = SimpleNamespace(N=4, t=t, rs_flag=resampled,
+                              wgts=SimpleNamespace(lw=rng.normal(size=12)),
+                              A=rng.integers(0, 12, size=4))
+        var, _ = collector.fetch(smc)
+        assert np.isnan(var) == (t >= 2)
+    summaries = SimpleNamespace(var_logLt=[0.4], lineage=[(np.nan, None)])
+    assert log_z_standard_error(summaries, 10, -1) == pytest.approx(0.2)

@@ -533,17 +533,17 @@ def smc_certificate(post, eps=0.05, grid_size=1, eps_prevalence=None):
 
     ``post`` is a :class:`pac_particles.posterior.SMCPosterior` (its ``log_z``,
     ``lam``, particles and model, ``post.predictor``); the expected empirical
-    risk is the weighted average of the particles' risks ``model.risk`` (the
-    scores ``x . theta``, or the GP latent scores themselves) and the sample
-    sizes are the model's ``empirical_risk``. See :func:`pac_bayes_bound_gibbs`.
+    risk is ``post.expected_risk``, the weighted average of the particles'
+    risks (recorded by the run, or ``model.risk`` of the scores ``x .
+    theta`` or of the GP latent scores) and the sample sizes are the model's
+    ``empirical_risk``. See :func:`pac_bayes_bound_gibbs`.
     """
     model = post.predictor
     if model is None:
         raise InputError("smc_certificate needs the posterior's model "
-                         "(post.predictor) to compute the particles' risks")
+                         "(post.predictor): its risk's sample sizes")
     return pac_bayes_bound_gibbs(post.log_z, post.lam,
-                                 expected_risk=float(post.weights
-                                                     @ model.risk(post.theta)),
+                                 expected_risk=post.expected_risk,
                                  eps=eps, grid_size=grid_size,
                                  eps_prevalence=eps_prevalence,
                                  risk=model.empirical_risk)

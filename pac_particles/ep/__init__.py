@@ -55,6 +55,8 @@ Performance. The O(P) pair pass is one fused numba kernel (threaded with
 limited to one thread inside the EP loop (attribute ``blas_threads`` of every
 model; ``None`` lifts the limit), because the loop's many small triangular
 solves are much slower with BLAS threads waking up on every call.
+:class:`~pac_particles.estimator.PACBayesAUC` runs its whole fit with BLAS
+on one thread, so there ``None`` lifts nothing.
 
 Example
 -------
