@@ -98,8 +98,9 @@ class AUCCertificates:
             steps = [1 + int(np.argmin(np.abs(np.log(gammas[1:])
                                               - np.log(cv.best_lam))))]
         prior = self._data_dependent_prior(post)
-        bounds = [self._certificate(post.at_step(t), prior).bound
-                  for t in steps]
+        # the chosen step's standard errors only (German credit: 0.3 s)
+        bounds = [self._certificate(post.at_step(t, standard_errors=False),
+                                    prior).bound for t in steps]
         return post.at_step(steps[int(np.argmin(bounds))])
 
     def _data_dependent_prior(self, post):

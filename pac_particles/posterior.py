@@ -352,7 +352,7 @@ class SMCPosterior(WeightedParticles):
         """``gamma_t = lam * exponent_t`` along the tempering path."""
         return self.lam * self.exponents
 
-    def at_step(self, t):
+    def at_step(self, t, standard_errors=True):
         """The Gibbs posterior at ``gamma_t = lam * exponents[t]`` of this
         run's tempering path, ``t`` in ``1..n_steps``: the weighted particles
         of step ``t`` (the run must have collected
@@ -361,7 +361,9 @@ class SMCPosterior(WeightedParticles):
         targets its own Gibbs posterior, so these are as valid as the final
         particles, and so are their single-run standard errors (``log_z_se``
         up to step ``t``, ``mean_se`` and ``bayes_point_se`` of that step's
-        chains, as :func:`single_run_errors` computes them at the end)."""
+        chains, as :func:`single_run_errors` computes them at the end;
+        ``standard_errors=False`` skips the means' errors, None then, for a
+        quick look at many steps)."""
         if self.z is not None:
             raise InputError("at_step does not keep spike-and-slab inclusion "
                              "indicators")
@@ -378,7 +380,8 @@ class SMCPosterior(WeightedParticles):
         theta, weights, risks = steps[t - 1]
         exponent = float(self.exponents[t])
         groups = lineage_groups(self.summaries, t - 1)
-        chains = self.mean_se is not None     # waste-free: M chains a step
+        # waste-free runs have M chains a step to read the errors from
+        chains = standard_errors and self.mean_se is not None
 
         def se(values):
             return (mean_standard_error(values, weights, self.n_chains, groups)

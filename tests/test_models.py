@@ -243,6 +243,8 @@ def test_every_kept_tempering_step_is_its_own_gibbs_posterior():
             lineage_mean_variance(step.theta, step.weights, groups)),
             rtol=1e-12)
         assert np.all(step.bayes_point_se > 0)
+        quick = post.at_step(t, standard_errors=False)
+        assert quick.mean_se is None and quick.log_z_se == step.log_z_se
         assert step.log_z_se ** 2 >= post.summaries.lineage[t - 1][0] * (1 - 1e-12)
     np.testing.assert_allclose(post.risks, post.predictor.risk(post.theta),
                                atol=1e-12)
