@@ -72,7 +72,7 @@ from .vb import FAMILIES as VB_FAMILIES
 # the classification estimator lives beside this one, importable from here;
 # both take their parameter storage and tags from BinaryEstimatorMixin
 from .classifier import BinaryEstimatorMixin, PACBayesClassifier
-from .vb import GaussianVB
+from .vb import GaussianVB, auto_pairs
 
 __all__ = ["PACBayesAUC", "PACBayesClassifier"]
 
@@ -109,12 +109,14 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         ``lam_max / 1000`` to ``lam_max``
         (:func:`pac_particles.selection.lam_grid`): SMC by ``n_folds`` cross-validation
         along one tempering path per fold; EP by its leave-one-out AUC
-        (Opper & Winther, no refit); VB by ``n_folds`` cross-validation.
+        (Opper & Winther, no refit); VB by its leave-one-out AUC (one
+        Newton step from the fit, no refit) when it runs on all pairs, by
+        ``n_folds`` cross-validation on sampled pairs.
     lam_max : float, optional
         Top of the grid for ``lam='cv'``; default ``5 * n_samples``
         (:data:`pac_particles.selection.LAM_MAX_PER_POINT`).
     n_folds : int
-        Folds for ``lam='cv'`` (SMC, VB).
+        Folds for ``lam='cv'`` (SMC; VB on sampled pairs).
     grid_size : int or None
         Size of the grid for ``lam='cv'``; None (default): 50 for SMC (its
         folds score the whole tempering path, so the grid costs nothing)
@@ -247,7 +249,8 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
     proba_slope_ : slope of the logistic map from ``decision_function`` to
         ``predict_proba`` (fitted on the training scores).
     heldout_auc_ : AUC of held-out scores, PU-corrected with ``pu_prior``:
-        EP's leave-one-out AUC (Gaussian prior), the mean validation AUC at
+        the leave-one-out AUC of EP (Gaussian prior) or of VB (on all
+        pairs), the mean validation AUC at
         ``lam_`` when ``lam='cv'`` (optimistic by the choice of ``lam``), or
         with ``pu_prior`` and a fixed ``lam`` the mean AUC of ``n_folds``
         refits on stratified folds (``n_folds`` more fits); None otherwise.
@@ -459,7 +462,8 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
 
     def _heldout_auc(self, X, positives):
         """AUC of held-out scores, PU-corrected: the leave-one-out AUC (EP,
-        Gaussian prior), the mean validation AUC at ``lam_`` (``lam='cv'``),
+        Gaussian prior; VB on all pairs), the mean validation AUC at ``lam_``
+        (``lam='cv'``),
         or, with ``pu_prior`` only, the mean AUC over ``n_folds`` refits;
         None otherwise."""
         if getattr(self, "cv_auc_", None) is not None:
@@ -625,9 +629,16 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
             if self.method == "ep":
                 self.cv_, approx, polish = self._ep_loo_lambda(X, positives,
                                                                grid)
+            elif auto_pairs(int(positives.sum()),
+                            int((~positives).sum())) is None:
+                self.cv_, path_fit = self._vb_loo_lambda(X, positives, grid)
+
+                def polish(lam):
+                    # the final fit, warm-started at the path's optimum
+                    return self.approximation_.fit(init=path_fit(lam))
             else:
-                # continuation from small to large lam; concurrent folds
-                # share the cores
+                # sampled pairs: no leave-one-out; continuation from small
+                # to large lam; concurrent folds share the cores
                 jobs = self._fold_jobs()
                 self.cv_ = cross_validate_lam(
                     X, positives, grid,
@@ -658,10 +669,31 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
                                    else self.posterior_.elbo)
         if getattr(self.posterior_, "inclusion_probs", None) is not None:
             self.inclusion_probs_ = self.posterior_.inclusion_probs
-        if self.method == "ep" and self.prior == "gaussian":
+        if ((self.method == "ep" and self.prior == "gaussian")
+                or (self.method == "vb" and approx.n_pairs is None)):
             self.cv_auc_ = approx.loo_auc()
         self._point = self.posterior_.mean
         self._data = approx.data
+
+    def _vb_loo_lambda(self, X, positives, grid):
+        """VB's choice of ``lam`` by leave-one-out: one fit per grid value
+        on all rows, from small to large ``lam``, each warm-started at the
+        previous optimum (tolerance :data:`VB_CV_TOL`), scored by the AUC of
+        its one-Newton-step leave-one-out scores
+        (:meth:`pac_particles.vb.GaussianVB.loo_auc`) instead of ``n_folds``
+        refits per value. Returns the :class:`LamCVResult` and
+        ``path_fit(lam)``, the path's fit at a grid value."""
+        fits, previous = {}, None
+
+        def loo_auc(lam):
+            nonlocal previous
+            vb = self._vb_for_cv(X, positives, lam)
+            previous = vb.fit(init=previous)
+            fits[float(lam)] = previous
+            return vb.loo_auc()
+
+        cv = loo_lambda(grid, loo_auc, verbose=self.verbose)
+        return cv, lambda lam: fits[float(lam)]
 
     def _ep_loo_lambda(self, X, positives, grid):
         """EP's choice of ``lam`` by leave-one-out (each point's sites

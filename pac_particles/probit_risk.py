@@ -410,6 +410,26 @@ class GaussianPairRisk:
                         + (Xn * u_col[:, None]).T @ Xn - cross - cross.T) / P
         return risk, grad_m, grad_cov
 
+    def pair_terms(self, m, cov):
+        """Every pair's ``(w, u) = (dPhi_ij / dmu_ij, dPhi_ij / dvar_ij)``
+        as two (n_pos, n_neg) arrays (the kernel of :meth:`__call__`, in one
+        block: O(P) memory), and the pairs' ``mu_ij``. Gaussian smoothing
+        gives ``d^2 Phi_ij / dmu_ij^2 = 2 u`` (heat equation); tied pairs
+        have ``w = u = 0``."""
+        Xp, Xn = self.X_pos, self.X_neg
+        m = np.ascontiguousarray(m, dtype=float)
+        XS_pos, s_pos, s_neg, a_pos, a_neg, cov2d, kind = _gram_terms(
+            Xp, Xn, m, cov)
+        u = XS_pos @ Xn.T                 # x_i' S x_j on entry, u on exit
+        w = np.empty_like(u)
+        kernel = parallel.dispatch(_gaussian_block_serial,
+                                   _gaussian_block_parallel, u.size)
+        kernel(s_pos, s_neg, a_pos, a_neg, self.gid_pos, self.gid_neg, Xp, Xn,
+               m, cov2d, kind, _CANCELLATION_RTOL, u, w,
+               np.empty(self.n_pos), np.empty(self.n_pos),
+               np.empty(self.n_pos))
+        return w, u, s_pos[:, None] - s_neg[None, :]
+
     def sampled(self, ip, jn, m, cov, need_grad=True):
         """The same on the pairs ``(ip[b], jn[b])``; also returns the
         standard deviation of the per-pair terms."""

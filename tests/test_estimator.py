@@ -230,12 +230,27 @@ def test_ep_chooses_lam_by_its_leave_one_out_auc():
     assert est.bound_.grid_size == 6
 
 
-def test_vb_chooses_lam_by_cross_validation():
+def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
+    """On all pairs VB's lam maximises the leave-one-out AUC of its fits
+    along the grid (one row, no folds), and its final fit is the VB optimum
+    there; on sampled pairs it falls back on K-fold cross-validation."""
+    from pac_particles.vb import GaussianVB
+    import pac_particles.estimator as estimator
     X, y = _data(n=120)
     est = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
                       n_folds=3, random_state=0).fit(X, y)
-    assert est.cv_.fold_auc.shape == (3, 4)
-    assert est.lam_ in est.cv_.grid
+    assert est.cv_.fold_auc.shape == (1, 4)
+    assert est.lam_ == est.cv_.grid[np.argmax(est.cv_.mean_auc)]
+    cold = GaussianVB(X, y == "yes", est.lam_, family="diagonal", tol=1e-9)
+    cold_fit = cold.fit()
+    np.testing.assert_allclose(est.posterior_.mean, cold_fit.mean, rtol=1e-3,
+                               atol=1e-4)
+    assert est.heldout_auc_ == pytest.approx(cold.loo_auc(), abs=1e-3)
+    monkeypatch.setattr(estimator, "auto_pairs", lambda n_pos, n_neg: 1000)
+    folds = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
+                        n_folds=3, random_state=0).fit(X, y)
+    assert folds.cv_.fold_auc.shape == (3, 4)
+    assert folds.lam_ in folds.cv_.grid
 
 
 def _sparse(n=240, seed=0):
@@ -522,7 +537,11 @@ def test_a_refit_does_not_report_the_previous_fits_held_out_auc():
     est = PACBayesAUC(method="ep", lam="cv", grid_size=3).fit(X, y)
     assert est.heldout_auc_ is not None and hasattr(est, "cv_")
     est.set_params(method="vb", lam=200.0).fit(X, y)
-    assert est.heldout_auc_ is None and not hasattr(est, "cv_")
+    # VB on all pairs has its own leave-one-out AUC, not the previous one
+    assert est.heldout_auc_ == pytest.approx(est.approximation_.loo_auc())
+    assert not hasattr(est, "cv_")
+    est.set_params(method="smc", n_particles=30, len_chain=3).fit(X, y)
+    assert est.heldout_auc_ is None and not hasattr(est, "cv_auc_")
 
 
 def test_certificate_samples_the_risk_when_the_pairs_are_too_many(monkeypatch):

@@ -107,10 +107,16 @@ def test_pu_estimator_reports_a_held_out_corrected_auc():
     loo = est.approximation_.loo_scores()
     expected = 1 - pu_corrected_risk(1 - roc_auc_score(y_pu, loo), pi)
     assert est.heldout_auc_ == pytest.approx(expected)
-    # VB at a fixed lam: n_folds refits, each scored on its held-out fold
-    est = PACBayesAUC(method="vb", lam=240.0, pu_prior=pi, n_folds=3,
-                      random_state=0).fit(X, y_pu)
+    # VB on all pairs: its leave-one-out scores (one Newton step), corrected
+    est = PACBayesAUC(method="vb", lam=240.0, pu_prior=pi).fit(X, y_pu)
+    loo = est.approximation_.loo_scores()
+    expected = 1 - pu_corrected_risk(1 - roc_auc_score(y_pu, loo), pi)
+    assert est.heldout_auc_ == pytest.approx(expected)
+    # SMC at a fixed lam: n_folds refits, each scored on its held-out fold
+    smc = dict(method="smc", lam=240.0, n_particles=30, len_chain=3,
+               random_state=0)
+    est = PACBayesAUC(pu_prior=pi, n_folds=3, **smc).fit(X, y_pu)
     assert est.heldout_auc_ is not None and 0.5 < est.heldout_auc_ < 1.1
     assert est.heldout_auc_ != pytest.approx(est.train_auc_)
     # without PU labels and without a cheap held-out figure: none
-    assert PACBayesAUC(method="vb", lam=240.0).fit(X, y_pu).heldout_auc_ is None
+    assert PACBayesAUC(**smc).fit(X, y_pu).heldout_auc_ is None

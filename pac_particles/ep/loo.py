@@ -50,9 +50,29 @@ def _loo_scores(C, sites, W, H, state):
     a LOO precision is not positive definite)."""
     if sites.margins is not None:
         return _loo_margin_list(C, sites.margins, W, H, state)
+    return star_removal_scores(C, sites.risk, W, H, state.chol, state.eta)
+
+
+def star_removal_scores(C, risk, W, H, chol, eta):
+    """Every point's score under the Gaussian ``N(Lambda^-1 eta,
+    Lambda^-1)`` on ``w`` (``Lambda = chol chol'``) from which the pair
+    terms ``(W, H)`` of that point's star have been removed (module
+    docstring): EP's leave-one-out [OW00] with EP's sites, and the
+    one-Newton-step leave-one-out of a variational fit with its pair
+    curvatures (:meth:`pac_particles.vb.GaussianVB.loo_scores`). ``risk`` an
+    :class:`~pac_particles.risks.AUCRisk` on all pairs; rows of ``C`` and
+    the returned ``(mean, var)`` in ``risk.order``."""
+    state = _StarState(chol, eta)
     if C.shape[1] <= _LOO_DIRECT_MAX_RANK:
-        return _loo_direct(C, sites.risk, W, H, state)
-    return _loo_cg(C, sites.risk, W, H, state)
+        return _loo_direct(C, risk, W, H, state)
+    return _loo_cg(C, risk, W, H, state)
+
+
+class _StarState:
+    """What the star removal reads of a Gaussian: ``chol`` and ``eta``."""
+
+    def __init__(self, chol, eta):
+        self.chol, self.eta = chol, eta
 
 
 def _node_sign(risk):
