@@ -233,7 +233,8 @@ def test_ep_chooses_lam_by_its_leave_one_out_auc():
 def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
     """On all pairs VB's lam maximises the leave-one-out AUC of its fits
     along the grid (one row, no folds), and its final fit is the VB optimum
-    there; on sampled pairs it falls back on K-fold cross-validation."""
+    there; on sampled pairs or above VB_LOO_MAX_FEATURES it falls back on
+    K-fold cross-validation."""
     from pac_particles.vb import GaussianVB
     import pac_particles.estimator as estimator
     X, y = _data(n=120)
@@ -246,11 +247,15 @@ def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
     np.testing.assert_allclose(est.posterior_.mean, cold_fit.mean, rtol=1e-3,
                                atol=1e-4)
     assert est.heldout_auc_ == pytest.approx(cold.loo_auc(), abs=1e-3)
-    monkeypatch.setattr(estimator, "auto_pairs", lambda n_pos, n_neg: 1000)
-    folds = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
-                        n_folds=3, random_state=0).fit(X, y)
-    assert folds.cv_.fold_auc.shape == (3, 4)
-    assert folds.lam_ in folds.cv_.grid
+    for name, value in (("auto_pairs", lambda n_pos, n_neg: 1000),
+                        ("VB_LOO_MAX_FEATURES", 2)):
+        with monkeypatch.context() as patch:
+            patch.setattr(estimator, name, value)
+            folds = PACBayesAUC(method="vb", lam="cv", lam_max=500.0,
+                                grid_size=4, n_folds=3,
+                                random_state=0).fit(X, y)
+        assert folds.cv_.fold_auc.shape == (3, 4)
+        assert folds.lam_ in folds.cv_.grid
 
 
 def _sparse(n=240, seed=0):
