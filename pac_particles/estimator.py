@@ -646,8 +646,9 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
                     # the final fit, warm-started at the path's optimum
                     return self.approximation_.fit(init=path_fit(lam))
             else:
-                # sampled pairs: no leave-one-out; continuation from small
-                # to large lam; concurrent folds share the cores
+                # sampled pairs or many features: K-fold refits,
+                # continuation from small to large lam; concurrent folds
+                # share the cores
                 jobs = self._fold_jobs()
                 self.cv_ = cross_validate_lam(
                     X, positives, grid,
@@ -678,9 +679,13 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
                                    else self.posterior_.elbo)
         if getattr(self.posterior_, "inclusion_probs", None) is not None:
             self.inclusion_probs_ = self.posterior_.inclusion_probs
-        if ((self.method == "ep" and self.prior == "gaussian")
-                or (self.method == "vb" and approx.n_pairs is None)):
+        if self.method == "ep" and self.prior == "gaussian":
             self.cv_auc_ = approx.loo_auc()
+        elif self.method == "vb" and approx.n_pairs is None:
+            try:
+                self.cv_auc_ = approx.loo_auc()
+            except InputError:         # no minimum in the mean: no LOO
+                self.cv_auc_ = None
         self._point = self.posterior_.mean
         self._data = approx.data
 
@@ -698,8 +703,12 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
             nonlocal previous
             vb = self._vb_for_cv(X, positives, lam)
             previous = vb.fit(init=previous)
+            try:
+                score = vb.loo_auc()
+            except InputError:         # Hessian not positive definite
+                return None            # loo_lambda leaves this value out
             fits[float(lam)] = previous
-            return vb.loo_auc()
+            return score
 
         cv = loo_lambda(grid, loo_auc, verbose=self.verbose)
         return cv, lambda lam: fits[float(lam)]

@@ -247,6 +247,21 @@ def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
     np.testing.assert_allclose(est.posterior_.mean, cold_fit.mean, rtol=1e-3,
                                atol=1e-4)
     assert est.heldout_auc_ == pytest.approx(cold.loo_auc(), abs=1e-3)
+    # a grid value without leave-one-out scores (Hessian not positive
+    # definite) is left out, and so is the final fit's held-out AUC
+    from pac_particles.checks import InputError
+    real = GaussianVB.loo_auc
+
+    def fails_at_small_lam(vb):
+        if vb.lam < 20.0:
+            raise InputError("not positive definite")
+        return real(vb)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(GaussianVB, "loo_auc", fails_at_small_lam)
+        some = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
+                           random_state=0).fit(X, y)
+    assert some.cv_.grid.min() >= 20.0 and some.cv_.grid.size < 4
     for name, value in (("auto_pairs", lambda n_pos, n_neg: 1000),
                         ("VB_LOO_MAX_FEATURES", 2)):
         with monkeypatch.context() as patch:
