@@ -39,7 +39,6 @@ PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
 import numbers
-import os
 import warnings
 
 import numpy as np
@@ -61,7 +60,7 @@ from .ep import EPGP, EPConvergenceWarning, EPLinear, EPSpikeSlab
 from .ep.base import lam_path_scores, refit_from_path
 from .inference_data import to_inference_data
 from .models import AUCGibbsModel, GPAUCModel, linear_score_model
-from .parallel import one_blas_thread, threads_per_job
+from .parallel import concurrent_folds, one_blas_thread
 from .posterior import POINT_ESTIMATES, run_smc
 from .kernels import SquaredExponential
 from .priors import SpikeSlabPrior
@@ -213,9 +212,11 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
     random_state : int, optional
     n_jobs : int or None
         Parallel folds for ``lam='cv'`` and runs of the evidence grid
-        (joblib; -1: all cores). None (default): SMC runs its folds one per
-        core up to ``n_folds``, EP and VB run them in sequence (their pair
-        kernels use the cores).
+        (joblib; -1: all cores). None (default): the folds of SMC, and of
+        VB when it uses folds, run one per core up to ``n_folds``
+        (:func:`pac_particles.parallel.concurrent_folds`; on small data a
+        fold's pair kernel runs on one thread, so only concurrent folds use
+        the cores); EP has no folds; the evidence grid runs in sequence.
     verbose : bool or str
         Progress on stderr (:mod:`pac_particles.progress`): ``True`` a tqdm
         bar on a terminal, one line per step otherwise; ``"bar"``,
@@ -651,12 +652,11 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
                 # sampled pairs or many features: K-fold refits,
                 # continuation from small to large lam; concurrent folds
                 # share the cores
-                jobs = self._fold_jobs()
+                jobs, threads = concurrent_folds(self.n_folds, self.n_jobs)
                 self.cv_ = cross_validate_lam(
                     X, positives, grid,
                     RefitScorer(self._vb_for_cv, warm_start=True,
-                                threads=threads_per_job(jobs)
-                                if jobs != 1 else None),
+                                threads=threads),
                     n_folds=self.n_folds, seed=self.random_state,
                     n_jobs=jobs, verbose=self.verbose)
             self.lam_ = self.cv_.best_lam
@@ -752,16 +752,6 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         if self.grid_size is None:
             return DEFAULT_GRID_SIZE[self.method]
         return int(self.grid_size)
-
-    def _fold_jobs(self):
-        """Concurrent folds of VB's cross-validation: ``n_jobs`` if given,
-        else one per core up to ``n_folds`` (on small data a fold's pair
-        kernel runs on one thread, below the threshold of
-        :func:`pac_particles.parallel.dispatch`, so only concurrent folds
-        use the cores)."""
-        if self.n_jobs is not None:
-            return self.n_jobs
-        return max(1, min(int(self.n_folds), os.cpu_count() or 1))
 
     def _prior_var(self):
         return self.hyperparameters_.get("prior_var", self.prior_var)

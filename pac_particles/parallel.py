@@ -36,7 +36,7 @@ from .checks import InputError
 
 __all__ = ["MIN_PARALLEL_WORK", "use_parallel", "dispatch", "forced",
            "one_blas_thread", "blas_threads", "threads_per_job",
-           "limited_threads"]
+           "concurrent_folds", "limited_threads"]
 
 #: Inner-loop items below which a kernel runs on one thread.
 MIN_PARALLEL_WORK = 50_000
@@ -94,6 +94,16 @@ def threads_per_job(n_jobs, numba_threads=None):
     if numba_threads:
         return int(numba_threads)
     return max(1, (os.cpu_count() or 1) // max(1, int(n_jobs)))
+
+
+def concurrent_folds(n_folds, n_jobs=None):
+    """``(n_jobs, threads)`` of folds run concurrently through joblib:
+    ``n_jobs`` if given, else one job per core up to ``n_folds``; and the
+    numba and BLAS threads of each job (:func:`threads_per_job`; None, i.e.
+    unchanged, for a single job)."""
+    if n_jobs is None:
+        n_jobs = max(1, min(int(n_folds), os.cpu_count() or 1))
+    return n_jobs, (threads_per_job(n_jobs) if n_jobs != 1 else None)
 
 
 @contextlib.contextmanager

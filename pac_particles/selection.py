@@ -70,7 +70,6 @@ PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.1.
 """
 
 import functools
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,7 +81,7 @@ from sklearn.model_selection import StratifiedKFold
 from .auc import auc_risk, binary_labels
 from .checks import InputError, check_choice, check_count, check_positive
 from .models import AUCGibbsModel
-from .parallel import limited_threads, one_blas_thread, threads_per_job
+from .parallel import concurrent_folds, limited_threads, one_blas_thread
 from .posterior import POINT_ESTIMATES, run_smc
 from .priors import param_array
 from .progress import Progress, tracked
@@ -420,7 +419,7 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     seed : int, optional; fold k uses ``seed + k``, the refit ``seed + n_folds``.
     n_jobs : int, folds run in parallel through joblib; None (default): one
         job per core up to ``n_folds``, the cores shared among the folds'
-        numba and BLAS threads (:func:`pac_particles.parallel.threads_per_job`).
+        numba and BLAS threads (:func:`pac_particles.parallel.concurrent_folds`).
     verbose : bool or str, progress over the folds and of the refit's
         tempering (:mod:`pac_particles.progress`).
 
@@ -435,19 +434,17 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     n_particles = check_count(n_particles, "n_particles", minimum=2)
     len_chain = check_count(len_chain, "len_chain", minimum=2)
     smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move)
+    if fold_particles is None:
+        fold_particles = max(2, n_particles // 2)
+    if fold_len_chain is None:
+        # a whole MCMCSequence fixes its own chain length
+        fold_len_chain = (len_chain if isinstance(move, ssp.MCMCSequence)
+                          else max(2, len_chain // 2))
     fold_kwargs = dict(
         smc_kwargs,
-        n_particles=(max(2, n_particles // 2) if fold_particles is None
-                     else check_count(fold_particles, "fold_particles",
-                                      minimum=2)),
-        len_chain=(check_count(fold_len_chain, "fold_len_chain", minimum=2)
-                   if fold_len_chain is not None
-                   # a whole MCMCSequence fixes its own chain length
-                   else len_chain if isinstance(move, ssp.MCMCSequence)
-                   else max(2, len_chain // 2)))
-    if n_jobs is None:
-        n_jobs = max(1, min(int(n_folds), os.cpu_count() or 1))
-    threads = threads_per_job(n_jobs) if n_jobs != 1 else None
+        n_particles=check_count(fold_particles, "fold_particles", minimum=2),
+        len_chain=check_count(fold_len_chain, "fold_len_chain", minimum=2))
+    n_jobs, threads = concurrent_folds(n_folds, n_jobs)
     scorer = SMCPathScorer(lam_max, point, model_kwargs, fold_kwargs,
                            make_model=make_model, threads=threads)
     refit_to = check_choice(refit_to, "refit_to", ("best", "path"))

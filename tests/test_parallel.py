@@ -143,3 +143,12 @@ def test_exact_ellipse_angle_draws(rng, binary):
                 for kappa in (0.0, 0.05, 3.0, 1e5)]
 
     assert_identical(*serial_and_parallel(draws))
+
+
+def test_concurrent_folds_one_job_per_core_up_to_the_folds(monkeypatch):
+    from pac_particles import parallel
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 4)
+    assert parallel.concurrent_folds(5) == (4, 1)
+    assert parallel.concurrent_folds(2) == (2, 2)
+    assert parallel.concurrent_folds(5, n_jobs=1) == (1, None)
+    assert parallel.concurrent_folds(5, n_jobs=3) == (3, 1)
