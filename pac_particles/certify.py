@@ -110,15 +110,21 @@ class AUCCertificates:
         training scores, whose KL to a prior on ``theta`` is not the
         particles'), spike-and-slab prior, fewer than two points of a class.
         Its split is drawn from the seed alone, before any fit; the choice
-        depends on the labels only, as the bound does."""
+        depends on the labels only, as the bound does. Kept for the fit's
+        data (the certified rule's candidate steps and the headline
+        certificate share it)."""
         data = post.data if self.method == "smc" else self.approximation_.data
         if not (self.kernel is None and self.prior == "gaussian"
                 and not getattr(post, "is_gp", False)
                 and min(data.n_pos, data.n_neg) >= 2):
             return None
-        return data_dependent_prior(
-            data.X, data.y, prior_var=self._prior_var(),
-            seed=0 if self.random_state is None else self.random_state)
+        kept = getattr(self, "_data_prior", None)
+        if kept is None or kept[0] is not data:      # a new fit's data
+            kept = (data, data_dependent_prior(
+                data.X, data.y, prior_var=self._prior_var(),
+                seed=0 if self.random_state is None else self.random_state))
+            self._data_prior = kept
+        return kept[1]
 
     def _data_free_terms(self, post):
         """``(E_rho[R_n], KL(rho || prior), data, rho, risk_delta)`` of the

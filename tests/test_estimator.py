@@ -611,3 +611,26 @@ def test_corollary19_of_a_gaussian_fit_is_the_library_bound(kwargs):
     assert est.bound_.bound == pytest.approx(ref.bound, rel=1e-9)
     assert est.bound_.auc_risk_bound_two_sample == pytest.approx(
         ref.auc_risk_bound_two_sample, rel=1e-9)
+
+
+def test_the_data_dependent_prior_is_fitted_once_per_fit(monkeypatch):
+    """SMC's certified rule compares the candidate steps and then certifies
+    the chosen one under the same EP prior, fitted once per fit; a new fit
+    (new data) fits its own."""
+    import pac_particles.certify as certify
+    calls = []
+    real = certify.data_dependent_prior
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(certify, "data_dependent_prior", counting)
+    X, y = _data(n=120)
+    est = PACBayesAUC(lam_max=300.0, grid_size=5, n_folds=2, n_particles=30,
+                      len_chain=3, random_state=0, n_jobs=1).fit(X, y)
+    assert len(calls) == 1
+    assert any("data-dependent" in name
+               for name, _ in est.certificate_.alternatives)
+    est.fit(X[:100], y[:100])
+    assert len(calls) == 2
