@@ -62,17 +62,9 @@ def star_removal_scores(C, risk, W, H, chol, eta):
     curvatures (:meth:`pac_particles.vb.GaussianVB.loo_scores`). ``risk`` an
     :class:`~pac_particles.risks.AUCRisk` on all pairs; rows of ``C`` and
     the returned ``(mean, var)`` in ``risk.order``."""
-    state = _StarState(chol, eta)
     if C.shape[1] <= _LOO_DIRECT_MAX_RANK:
-        return _loo_direct(C, risk, W, H, state)
-    return _loo_cg(C, risk, W, H, state)
-
-
-class _StarState:
-    """What the star removal reads of a Gaussian: ``chol`` and ``eta``."""
-
-    def __init__(self, chol, eta):
-        self.chol, self.eta = chol, eta
+        return _loo_direct(C, risk, W, H, chol, eta)
+    return _loo_cg(C, risk, W, H, chol, eta)
 
 
 def _node_sign(risk):
@@ -93,8 +85,7 @@ def _star_parts(C, risk, W, H):
     return a, z, star_g
 
 
-def _loo_direct(C, risk, W, H, state):
-    chol = state.chol
+def _loo_direct(C, risk, W, H, chol, eta):
     lam_mat = chol @ chol.T
     n_pos = risk.n_pos
     a_all, z_all, g_all = _star_parts(C, risk, W, H)
@@ -113,7 +104,7 @@ def _loo_direct(C, risk, W, H, state):
             star = (a[:, None, None] * ci[:, :, None] * ci[:, None, :]
                     - ci[:, :, None] * z[:, None, :]
                     - z[:, :, None] * ci[:, None, :] + M)
-            rhs = np.stack([state.eta[None] - g_all[idx], ci], axis=-1)
+            rhs = np.stack([eta[None] - g_all[idx], ci], axis=-1)
             try:
                 sol = np.linalg.solve(lam_mat[None] - star, rhs)
             except np.linalg.LinAlgError:
@@ -142,11 +133,10 @@ def _weighted_outer_sums(Wb, partners):
     return out
 
 
-def _loo_cg(C, risk, W, H, state, rtol=1e-10, max_iter=500):
+def _loo_cg(C, risk, W, H, chol, eta, rtol=1e-10, max_iter=500):
     n_pos = risk.n_pos
     Cp, Cn = C[:n_pos], C[n_pos:]
     a, z, star_g = _star_parts(C, risk, W, H)
-    chol = state.chol
     lam_mat = chol @ chol.T
 
     def apply(X):
@@ -163,7 +153,7 @@ def _loo_cg(C, risk, W, H, state, rtol=1e-10, max_iter=500):
         return linalg.cho_solve((chol, True), R.T).T
 
     results = []
-    for B in (state.eta[None, :] - star_g, C):
+    for B in (eta[None, :] - star_g, C):
         # rows of B are the right-hand sides, one per node
         X = precondition(B)
         R = B - apply(X)
