@@ -42,6 +42,7 @@ import numpy as np
 from particles import collectors
 from particles.variance_mcmc import MCMC_variance
 
+from .checks import InputError, check_count, check_finite_array
 from .priors import param_array
 from .weighted_particles import directions
 
@@ -115,12 +116,28 @@ class LineageVariance(collectors.Collector):
         return self.var, groups.copy()
 
 
+def _check_chains(values, weights, m):
+    """``(values, weights, m)`` of a waste-free population, or InputError:
+    (N, d) finite values, (N,) finite weights, N a multiple of M."""
+    values = check_finite_array(values, "values", ndim=2)
+    weights = check_finite_array(weights, "weights", ndim=1)
+    m = check_count(m, "the number of chains M")
+    if weights.shape[0] != values.shape[0] or values.shape[0] % m:
+        raise InputError(f"values {values.shape} and weights {weights.shape} "
+                         f"must have N = M P rows, M = {m} chains")
+    return values, weights, m
+
+
 def lineage_mean_variance(values, weights, groups):
     """Lineage variance of each column's weighted mean ``weights @ values``
     ((N, d) values, N = M P in P rows of M chains): the chains' shares
     ``sum_p W (values - mean)`` summed by ``groups`` (ancestor chain of each
     chain, :class:`LineageVariance`), then squared and summed."""
-    m = groups.shape[0]
+    groups = np.asarray(groups)
+    values, weights, m = _check_chains(values, weights, groups.shape[0])
+    if groups.ndim != 1 or not np.all((groups >= 0) & (groups < m)):
+        raise InputError(f"groups must hold one chain index in [0, {m}) per "
+                         "chain")
     mean = weights @ values
     shares = np.einsum("pm,pmd->md", weights.reshape(-1, m),
                        (values - mean).reshape(-1, m, values.shape[1]))
@@ -133,6 +150,7 @@ def chain_mean_variance(values, weights, m):
     """[DC22, Sec. 3.4]'s variance of each column's weighted mean from the
     M chains alone: the initial-sequence estimate over the chains
     (``particles``' ``var_wf`` divided by N, on stored values)."""
+    values, weights, m = _check_chains(values, weights, m)
     centred = weights[:, None] * (values - weights @ values)
     return np.array([MCMC_variance(np.reshape(centred[:, j], (-1, m), "C"),
                                    method="init_seq")

@@ -212,3 +212,20 @@ def test_lineage_variance_is_nan_after_a_step_without_resampling():
         assert np.isnan(var) == (t >= 2)
     summaries = SimpleNamespace(var_logLt=[0.4], lineage=[(np.nan, None)])
     assert log_z_standard_error(summaries, 10, -1) == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("args, message", [
+    ((np.ones((6, 2)), np.ones(5) / 5, np.arange(3)), "rows"),
+    ((np.ones((6, 2)), np.ones(6) / 6, np.arange(4)), "rows"),
+    ((np.full((6, 2), np.nan), np.ones(6) / 6, np.arange(3)), "NaN"),
+    ((np.ones(6), np.ones(6) / 6, np.arange(3)), "2-D"),
+    ((np.ones((6, 2)), np.ones(6) / 6, np.array([0, 1, 5])), "groups"),
+])
+def test_chain_variances_name_bad_input(args, message):
+    from pac_particles.single_run_variance import (chain_mean_variance,
+                                                   lineage_mean_variance)
+    with pytest.raises(ValueError, match=message):
+        lineage_mean_variance(*args)
+    if message != "groups":
+        with pytest.raises(ValueError, match=message):
+            chain_mean_variance(args[0], args[1], args[2].size)
