@@ -82,6 +82,13 @@ def main(argv=None):
                                                   flush=True))
     table, coverage = efficiency_table(rows), coverage_table(rows)
     print(format_table(table, coverage))
+    # against the defaults this study started from: tempering log Z, and
+    # (linear models) no covariance shrinkage either
+    for base in ("tempering", "issue start"):
+        against = efficiency_table(rows, baseline=base)
+        if against:
+            print(f"\nrelative to the cell {base!r}:")
+            print(format_table(against))
     stem = os.path.splitext(args.out)[0]
     write_rows(table, stem + "_table.csv")
     write_rows(coverage, stem + "_coverage.csv")

@@ -58,7 +58,8 @@ import particles
 from particles import collectors
 from particles import smc_samplers as ssp
 
-from .checks import InputError, check_count, check_probability
+from .checks import InputError, check_choice, check_count, check_probability
+from .importance_evidence import refine_log_z, weighted_mean_se
 from .inference_data import to_inference_data
 from .models import RobustAdaptiveTempering, check_reached_target
 from .moves import check_move_fits, default_move
@@ -76,7 +77,8 @@ __all__ = ["run_smc", "SMCPosterior", "StepParticles", "single_run_errors",
 
 def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
             ESSrmin=0.5, max_iter=1000, seed=None, verbose=False,
-            collect=None, keep_steps=False):
+            collect=None, keep_steps=False, evidence="importance",
+            evidence_draws=None):
     """Adaptive-tempering SMC from the prior to the Gibbs posterior of ``model``.
 
     Parameters
@@ -120,13 +122,32 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
     keep_steps : bool
         Keep the weighted particles of every tempering step
         (:class:`StepParticles`), for ``SMCPosterior.at_step``.
+    evidence : {"importance", "tempering"}
+        How ``log_z`` is estimated. ``"tempering"``: the product of the
+        steps' mean incremental weights. ``"importance"`` (default): after
+        the run, ``evidence_draws`` draws from a defensive mixture around
+        EP's Gaussian approximation (the particles' Gaussian fit where EP
+        does not cover the model) give an importance-sampling estimate
+        (:mod:`pac_particles.importance_evidence`); when the tail of its
+        weights says it is reliable (Pareto ``k <= 0.7``) it is ``log_z``
+        and its draws are pooled with the particles (weights in inverse
+        proportion to the two Bayes points' variances), else the
+        tempering estimate stays. Measured on the study's four problems:
+        README, "Efficiency of the SMC sampler". Spike-and-slab priors and
+        models of more than
+        :data:`~pac_particles.importance_evidence.MAX_DIMENSION` parameters
+        keep the tempering estimate.
+    evidence_draws : int, optional
+        Draws of the importance sampler (one risk evaluation each); default
+        the population size (``n_particles * len_chain`` waste-free).
 
     Returns
     -------
     SMCPosterior
         Waste-free runs carry single-run standard errors of ``log_z``,
         ``mean`` and ``bayes_point`` (``log_z_se``, ``mean_se``,
-        ``bayes_point_se``) [DC22, Sec. 3.4].
+        ``bayes_point_se``) [DC22, Sec. 3.4]; ``log_z_tempering`` and
+        ``importance`` keep both estimates of ``log Z``.
     """
     if not isinstance(model, ssp.StaticModel):
         raise InputError(f"model must be a particles StaticModel (e.g. "
@@ -148,6 +169,10 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
                                 or not all(callable(c) for c in collect)):
         raise InputError("collect must be a list of particles collectors "
                          "(callables)")
+    evidence = check_choice(evidence, "evidence", ("importance", "tempering"))
+    if evidence_draws is not None:
+        evidence_draws = check_count(evidence_draws, "evidence_draws",
+                                     minimum=10)
     if seed is not None:
         np.random.seed(seed)
     if wastefree:
@@ -184,8 +209,16 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         for _ in smc:
             _report_step(progress, smc, model.lam)
     check_reached_target(smc)
-    return SMCPosterior.from_smc(
-        smc, model, wall_time=time.perf_counter() - start,
+    post = SMCPosterior.from_smc(smc, model)
+    if evidence == "importance":
+        draws = evidence_draws or post.theta.shape[0]
+        # seeded from the global generator: reproducible under ``seed``
+        with one_blas_thread():
+            post = post.with_importance(refine_log_z(
+                model, post.theta, post.weights, draws,
+                seed=np.random.randint(2 ** 31)))
+    return dataclasses.replace(
+        post, wall_time=time.perf_counter() - start,
         n_risk_evaluations=getattr(model, "n_risk_evaluations", 0)
         - evaluations_before)
 
@@ -280,6 +313,15 @@ class SMCPosterior(WeightedParticles):
         that certificates need not evaluate it again; None when unknown.
     n_chains : the number M of resampled particles (waste-free: the M
         chains of each step).
+    log_z_tempering, log_z_tempering_se : the tempering run's own estimate
+        of ``log Z`` (the end of ``log_z_path``) and its standard error.
+    importance : the
+        :class:`~pac_particles.importance_evidence.ImportanceEvidence` of
+        ``run_smc(evidence="importance")`` (None otherwise, or where it
+        does not apply). When it is reliable, ``log_z`` and ``log_z_se``
+        are its own, and ``theta``, ``weights`` and ``risks`` pool the
+        final particles (first ``N`` rows) with its draws (last ``S``
+        rows; :meth:`with_importance`).
     """
 
     theta: np.ndarray
@@ -301,6 +343,9 @@ class SMCPosterior(WeightedParticles):
     is_gp: bool = False
     risks: np.ndarray = None
     n_chains: int = None
+    log_z_tempering: float = None
+    log_z_tempering_se: float = None
+    importance: object = None
 
     @classmethod
     def from_smc(cls, smc, model, wall_time=float("nan"),
@@ -327,6 +372,59 @@ class SMCPosterior(WeightedParticles):
                    predictor=model if hasattr(model, "predict_scores") else None,
                    is_gp=bool(getattr(model, "is_gp", False)),
                    risks=_particle_risks(smc), n_chains=int(smc.N))
+
+    def with_importance(self, estimate):
+        """This posterior with an importance-sampling estimate of ``log Z``
+        (:class:`~pac_particles.importance_evidence.ImportanceEvidence`, or
+        None). A reliable estimate replaces ``log_z`` and ``log_z_se``, and
+        its draws join the particles: the pooled weights are ``alpha W``
+        and ``(1 - alpha) w``, ``alpha = v_is / (v_smc + v_is)`` with ``v``
+        the summed variances of the two Bayes points (single-run errors
+        for the particles, the delta method for the draws), which makes the
+        pooled Bayes point the inverse-variance combination of the two.
+        The draws of an unreliable one join with weight 0 (every run of a
+        model then holds ``N + S`` rows); its ``log Z`` is only kept in
+        ``importance``."""
+        post = dataclasses.replace(self, log_z_tempering=self.log_z,
+                                   log_z_tempering_se=self.log_z_se,
+                                   importance=estimate)
+        if estimate is None:
+            return post
+        if not estimate.reliable:
+            # the draws join with weight 0, so that every run of one model
+            # holds as many rows (chains of an export, stacked runs)
+            return dataclasses.replace(
+                post, theta=np.vstack([self.theta, estimate.theta]),
+                weights=np.concatenate([self.weights,
+                                        np.zeros(estimate.n_draws)]),
+                risks=(None if self.risks is None
+                       else np.concatenate([self.risks, estimate.risks])))
+        dirs_smc = directions(self.theta)
+        dirs_is = directions(estimate.theta)
+        bp_is_se = weighted_mean_se(dirs_is, estimate.weights)
+        mean_is_se = weighted_mean_se(estimate.theta, estimate.weights)
+        if self.bayes_point_se is not None:
+            v_smc = float(np.sum(self.bayes_point_se ** 2))
+        else:   # standard SMC: Kish's ESS of the particles
+            centred = dirs_smc - self.weights @ dirs_smc
+            v_smc = float(self.weights @ (centred ** 2).sum(axis=1)) / self.ess
+        v_is = float(np.sum(bp_is_se ** 2))
+        alpha = v_is / (v_smc + v_is) if v_smc + v_is > 0 else 0.5
+
+        def pooled_se(se_smc, se_is):
+            if se_smc is None:
+                return None
+            return np.sqrt((alpha * se_smc) ** 2 + ((1 - alpha) * se_is) ** 2)
+
+        risks = (None if self.risks is None
+                 else np.concatenate([self.risks, estimate.risks]))
+        return dataclasses.replace(
+            post, theta=np.vstack([self.theta, estimate.theta]),
+            weights=np.concatenate([alpha * self.weights,
+                                    (1 - alpha) * estimate.weights]),
+            risks=risks, log_z=estimate.log_z, log_z_se=estimate.log_z_se,
+            mean_se=pooled_se(self.mean_se, mean_is_se),
+            bayes_point_se=pooled_se(self.bayes_point_se, bp_is_se))
 
     @property
     def expected_risk(self):

@@ -159,4 +159,4 @@ def test_spike_slab_indicators_and_gp_latent_scores_are_exported():
     gp = run_smc(GPAUCModel(X[:30], y[:30], lam=30.0), n_particles=20,
                  len_chain=3, seed=0)
     latent = gp.to_inference_data().posterior
-    assert "theta" not in latent and latent.latent_score.shape == (1, 60, 30)
+    assert "theta" not in latent and latent.latent_score.shape == (1, gp.theta.shape[0], 30)

@@ -123,7 +123,7 @@ def test_path_and_point_estimates():
     post = run_smc(AUCGibbsModel(X, y, lam=100.0), n_particles=100, len_chain=5,
                    seed=2)
     assert post.exponents[0] == 0 and post.exponents[-1] == 1
-    assert post.gammas[-1] == 100.0 and post.log_z_path[-1] == post.log_z
+    assert post.gammas[-1] == 100.0 and post.log_z_path[-1] == post.log_z_tempering
     assert np.all(np.diff(post.log_z_path) <= 0)  # log-likelihood <= 0
     for point in ("bayes_point", "mean", "componentwise_mode"):
         s = post.score(X, point=point)

@@ -367,7 +367,8 @@ def test_run_smc_rejects_sequence_of_another_chain_length():
     seq = ssp.MCMCSequenceWF(mcmc=EllipticalSlice.for_model(model), len_chain=7)
     with pytest.raises(ValueError, match="len_chain"):
         run_smc(model, n_particles=20, len_chain=5, move=seq)
-    post = run_smc(model, n_particles=20, len_chain=7, move=seq, seed=0)
+    post = run_smc(model, n_particles=20, len_chain=7, move=seq, seed=0,
+                   evidence="tempering")
     assert post.theta.shape == (140, 2)
 
 
@@ -380,8 +381,9 @@ def test_slice_moves_run_with_one_dimensional_theta(name):
     model = AUCGibbsModel(X, y, lam=50.0)
     post = run_smc(model, n_particles=100, len_chain=5, seed=0,
                    move=make_move(name, model))
-    # only the sign of theta matters, and the data favour theta > 0
-    assert post.theta.shape == (500, 1) and post.mean[0] > 0
+    # only the sign of theta matters, and the data favour theta > 0; the
+    # 500 particles are followed by as many importance draws
+    assert post.theta.shape == (1000, 1) and post.mean[0] > 0
 
 
 def test_moves_plug_into_particles_directly():
@@ -480,7 +482,8 @@ def test_run_smc_evaluates_each_particle_once(make):
     X, y = two_d_problem(n=60)
     model = AUCGibbsModel(X, y, lam=60.0)
     move = make(model)
-    post = run_smc(model, n_particles=20, len_chain=5, move=move, seed=0)
+    post = run_smc(model, n_particles=20, len_chain=5, move=move, seed=0,
+                   evidence="tempering")
     # the random walk: one per step; the first increment moves nothing
     moves = (getattr(move, "n_evaluations", None)
              or 20 * 4 * (post.n_steps - 1))

@@ -47,7 +47,7 @@ def test_lines_give_one_line_per_tempering_step_on_stderr(model, capsys):
     assert captured.out == ""
     assert len(lines) == post.n_steps
     assert all(line.startswith("[pac_particles] step") for line in lines)
-    assert f"log Z {post.log_z:.3f}" in lines[-1]
+    assert f"log Z {post.log_z_tempering:.3f}" in lines[-1]
 
 
 def test_a_forced_bar_runs_the_exponent_to_one(model, capsys):

@@ -19,8 +19,10 @@ def test_path_scores_at_the_last_step_are_the_final_point_estimate():
     X, y = _noisy()
     model = AUCGibbsModel(X[:200], y[:200], lam=300.0)
     X_val = model.data.transform(X[200:])
+    # the tempering run's own particles (no importance draws pooled in)
     post = run_smc(model, n_particles=50, len_chain=4, seed=0,
-                   collect=[PathScores(X_val=X_val, point="mean")])
+                   collect=[PathScores(X_val=X_val, point="mean")],
+                   evidence="tempering")
     steps = post.summaries.pathScores
     assert len(steps) == post.n_steps
     assert [e for e, _ in steps] == list(post.exponents[1:])

@@ -1,0 +1,207 @@
+"""Log Z by importance sampling: against quadrature, the Pareto tail shape
+against known tails and ArviZ, the pooling of run_smc."""
+
+import numpy as np
+import pytest
+
+from pac_particles.checks import InputError
+from pac_particles.importance_evidence import (
+    gaussian_approximation, importance_log_z, pareto_k, refine_log_z,
+    reliable_k, weighted_mean_se)
+from pac_particles.models import (AUCGibbsModel, ClassificationGibbsModel,
+                                  GPAUCModel)
+from pac_particles.posterior import run_smc
+from pac_particles.priors import SpikeSlabPrior, gaussian_prior
+from reference import AngularQuadrature
+
+
+def _data(n=40, d=2, seed=0, sep=1.0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = X @ np.linspace(1.0, 0.3, d) * sep + rng.standard_normal(n) > 0
+    return X, y
+
+
+@pytest.mark.parametrize("seed, lam", [(0, 40.0), (1, 120.0)])
+def test_log_z_matches_quadrature_in_two_dimensions(seed, lam):
+    X, y = _data(seed=seed)
+    model = AUCGibbsModel(X, y, lam=lam, standardize=False)
+    exact = AngularQuadrature(X, y, lam)
+    post = run_smc(model, n_particles=100, len_chain=5, seed=seed,
+                   evidence="tempering")
+    est = refine_log_z(model, post.theta, post.weights, n_draws=4000,
+                       seed=seed)
+    assert est.reliable and est.proposal == "ep"
+    assert abs(est.log_z - exact.log_z) < 4 * est.log_z_se + 1e-3
+    # the self-normalised draws are a sample of the posterior
+    post_mean = est.weights @ est.theta
+    np.testing.assert_allclose(post_mean, exact.mean, atol=0.1)
+
+
+def test_log_z_is_unbiased_from_a_poor_proposal_and_flagged_when_bad():
+    X, y = _data(seed=2)
+    model = AUCGibbsModel(X, y, lam=80.0, standardize=False)
+    exact = AngularQuadrature(X, y, 80.0)
+    # the prior as proposal: valid, a wider error bar
+    est = importance_log_z(model, np.zeros(2), np.eye(2), n_draws=20000, seed=0)
+    assert abs(est.log_z - exact.log_z) < 4 * est.log_z_se + 1e-3
+    # a narrow proposal far from the posterior: its weights' tail says so
+    mean, _ = gaussian_approximation(model)
+    bad = importance_log_z(model, -3 * mean, 0.01 * np.eye(2), n_draws=2000,
+                           seed=0)
+    assert not bad.reliable and bad.pareto_k > reliable_k(2000)
+
+
+def test_zero_one_classification_log_z_matches_quadrature():
+    X, y = _data(n=50, seed=3)
+    model = ClassificationGibbsModel(X, y, lam=50.0, fit_intercept=False,
+                                     standardize=False)
+    exact = AngularQuadrature(X, y, 50.0, margins="points")
+    mean, cov = gaussian_approximation(model)
+    est = importance_log_z(model, mean, cov, n_draws=4000, seed=1)
+    assert est.reliable
+    assert abs(est.log_z - exact.log_z) < 4 * est.log_z_se + 1e-3
+
+
+def test_non_isotropic_prior_is_whitened():
+    """Under N(0, diag(v)) the AUC posterior of theta is that of
+    sqrt(v) * theta' under N(0, I) on the rescaled inputs: same log Z."""
+    X, y = _data(seed=4)
+    v = np.array([4.0, 0.25])
+    model = AUCGibbsModel(X, y, lam=60.0, prior=gaussian_prior(2, v),
+                          standardize=False)
+    exact = AngularQuadrature(X * np.sqrt(v), y, 60.0)
+    mean, cov = gaussian_approximation(model)
+    est = importance_log_z(model, mean, cov, n_draws=4000, seed=2)
+    assert abs(est.log_z - exact.log_z) < 4 * est.log_z_se + 1e-3
+
+
+def test_run_smc_reports_the_importance_estimate_and_pools_its_draws():
+    X, y = _data(seed=5)
+    model = AUCGibbsModel(X, y, lam=60.0, standardize=False)
+    exact = AngularQuadrature(X, y, 60.0)
+    post = run_smc(model, n_particles=50, len_chain=5, seed=0)
+    imp = post.importance
+    assert imp is not None and imp.reliable and imp.n_draws == 250
+    assert post.log_z == imp.log_z and post.log_z_se == imp.log_z_se
+    assert post.log_z_tempering == post.log_z_path[-1]
+    assert abs(post.log_z - exact.log_z) < 4 * post.log_z_se + 1e-3
+    # pooled: particles then draws, weights a convex combination
+    assert post.theta.shape == (500, 2) and post.risks.shape == (500,)
+    assert np.isclose(post.weights.sum(), 1.0)
+    alpha = post.weights[:250].sum()
+    assert 0.0 < alpha < 1.0
+    np.testing.assert_allclose(post.weights[250:], (1 - alpha) * imp.weights)
+    np.testing.assert_allclose(post.risks[250:],
+                               model.risk(post.theta[250:]), atol=1e-12)
+    np.testing.assert_allclose(post.mean, exact.mean, atol=0.15)
+    # the same seed gives the same run, importance draws included
+    again = run_smc(model, n_particles=50, len_chain=5, seed=0)
+    assert again.log_z == post.log_z
+
+
+def test_tempering_evidence_is_the_run_alone():
+    X, y = _data(seed=6)
+    model = AUCGibbsModel(X, y, lam=60.0, standardize=False)
+    post = run_smc(model, n_particles=50, len_chain=5, seed=1,
+                   evidence="tempering")
+    assert post.importance is None and post.log_z_tempering is None
+    assert post.log_z == post.log_z_path[-1]
+    assert post.theta.shape == (250, 2)
+
+
+def test_an_unreliable_estimate_leaves_the_run_alone():
+    X, y = _data(seed=7)
+    model = AUCGibbsModel(X, y, lam=60.0, standardize=False)
+    post = run_smc(model, n_particles=50, len_chain=5, seed=1,
+                   evidence="tempering")
+    bad = importance_log_z(model, np.array([-5.0, 5.0]), 1e-4 * np.eye(2),
+                           n_draws=200, seed=0)
+    kept = post.with_importance(bad)
+    assert not bad.reliable and kept.importance is bad
+    assert kept.log_z == post.log_z and kept.theta.shape == post.theta.shape
+    assert kept.log_z_tempering == post.log_z
+
+
+def test_gp_model_uses_ep_and_agrees_with_a_long_tempering_run():
+    X, y = _data(n=30, d=3, seed=8)
+    model = GPAUCModel(X, y, lam=30.0)
+    long = run_smc(model, n_particles=300, len_chain=10, seed=3,
+                   evidence="tempering")
+    est = refine_log_z(model, long.theta, long.weights, n_draws=4000, seed=0)
+    assert est.proposal == "ep" and est.reliable
+    se = np.hypot(est.log_z_se, long.log_z_se)
+    assert abs(est.log_z - long.log_z) < 4 * se + 0.05
+
+
+def test_without_ep_the_particles_fit_is_the_proposal():
+    X, y = _data(seed=9)
+    model = ClassificationGibbsModel(X, y, lam=40.0, loss="hinge")
+    assert gaussian_approximation(model) is None
+    post = run_smc(model, n_particles=50, len_chain=5, seed=0)
+    assert post.importance is not None
+    assert post.importance.proposal == "particles"
+
+
+def test_spike_and_slab_keeps_the_tempering_estimate():
+    X, y = _data(seed=10, d=3)
+    model = AUCGibbsModel(X, y, lam=30.0, prior=SpikeSlabPrior(3, p=0.5))
+    assert gaussian_approximation(model) is None
+    assert refine_log_z(model, None, None, n_draws=100) is None
+    post = run_smc(model, n_particles=30, len_chain=4, seed=0)
+    assert post.importance is None and post.log_z == post.log_z_path[-1]
+
+
+@pytest.mark.parametrize("shape", [0.2, 0.5, 0.9])
+def test_pareto_k_recovers_the_tail_shape(shape):
+    """Weights ``U^-shape`` have a Pareto tail of shape ``shape``."""
+    rng = np.random.default_rng(0)
+    log_w = -shape * np.log(rng.uniform(size=20000))
+    assert abs(pareto_k(log_w) - shape) < 0.1
+
+
+def test_pareto_k_matches_arviz():
+    az = pytest.importorskip("arviz")
+    rng = np.random.default_rng(1)
+    for sigma in (0.5, 1.5, 3.0):
+        log_w = sigma * rng.standard_normal(3000)
+        _, k = az.psislw(log_w.copy(), reff=1.0)
+        assert abs(pareto_k(log_w) - float(k)) < 1e-6
+
+
+def test_pareto_k_of_light_and_short_tails():
+    rng = np.random.default_rng(2)
+    assert pareto_k(0.1 * rng.standard_normal(2000)) < 0.3
+    assert pareto_k(np.zeros(20)) == float("inf")      # flat tail
+    assert pareto_k(rng.standard_normal(8)) == float("inf")   # tail of 1
+    assert reliable_k(2000) == pytest.approx(1 - 1 / np.log10(2000))
+    assert reliable_k(10 ** 6) == 0.7
+
+
+def test_weighted_mean_se_with_equal_weights_is_the_iid_formula():
+    rng = np.random.default_rng(3)
+    f = rng.standard_normal((500, 2))
+    se = weighted_mean_se(f, np.full(500, 1 / 500))
+    np.testing.assert_allclose(se, f.std(axis=0) / np.sqrt(500))
+
+
+def test_bad_input_is_refused_with_a_named_error():
+    X, y = _data(seed=11)
+    model = AUCGibbsModel(X, y, lam=10.0)
+    with pytest.raises(InputError, match="shape"):
+        importance_log_z(model, np.zeros(3), np.eye(2))
+    with pytest.raises(InputError, match="positive definite"):
+        importance_log_z(model, np.zeros(2), -np.eye(2))
+    with pytest.raises(InputError, match="NaN"):
+        importance_log_z(model, np.array([np.nan, 0.0]), np.eye(2))
+    with pytest.raises(InputError, match="n_draws"):
+        importance_log_z(model, np.zeros(2), np.eye(2), n_draws=3)
+    with pytest.raises(InputError, match="evidence"):
+        run_smc(model, n_particles=10, len_chain=3, evidence="bridge")
+    with pytest.raises(InputError, match="evidence_draws"):
+        run_smc(model, n_particles=10, len_chain=3, evidence_draws=0)
+    with pytest.raises(InputError, match="NaN"):
+        pareto_k(np.array([0.0, np.inf, 1.0]))
+    ss = AUCGibbsModel(X, y, lam=10.0, prior=SpikeSlabPrior(2, p=0.5))
+    with pytest.raises(InputError, match="centred Gaussian prior"):
+        importance_log_z(ss, np.zeros(2), np.eye(2))
