@@ -119,8 +119,12 @@ def test_an_unreliable_estimate_leaves_the_run_alone():
                            n_draws=200, seed=0)
     kept = post.with_importance(bad)
     assert not bad.reliable and kept.importance is bad
-    assert kept.log_z == post.log_z and kept.theta.shape == post.theta.shape
-    assert kept.log_z_tempering == post.log_z
+    assert kept.log_z == post.log_z and kept.log_z_tempering == post.log_z
+    # its draws join with weight 0: every run of a model has N + S rows
+    assert kept.theta.shape == (250 + 200, 2)
+    assert np.all(kept.weights[250:] == 0)
+    np.testing.assert_allclose(kept.mean, post.mean)
+    np.testing.assert_allclose(kept.bayes_point_se, post.bayes_point_se)
 
 
 def test_gp_model_uses_ep_and_agrees_with_a_long_tempering_run():
