@@ -233,8 +233,9 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
     log_evidence_ : estimate of ``log Z(lam_)``: SMC estimate, EP energy, or
         the VB lower bound (ELBO).
     log_evidence_se_ : SMC's single-run Monte Carlo standard error of
-        ``log_evidence_`` (``SMCPosterior.log_z_se``); None for EP and VB,
-        which are deterministic.
+        ``log_evidence_`` (``SMCPosterior.log_z_se``: of the importance
+        sampling estimate that ``run_smc`` reports by default, else of the
+        tempering estimate); None for EP and VB, which are deterministic.
     coef_se_ : (n_features,) SMC's single-run Monte Carlo standard error of
         ``coef_`` (of the ``mean`` or ``bayes_point`` it maps, through the
         same standardisation); None for EP and VB, for
