@@ -110,7 +110,9 @@ class _SMCFolds:
         model = ClassificationGibbsModel(X_tr, y_tr, lam=self.lam_max,
                                          **self.model_kwargs)
         votes = PathVotes(X_val=model.data.transform(X_val))
-        post = run_smc(model, seed=seed, collect=[votes], **self.smc_kwargs)
+        # a fold needs the path's votes, not the evidence
+        post = run_smc(model, seed=seed, collect=[votes],
+                       **dict(self.smc_kwargs, evidence="tempering"))
         steps = post.summaries.pathVotes
         return (np.array([self.lam_max * e for e, _ in steps]),
                 np.array([np.mean((p > 0.5) == y_val) for _, p in steps]))

@@ -58,6 +58,7 @@ from .checks import (InputError, check_choice, check_count,
 from .data import validate_xy
 from .ep import EPGP, EPConvergenceWarning, EPLinear, EPSpikeSlab
 from .ep.base import lam_path_scores, refit_from_path
+from .importance_evidence import refine_log_z
 from .inference_data import to_inference_data
 from .models import AUCGibbsModel, GPAUCModel, linear_score_model
 from .parallel import concurrent_folds, one_blas_thread
@@ -564,8 +565,17 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
                                  fold_len_chain=self.fold_len_chain,
                                  seed=self.random_state, n_jobs=self.n_jobs,
                                  verbose=self.verbose, **smc_kwargs)
-            self.posterior_ = (self._most_certified_step(self.cv_) if certified
-                               else self.cv_.posterior)
+            if certified:
+                # the path refit kept its tempering evidence: refine it at
+                # the chosen step only
+                step = self._most_certified_step(self.cv_)
+                model = linear_score_model(X, positives, step.lam,
+                                           **model_kwargs)
+                self.posterior_ = step.with_importance(refine_log_z(
+                    model, step.theta, step.weights, step.theta.shape[0],
+                    seed=self.random_state))
+            else:
+                self.posterior_ = self.cv_.posterior
             self.lam_ = float(self.posterior_.lam)
         else:
             self.lam_ = check_positive(self.lam, "lam")

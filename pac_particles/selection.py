@@ -328,8 +328,9 @@ class SMCPathScorer:
         # BLAS on one thread: the prior's triangular solves on a few
         # particles at a time were 100x slower with spinning BLAS workers
         with limited_threads(self.threads), one_blas_thread():
+            # a fold needs the path's scores, not the evidence
             post = run_smc(model, seed=seed, collect=[collector],
-                           **self.smc_kwargs)
+                           **dict(self.smc_kwargs, evidence="tempering"))
         steps = post.summaries.pathScores
         gammas = np.array([self.lam_max * e for e, _ in steps])
         aucs = np.array([1.0 - auc_risk(s, y_val) for _, s in steps])
@@ -400,7 +401,10 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
         folds, so it runs alongside them in the same pool -- so that the
         caller can choose among the Gibbs posteriors the folds cannot tell
         apart (:attr:`LamCVResult.within_one_se`; the estimator's
-        ``cv_rule="certified"``).
+        ``cv_rule="certified"``). That run keeps its tempering estimate of
+        log Z (``evidence="tempering"``: the step is chosen later, and the
+        caller refines it there, as the estimator does); the folds always
+        do.
     n_particles, len_chain : passed to :func:`run_smc` for the refit.
     move : passed to :func:`run_smc` for the refit and the folds.
     fold_particles, fold_len_chain : int, optional
@@ -452,9 +456,12 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
 
     def refit_at(lam, keep_steps, limit):
         model = make_model(X, binary_labels(y), lam, **model_kwargs)
+        # a path refit is used at a step chosen later: importance-sampling
+        # evidence at lam_max would be wasted (the caller refines the step)
+        kwargs = dict(smc_kwargs, evidence="tempering") if keep_steps else smc_kwargs
         with limited_threads(limit), one_blas_thread():
             return run_smc(model, seed=refit_seed, keep_steps=keep_steps,
-                           verbose=verbose, **smc_kwargs)
+                           verbose=verbose, **kwargs)
 
     alongside = None
     if refit and refit_to == "path":

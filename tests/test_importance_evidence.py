@@ -209,3 +209,20 @@ def test_bad_input_is_refused_with_a_named_error():
     ss = AUCGibbsModel(X, y, lam=10.0, prior=SpikeSlabPrior(2, p=0.5))
     with pytest.raises(InputError, match="centred Gaussian prior"):
         importance_log_z(ss, np.zeros(2), np.eye(2))
+
+
+def test_estimator_refines_the_evidence_at_the_certified_step_only():
+    """lam='cv': the path refit keeps its tempering estimate, and the
+    chosen step gets the importance-sampling one (log_evidence_)."""
+    from pac_particles.estimator import PACBayesAUC
+    X, y = _data(n=80, d=3, seed=12)
+    est = PACBayesAUC(method="smc", lam="cv", n_folds=2, grid_size=6,
+                      n_particles=30, len_chain=10, random_state=0,
+                      n_jobs=1).fit(X, y)
+    post = est.posterior_
+    imp = post.importance
+    assert imp is not None and imp.n_draws == 300
+    assert post.theta.shape[0] == 600 and np.isclose(post.weights.sum(), 1.0)
+    assert est.log_evidence_ == post.log_z
+    assert post.log_z == (imp.log_z if imp.reliable else post.log_z_tempering)
+    assert est.log_evidence_se_ == post.log_z_se
