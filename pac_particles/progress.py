@@ -125,11 +125,11 @@ class Progress:
         return False
 
 
-def tracked(results, progress, label):
+def tracked(results, progress, label, start=0):
     """Yield ``results`` (an iterable, e.g. joblib's ``return_as="generator"``)
     and advance ``progress`` by one per item, with the line
-    ``"{label} k/total done"``."""
-    for k, item in enumerate(results):
+    ``"{label} k/total done"`` (``k`` counted from ``start``)."""
+    for k, item in enumerate(results, start=start):
         progress.update(advance=1, text=f"{label} {k + 1}/{progress.total} done "
                         f"({progress.elapsed:.1f} s)")
         yield item

@@ -280,23 +280,57 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
     return result
 
 
-def loo_lambda(grid, loo_auc, verbose=False):
+def _coarse_then_fine(n, stride, score_at):
+    """Indices ``0, stride, 2 stride, ..`` and ``n - 1`` in increasing
+    order, then the up to ``stride - 1`` neighbours on each side of the
+    best of them: ``score_at(k) -> float or None`` for each, returns
+    ``{k: score}``."""
+    coarse = list(range(0, n, stride))
+    if coarse[-1] != n - 1:
+        coarse.append(n - 1)
+    scores = {k: score_at(k) for k in coarse}
+    found = [k for k in coarse if scores[k] is not None]
+    if found:
+        best = max(found, key=lambda k: scores[k])
+        for k in sorted(range(max(0, best - stride + 1),
+                              min(n, best + stride))):
+            if k not in scores:
+                scores[k] = score_at(k)
+    return scores
+
+
+def loo_lambda(grid, loo_auc, verbose=False, stride=1):
     """Choose ``lam`` by a leave-one-out AUC computed without refitting
-    (EP's cavity scores [OW00]): ``loo_auc(lam) -> float`` at each grid
-    value, or None where the fit failed (that value is left out of the
+    (EP's cavity scores [OW00]): ``loo_auc(lam) -> float`` at the grid
+    values, or None where the fit failed (that value is left out of the
     returned grid; at least one must remain); one row in the returned
     :class:`LamCVResult`. ``verbose``: progress over the grid
-    (:mod:`pac_particles.progress`)."""
+    (:mod:`pac_particles.progress`).
+
+    ``stride`` > 1 scores every ``stride``-th value (and the last) from
+    small to large ``lam``, then the values around the best of them: the
+    leave-one-out AUC varies slowly along a grid of ratio 1.8, and with
+    ``stride = 2`` 9 of 13 values are scored. The returned grid holds the
+    values scored."""
     grid = np.asarray(grid, dtype=float)
-    with Progress(verbose, total=len(grid), desc="lam grid",
-                  unit="lam") as progress:
-        aucs = list(tracked((loo_auc(lam) for lam in grid), progress,
-                            "lam value"))
-    kept = np.array([auc is not None for auc in aucs])
-    if not kept.any():
+    stride = check_count(stride, "stride")
+    n = len(grid)
+    with Progress(verbose, total=-(-n // stride) + 2 * (stride - 1),
+                  desc="lam grid", unit="lam") as progress:
+        scored = []
+
+        def score_at(k):
+            # tracked() advances the progress by one per value scored
+            scored.append(k)
+            return next(tracked([loo_auc(grid[k])], progress, "lam value",
+                                start=len(scored) - 1))
+        scores = _coarse_then_fine(n, stride, score_at)
+    kept = np.array(sorted(k for k, v in scores.items() if v is not None),
+                    dtype=int)
+    if not kept.size:
         raise InputError(f"no value of the lam grid [{grid[0]:.4g}, "
                          f"{grid[-1]:.4g}] gave a leave-one-out AUC")
-    values = np.array([auc for auc in aucs if auc is not None], dtype=float)
+    values = np.array([scores[k] for k in kept], dtype=float)
     return _on_grid(grid[kept], [(grid[kept], values)])
 
 

@@ -331,3 +331,45 @@ def test_final_fit_polished_from_the_path_is_the_cold_fit():
     # the path's fits skip the energy; the final fit has EP's log Z
     assert np.isnan(best["run"].log_z) and model.compute_log_z
     assert polished.log_z == pytest.approx(cold.log_z, abs=1e-3)
+
+
+@pytest.mark.parametrize("peak", [0, 3, 6, 11, 12])
+def test_coarse_then_fine_grid_finds_the_peak_of_a_unimodal_score(peak):
+    """stride 2: every other value and the last, then the neighbours of the
+    best -- the maximum of a unimodal score whatever its position, with
+    9 or fewer of 13 values scored."""
+    grid = np.geomspace(1.0, 1000.0, 13)
+    calls = []
+
+    def score(lam):
+        calls.append(lam)
+        return -abs(np.log(lam) - np.log(grid[peak]))
+
+    cv = loo_lambda(grid, score, stride=2)
+    scored, calls[:] = list(calls), []
+    full = loo_lambda(grid, score)
+    assert cv.best_lam == full.best_lam == grid[peak]
+    assert len(scored) <= 9 and len(set(scored)) == len(scored)
+    # the coarse pass runs from small to large lam (a continuation path)
+    coarse = scored[:7]
+    assert coarse == sorted(coarse) and coarse[-1] == grid[-1]
+    assert set(cv.grid) == set(scored)
+
+
+def test_coarse_then_fine_path_warm_starts_from_the_best_value():
+    """The EP path scored with a stride returns to the neighbours of the
+    best value from its sites, and their leave-one-out AUCs are those of
+    the full path."""
+    X, y = two_blobs(80, 3, seed=16, shift=0.8)
+    grid = np.geomspace(2.0, 400.0, 7)
+    full = loo_lambda(grid, lam_path_scores(EPLinear(X, y, lam=grid[0]),
+                                            lambda m: m.loo_auc()))
+    coarse = loo_lambda(grid, lam_path_scores(EPLinear(X, y, lam=grid[0]),
+                                              lambda m: m.loo_auc()),
+                        stride=2)
+    assert coarse.best_lam == full.best_lam
+    on_both = np.isin(full.grid, coarse.grid)
+    np.testing.assert_allclose(coarse.mean_auc, full.mean_auc[on_both],
+                               atol=1e-3)
+    with pytest.raises(ValueError, match="stride"):
+        loo_lambda(grid, lambda lam: 0.5, stride=0)

@@ -222,9 +222,13 @@ def test_gaussian_methods_score_with_the_approximation_mean(method):
 
 
 def test_ep_chooses_lam_by_its_leave_one_out_auc():
+    from pac_particles.selection import lam_grid
     X, y = _data()
     est = PACBayesAUC(method="ep", lam="cv", lam_max=500.0, grid_size=6).fit(X, y)
-    assert est.cv_.fold_auc.shape == (1, 6)
+    # scored coarse then fine (LOO_GRID_STRIDE): a subset of the grid
+    assert est.cv_.fold_auc.shape == (1, est.cv_.grid.size)
+    assert 4 <= est.cv_.grid.size <= 6
+    assert np.all(np.isin(est.cv_.grid, lam_grid(500.0, 6)))
     assert est.lam_ == est.cv_.grid[np.argmax(est.cv_.fold_auc[0])]
     assert est.cv_auc_ == pytest.approx(est.cv_.fold_auc[0].max())
     assert est.bound_.grid_size == 6
@@ -375,7 +379,10 @@ def test_lam_cv_grids_are_one_grid_for_every_method():
     for method in ("ep", "vb"):
         est = PACBayesAUC(method=method, lam="cv", lam_max=400.0, grid_size=5,
                           n_folds=2, random_state=0).fit(X, y)
-        np.testing.assert_array_equal(est.cv_.grid, lam_grid(400.0, 5))
+        # a subset of the one grid: the leave-one-out choices score it
+        # coarse then fine (LOO_GRID_STRIDE), the folds all of it
+        assert np.all(np.isin(est.cv_.grid, lam_grid(400.0, 5)))
+        assert est.cv_.grid[-1] == 400.0
         assert est.cv_.best_lam == est.lam_ and len(est.cv_.fold_paths) \
             == est.cv_.fold_auc.shape[0]
 
