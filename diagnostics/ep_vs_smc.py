@@ -33,8 +33,10 @@ def main():
                               else (args.n_particles, args.len_chain))
     ep = EPLinear(X, y, lam).fit()
     model = AUCGibbsModel(X, y, lam)
+    # SMC on its own (no draws from an EP-based proposal pooled in)
     post = run_smc(model, n_particles=n_particles, len_chain=len_chain,
-                   seed=args.seed, verbose=not args.quick)
+                   seed=args.seed, verbose=not args.quick,
+                   evidence="tempering")
     smc_var = np.diag(post.cov)
     ep_var = np.diag(ep.cov)
     names = names or [f"x{k + 1}" for k in range(X.shape[1])]

@@ -138,7 +138,6 @@ def demo(dataset="pima", n_particles=200, len_chain=10, lam=None,
         "logistic regression": logistic_scores(X_tr, y_tr, X_te,
                                                random_state=seed),
     }
-    n_draws = post.importance.n_draws if post.importance is not None else 0
     result = {
         "dataset": dataset, "n_train": len(y_tr), "n_test": len(y_te),
         "d": data.d, "lam": estimator.lam_,
@@ -150,9 +149,8 @@ def demo(dataset="pima", n_particles=200, len_chain=10, lam=None,
         "log_evidence": estimator.log_evidence_,
         "log_evidence_se": estimator.log_evidence_se_,
         "n_tempering_steps": post.n_steps,
-        # the posterior's rows: the particles, then the importance draws
-        "n_particles_total": post.theta.shape[0] - n_draws,
-        "importance_draws": n_draws,
+        "n_particles_total": post.n_particles,
+        "importance_draws": post.theta.shape[0] - post.n_particles,
         "wall_time_s": post.wall_time,
         "likelihood_share": model.loglik_seconds / post.wall_time,
         # the certificate is about the randomised score: one particle per use

@@ -14,7 +14,7 @@ second) has neither problem: its draws are independent, its weights
 ``mean(w)`` is unbiased for ``Z`` with an error bar read off the draws.
 
 The proposal is the defensive mixture [Hes95] ``q = (1 - a) N(m, S) +
-a t_nu(m, S)``: the t tails are heavier than the target's, which are the
+a t_nu(m, W)``, ``W`` at least ``S`` (:func:`refine_log_z`): the t tails are heavier than the target's, which are the
 Gaussian prior's times a likelihood at most 1, so the weights are bounded
 and the estimate has a finite variance whatever ``(m, S)``. ``(m, S)`` is
 EP's approximation where EP covers the model (:func:`gaussian_approximation`:
@@ -24,7 +24,9 @@ risk without PU labels), else the Gaussian fitted to the run's particles.
 Whether the estimate can be trusted is read off the tail of the weights:
 the shape ``k`` of a generalised Pareto distribution fitted to the largest
 weights by the empirical Bayes estimator of [ZS09], with the weak prior of
-[VSGY24] (:func:`pareto_k`). Below ``1 - 1 / log10(S)`` (0.70 at ``S = 2000``
+[VSGY24] (:func:`pareto_k`); those weights are replaced by the fit's
+expected order statistics before they are used (Pareto-smoothed importance
+sampling, :func:`pareto_smooth`), which is what the threshold below is for. Below ``1 - 1 / log10(S)`` (0.70 at ``S = 2000``
 draws) the estimate is reliable [VSGY24, Sec. 3]; above it the tempering
 estimate is kept (:func:`refine_log_z`).
 
@@ -56,9 +58,10 @@ from .parallel import one_blas_thread
 from .priors import prior_gaussian_factor
 
 __all__ = ["ImportanceEvidence", "importance_log_z", "refine_log_z",
-           "gaussian_approximation", "pareto_k", "reliable_k",
+           "gaussian_approximation", "pareto_k", "pareto_smooth", "reliable_k",
            "weighted_mean_se",
-           "DEFENSIVE_WEIGHT", "DEFENSIVE_DF", "MAX_DIMENSION"]
+           "DEFENSIVE_WEIGHT", "DEFENSIVE_DF", "MAX_DIMENSION", "SINGULAR_PRIOR",
+           "MIN_DRAWS"]
 
 #: weight ``a`` of the t component of the defensive mixture
 DEFENSIVE_WEIGHT = 0.1
@@ -68,6 +71,14 @@ DEFENSIVE_DF = 4.0
 #: its S x d draws would cost more than the run; a GP's parameter is its n
 #: latent scores)
 MAX_DIMENSION = 1000
+#: no refinement when the prior's smallest variance along a Cholesky pivot is
+#: below this fraction of its largest: the near-null directions of the
+#: kernel (a linear kernel in score space, d > n, has the constant vector
+#: there) carry rounding noise in EP's covariance, and the weights were
+#: biased low by 3-5 standard errors while passing the tail check
+SINGULAR_PRIOR = 1e-10
+#: fewer draws than this give no tail to fit (pareto_k is inf below 25)
+MIN_DRAWS = 25
 #: EP's tolerance for a proposal: a proposal need not be converged to the
 #: last digit, only close to the posterior
 PROPOSAL_TOL = 1e-2
@@ -79,7 +90,8 @@ class ImportanceEvidence:
 
     Attributes
     ----------
-    log_z : ``log mean(w)`` over the draws.
+    log_z : ``log mean(w)`` over the draws, ``w`` the Pareto-smoothed
+        weights (:func:`pareto_smooth`).
     log_z_se : its standard error, ``sd(w) / (mean(w) sqrt(S))`` (delta
         method; meaningful when ``reliable``).
     pareto_k : the tail shape of the weights (:func:`pareto_k`).
@@ -106,11 +118,12 @@ class ImportanceEvidence:
     risks: np.ndarray = field(default=None, repr=False)
 
 
-def _gpd_shape(exceedances):
-    """Shape ``k`` of a generalised Pareto fit to sorted positive
+def _gpd_fit(exceedances):
+    """``(k, sigma)`` of a generalised Pareto fit to sorted positive
     exceedances: the posterior mean of ``b = -k / sigma`` over the grid of
-    [ZS09] (profile likelihood weights), then ``k = mean(log(1 - b x))``,
-    shrunk towards 0.5 as if by 10 prior observations [VSGY24, App. C]."""
+    [ZS09] (profile likelihood weights), then ``k = mean(log(1 - b x))``
+    and ``sigma = -k / b``; the ``k`` returned is shrunk towards 0.5 as if
+    by 10 prior observations [VSGY24, App. C]."""
     x = exceedances
     n = x.size
     m = 30 + int(np.sqrt(n))
@@ -121,28 +134,45 @@ def _gpd_shape(exceedances):
     weights = np.exp(profile - logsumexp(profile))
     b = np.sum(grid * weights)
     k = np.log1p(-b * x).mean()
-    return (n * k + 10 * 0.5) / (n + 10)
+    return (n * k + 10 * 0.5) / (n + 10), -k / b
 
 
-def pareto_k(log_weights):
-    """Tail shape ``k`` of importance weights given by their logs: the
-    generalised Pareto fit to the ``min(S / 5, 3 sqrt(S))`` largest weights
-    above the next one [VSGY24, Sec. 3]. ``k < 0.5``: finite variance;
-    ``k > 0.7``: the estimate is unreliable. inf when the tail is too short
-    (fewer than 5 weights) or flat."""
+def pareto_smooth(log_weights):
+    """Pareto-smoothed log weights and the tail shape ``k`` [VSGY24,
+    Sec. 3]: a generalised Pareto distribution is fitted to the
+    ``min(S / 5, 3 sqrt(S))`` largest weights above the next one, and they
+    are replaced by its expected order statistics (capped at the largest
+    raw weight), which bounds the variance of the estimates that use them.
+    ``k < 0.5``: the raw weights have a finite variance; ``k`` up to
+    :func:`reliable_k`: the smoothed estimate is reliable. ``k`` is inf
+    (and nothing is smoothed) when the tail is too short (fewer than 5
+    weights above the cut) or flat."""
     lw = check_finite_array(log_weights, "log_weights", ndim=1)
+    out = lw.copy()
     s = lw.size
     tail = int(np.ceil(min(0.2 * s, 3.0 * np.sqrt(s))))
     if tail < 5:
-        return float("inf")
-    top = np.sort(lw)[-(tail + 1):]
-    cut, tail_lw = top[0], top[1:]
-    exceed = np.exp(tail_lw - tail_lw[-1]) - np.exp(cut - tail_lw[-1])
-    if exceed[-1] <= exceed[0] or exceed[0] <= 0:
-        exceed = exceed[exceed > 0]
-        if exceed.size < 5 or exceed[-1] <= exceed[0]:
-            return float("inf")
-    return float(_gpd_shape(exceed))
+        return out, float("inf")
+    top = np.argsort(lw)[-(tail + 1):]
+    top_lw = lw[top]
+    peak = top_lw[-1]
+    cut = np.exp(top_lw[0] - peak)
+    above = top[1:][top_lw[1:] > top_lw[0]]    # ties with the cut stay
+    exceed = np.exp(lw[above] - peak) - cut
+    if above.size < 5 or not exceed[-1] > exceed[0]:
+        return out, float("inf")
+    k, sigma = _gpd_fit(exceed)
+    p = (np.arange(above.size) + 0.5) / above.size
+    quantiles = (sigma * np.expm1(-k * np.log1p(-p)) / k if k != 0
+                 else -sigma * np.log1p(-p))
+    out[above] = np.minimum(np.log(cut + quantiles), 0.0) + peak
+    return out, float(k)
+
+
+def pareto_k(log_weights):
+    """Tail shape ``k`` of importance weights given by their logs
+    (:func:`pareto_smooth`)."""
+    return pareto_smooth(log_weights)[1]
 
 
 def reliable_k(n_draws):
@@ -285,10 +315,11 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
         log_prior = (-0.5 * np.einsum("ij,ij->j", white, white)
                      - 0.5 * d * np.log(2 * np.pi) - np.log(np.diag(L)).sum())
     loglik = model.loglik(theta)
-    log_w = log_prior + loglik - log_q
+    # Pareto-smoothed weights: the reliability threshold of reliable_k is
+    # that of the smoothed estimate, whose variance is bounded [VSGY24]
+    log_w, k = pareto_smooth(log_prior + loglik - log_q)
     log_z = float(logsumexp(log_w) - np.log(n_draws))
     w = np.exp(log_w - log_w.max())
-    k = pareto_k(log_w)
     return ImportanceEvidence(
         log_z=log_z, log_z_se=float(np.std(w) / (np.mean(w) * np.sqrt(n_draws))),
         pareto_k=k, reliable=bool(k <= reliable_k(n_draws)),
@@ -317,9 +348,14 @@ def refine_log_z(model, theta, weights, n_draws, seed=None):
     estimate is unreliable, or there is no EP, the particles' Gaussian fit
     (t scale twice its covariance) is tried too, and the reliable estimate
     (else the one with the smaller tail shape) is returned, its ``seconds``
-    counting both. None when the model has no centred Gaussian prior or more
-    than :data:`MAX_DIMENSION` parameters."""
-    if _prior_factor(model) is None or model.d > MAX_DIMENSION:
+    counting both. None when the model has no centred Gaussian prior, more
+    than :data:`MAX_DIMENSION` parameters, a near-singular prior
+    (:data:`SINGULAR_PRIOR`), or ``n_draws`` below :data:`MIN_DRAWS`."""
+    L = _prior_factor(model)
+    if L is None or model.d > MAX_DIMENSION or n_draws < MIN_DRAWS:
+        return None
+    pivots = np.diag(L) ** 2
+    if pivots.min() < SINGULAR_PRIOR * np.max(np.sum(L * L, axis=1)):
         return None
     rng = np.random.default_rng(seed)
     start = time.perf_counter()

@@ -92,6 +92,12 @@ def _package():
     return pac_particles
 
 
+def _n_particles(result):
+    """The sampler's particles among ``result.theta``'s rows (an SMC
+    posterior's importance draws follow them: ``SMCPosterior.n_particles``)."""
+    return getattr(result, "n_particles", result.theta.shape[0])
+
+
 def resample_equally_weighted(weights, n_draws, rng):
     """Indices of ``n_draws`` equally weighted draws from normalised
     ``weights``: systematic resampling (one uniform shared by the ``n_draws``
@@ -162,7 +168,7 @@ def _path(post, length):
             "log_z": padded(post.log_z_path)}
     ess = getattr(post.summaries, "ESSs", None)
     if ess is not None and len(ess) == post.n_steps:  # particles' default summary
-        path["ess"] = padded(np.concatenate([[post.theta.shape[0]], ess]))
+        path["ess"] = padded(np.concatenate([[_n_particles(post)], ess]))
     return path
 
 
@@ -212,7 +218,7 @@ def to_inference_data(posterior, n_draws=None, seed=0, feature_names=None):
     for c, result in enumerate(results):
         rng = np.random.default_rng(seed + c)
         if weighted[0]:
-            m = result.theta.shape[0] if n_draws is None else n_draws
+            m = _n_particles(result) if n_draws is None else n_draws
             m = check_count(m, "n_draws", minimum=1)
             idx = resample_equally_weighted(result.weights, m, rng)
             draws.append((result.theta[idx],
@@ -278,5 +284,5 @@ def _sample_stats(results, lams):
                 stats[key] = np.stack([p[key] for p in paths])
             dims[key] = ["tempering_step"]
     if isinstance(first, WeightedParticles):
-        stats["n_particles"] = np.array([r.theta.shape[0] for r in results])
+        stats["n_particles"] = np.array([_n_particles(r) for r in results])
     return stats, dims

@@ -280,22 +280,27 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
     return result
 
 
+def _coarse_indices(n, stride):
+    """``0, stride, 2 stride, ..`` and ``n - 1``."""
+    coarse = list(range(0, n, stride))
+    return coarse if coarse[-1] == n - 1 else coarse + [n - 1]
+
+
 def _coarse_then_fine(n, stride, score_at):
     """Indices ``0, stride, 2 stride, ..`` and ``n - 1`` in increasing
     order, then the up to ``stride - 1`` neighbours on each side of the
     best of them: ``score_at(k) -> float or None`` for each, returns
     ``{k: score}``."""
-    coarse = list(range(0, n, stride))
-    if coarse[-1] != n - 1:
-        coarse.append(n - 1)
-    scores = {k: score_at(k) for k in coarse}
-    found = [k for k in coarse if scores[k] is not None]
+    scores = {k: score_at(k) for k in _coarse_indices(n, stride)}
+    found = [k for k in scores if scores[k] is not None]
     if found:
         best = max(found, key=lambda k: scores[k])
-        for k in sorted(range(max(0, best - stride + 1),
-                              min(n, best + stride))):
-            if k not in scores:
-                scores[k] = score_at(k)
+        rest = range(max(0, best - stride + 1), min(n, best + stride))
+    else:           # no value scored: try the others rather than give up
+        rest = range(n)
+    for k in rest:
+        if k not in scores:
+            scores[k] = score_at(k)
     return scores
 
 
@@ -315,8 +320,9 @@ def loo_lambda(grid, loo_auc, verbose=False, stride=1):
     grid = np.asarray(grid, dtype=float)
     stride = check_count(stride, "stride")
     n = len(grid)
-    with Progress(verbose, total=-(-n // stride) + 2 * (stride - 1),
-                  desc="lam grid", unit="lam") as progress:
+    total = min(n, len(_coarse_indices(n, stride)) + 2 * (stride - 1))
+    with Progress(verbose, total=total, desc="lam grid",
+                  unit="lam") as progress:
         scored = []
 
         def score_at(k):

@@ -364,10 +364,20 @@ def test_coarse_then_fine_path_warm_starts_from_the_best_value():
     grid = np.geomspace(2.0, 400.0, 7)
     full = loo_lambda(grid, lam_path_scores(EPLinear(X, y, lam=grid[0]),
                                             lambda m: m.loo_auc()))
+    best, sweeps = {}, []
+
+    def score(m):
+        sweeps.append((m.lam, m.result_.n_sweeps))
+        return m.loo_auc()
+
     coarse = loo_lambda(grid, lam_path_scores(EPLinear(X, y, lam=grid[0]),
-                                              lambda m: m.loo_auc()),
-                        stride=2)
-    assert coarse.best_lam == full.best_lam
+                                              score, best), stride=2)
+    assert coarse.best_lam == full.best_lam == best["lam"]
+    # the fine values start from the best coarse value's sites: fewer
+    # sweeps than a cold fit at the same lam
+    assert len(sweeps) > 4
+    for lam, n in sweeps[4:]:
+        assert n < EPLinear(X, y, lam=lam).fit().n_sweeps
     on_both = np.isin(full.grid, coarse.grid)
     np.testing.assert_allclose(coarse.mean_auc, full.mean_auc[on_both],
                                atol=1e-3)

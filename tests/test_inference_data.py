@@ -44,7 +44,7 @@ def test_summary_runs_and_the_log_evidence_is_the_runs_log_z(smc_runs):
     np.testing.assert_array_equal(stats.beta[0], post.exponents)
     np.testing.assert_allclose(stats.gamma[0], post.lam * post.exponents)
     assert float(stats.ess[0, -1]) == pytest.approx(post.ess)
-    assert float(stats.ess[0, 0]) == post.theta.shape[0]  # prior draws
+    assert float(stats.ess[0, 0]) == post.n_particles  # prior draws
 
 
 def test_draws_are_an_equally_weighted_resample_of_the_particles(smc_runs):
@@ -159,4 +159,4 @@ def test_spike_slab_indicators_and_gp_latent_scores_are_exported():
     gp = run_smc(GPAUCModel(X[:30], y[:30], lam=30.0), n_particles=20,
                  len_chain=3, seed=0)
     latent = gp.to_inference_data().posterior
-    assert "theta" not in latent and latent.latent_score.shape == (1, gp.theta.shape[0], 30)
+    assert "theta" not in latent and latent.latent_score.shape == (1, gp.n_particles, 30)

@@ -204,7 +204,10 @@ def lam_path_scores(model, score, best=None):
             return None
         last["run"], last["lam"] = model._run, float(lam)
         value = score(model)
-        if best is not None and value > best.get("score", -np.inf):
+        # ties go to the smaller lam, as loo_lambda's choice does (a grid
+        # scored coarse then fine does not visit it in increasing order)
+        if best is not None and (value > best.get("score", -np.inf) or (
+                value == best["score"] and lam < best["lam"])):
             best.update(lam=float(lam), score=value, run=model._run)
         return value
     return at

@@ -60,8 +60,11 @@ def _study_run(model, move_name, n_particles, len_chain, seed, numba_threads,
         move = (default_move(model) if move_name is None
                 else make_move(move_name, model))
         cpu = time.process_time()
+        # the sampler's own estimates: these studies compare moves and
+        # chain lengths, which importance draws pooled in would blur
         post = run_smc(model, n_particles=n_particles, len_chain=len_chain,
-                       wastefree=wastefree, move=move, ESSrmin=ESSrmin, seed=seed)
+                       wastefree=wastefree, move=move, ESSrmin=ESSrmin, seed=seed,
+                       evidence="tempering")
         cpu = time.process_time() - cpu
     keep = slice(None) if n_coefficients is None else slice(0, n_coefficients)
     return {"log_z": post.log_z, "mean_0": float(post.mean[0]),
