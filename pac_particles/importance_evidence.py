@@ -13,13 +13,16 @@ second) has neither problem: its draws are independent, its weights
 ``prior x exp(-lam R_n) / q`` are nearly constant where ``q`` fits, and
 ``mean(w)`` is unbiased for ``Z`` with an error bar read off the draws.
 
-The proposal is the defensive mixture [Hes95] ``q = (1 - a) N(m, S) +
-a t_nu(m, W)``, ``W`` at least ``S`` (:func:`refine_log_z`): the t tails are heavier than the target's, which are the
-Gaussian prior's times a likelihood at most 1, so the weights are bounded
-and the estimate has a finite variance whatever ``(m, S)``. ``(m, S)`` is
-EP's approximation where EP covers the model (:func:`gaussian_approximation`:
-linear AUC scores under a Gaussian prior, GP scores, the 0-1 classification
-risk without PU labels), else the Gaussian fitted to the run's particles.
+The proposal is a defensive mixture [Hes95]: Gaussians, with weight
+``1 - a``, and a t with 4 degrees of freedom, weight ``a``, scaled wider
+than they are (:func:`refine_log_z`). The t tails are heavier than the
+target's, which are the Gaussian prior's times a likelihood at most 1, so
+the weights are bounded and the estimate has a finite variance whatever the
+Gaussians. These are EP's approximation and the Gaussian fitted to the
+run's particles in equal shares where EP covers the model
+(:func:`gaussian_approximation`: linear AUC scores under a Gaussian prior,
+GP scores, the 0-1 classification risk without PU labels), else the
+particles' fit alone.
 
 Whether the estimate can be trusted is read off the tail of the weights:
 the shape ``k`` of a generalised Pareto distribution fitted to the largest
@@ -98,7 +101,8 @@ class ImportanceEvidence:
     reliable : ``pareto_k <= reliable_k(n_draws)``.
     ess : Kish's effective sample size of the weights.
     n_draws : S.
-    proposal : ``"ep"`` or ``"particles"``: where ``(m, S)`` came from.
+    proposal : ``"ep+particles"`` or ``"particles"``: where the Gaussian
+        part of the proposal came from (:func:`refine_log_z`).
     seconds : time of the proposal's fit and of the draws.
     theta, weights, risks : the draws (S, d), their normalised weights and
         their empirical risks ``R_n``: a weighted sample of the posterior
@@ -237,29 +241,36 @@ def gaussian_approximation(model, tol=PROPOSAL_TOL):
     return mean, cov
 
 
-def _defensive_draws(mean, chol, wide_chol, n_draws, rng):
-    """``n_draws`` draws of the defensive mixture ``(1 - a) N(m, S) + a
-    t_nu(m, W)`` (``S``, ``W`` given by their lower factors) and their log
-    densities."""
+def _log_density(theta, mean, chol, df):
+    """Log density of ``N(mean, S)`` (``df`` None) or of the t with ``df``
+    degrees of freedom and scale ``S``, ``S = chol chol'``, at the rows of
+    ``theta``."""
     d = mean.size
-    heavy = rng.random(n_draws) < DEFENSIVE_WEIGHT
+    u = linalg.solve_triangular(chol, (theta - mean).T, lower=True)
+    q2 = np.einsum("ij,ij->j", u, u)
+    log_det = np.log(np.diag(chol)).sum()
+    if df is None:
+        return -0.5 * q2 - 0.5 * d * np.log(2 * np.pi) - log_det
+    return (gammaln((df + d) / 2) - gammaln(df / 2) - 0.5 * d * np.log(df * np.pi)
+            - log_det - 0.5 * (df + d) * np.log1p(q2 / df))
+
+
+def _mixture_draws(components, weights, n_draws, rng):
+    """``n_draws`` draws of the mixture of ``components`` (``(mean, chol,
+    df)``, ``df`` None for a Gaussian) with ``weights``, and their log
+    densities under the whole mixture."""
+    d = components[0][0].size
+    which = rng.choice(len(components), size=n_draws, p=weights)
     e = rng.standard_normal((n_draws, d))
-    e[heavy] /= np.sqrt(rng.chisquare(DEFENSIVE_DF, heavy.sum())
-                        / DEFENSIVE_DF)[:, None]
-    theta = mean + np.where(heavy[:, None], e @ wide_chol.T, e @ chol.T)
-    nu = DEFENSIVE_DF
-
-    def maha(factor):
-        u = linalg.solve_triangular(factor, (theta - mean).T, lower=True)
-        return np.einsum("ij,ij->j", u, u), np.log(np.diag(factor)).sum()
-
-    q2, log_det = maha(chol)
-    log_normal = -0.5 * q2 - 0.5 * d * np.log(2 * np.pi) - log_det
-    q2, log_det = maha(wide_chol)
-    log_t = (gammaln((nu + d) / 2) - gammaln(nu / 2) - 0.5 * d * np.log(nu * np.pi)
-             - log_det - 0.5 * (nu + d) * np.log1p(q2 / nu))
-    log_q = np.logaddexp(np.log1p(-DEFENSIVE_WEIGHT) + log_normal,
-                         np.log(DEFENSIVE_WEIGHT) + log_t)
+    theta = np.empty((n_draws, d))
+    for c, (mean, chol, df) in enumerate(components):
+        rows = which == c
+        z = e[rows]
+        if df is not None:
+            z = z / np.sqrt(rng.chisquare(df, rows.sum()) / df)[:, None]
+        theta[rows] = mean + z @ chol.T
+    log_q = logsumexp([np.log(w) + _log_density(theta, *component)
+                       for component, w in zip(components, weights)], axis=0)
     return theta, log_q
 
 
@@ -274,9 +285,11 @@ def _factor(cov, name, d):
 
 
 def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
-                     proposal="ep", wide_cov=None):
+                     proposal="ep", wide_cov=None, second=None):
     """``log Z`` of ``model``'s Gibbs posterior by importance sampling from
-    the defensive mixture around ``N(mean, cov)`` (module docstring).
+    the defensive mixture around ``N(mean, cov)`` (module docstring):
+    ``(1 - a) N(mean, cov) + a t_4(mean, wide_cov)``, or with ``second``
+    ``(1 - a) / 2 [N(mean, cov) + N(second)] + a t_4(mean, wide_cov)``.
 
     Parameters
     ----------
@@ -287,6 +300,9 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     wide_cov : (d, d) positive definite array, optional
         Scale of the t component (default ``cov``): a wider one covers
         what ``N(mean, cov)`` misses.
+    second : ((d,), (d, d)) arrays, optional
+        Mean and covariance of a second Gaussian component (the particles'
+        fit beside EP's).
     n_draws : int, the number S of draws (one risk evaluation each).
     seed : int or numpy Generator, optional.
     proposal : str, a label kept in the result.
@@ -309,7 +325,17 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     with one_blas_thread():
         chol = _factor(cov, "cov", d)
         wide = chol if wide_cov is None else _factor(wide_cov, "wide_cov", d)
-        theta, log_q = _defensive_draws(mean, chol, wide, n_draws, rng)
+        normals = [(mean, chol, None)]
+        if second is not None:
+            mean2 = check_finite_array(second[0], "second mean", ndim=1)
+            if mean2.shape != (d,):
+                raise InputError(f"second mean must have shape ({d},), got "
+                                 f"{mean2.shape}")
+            normals.append((mean2, _factor(second[1], "second cov", d), None))
+        a = DEFENSIVE_WEIGHT
+        theta, log_q = _mixture_draws(
+            normals + [(mean, wide, DEFENSIVE_DF)],
+            [(1 - a) / len(normals)] * len(normals) + [a], n_draws, rng)
         # the prior N(0, L L') in the whitened coordinates L^-1 theta
         white = linalg.solve_triangular(L, theta.T, lower=True)
         log_prior = (-0.5 * np.einsum("ij,ij->j", white, white)
@@ -341,35 +367,34 @@ def refine_log_z(model, theta, weights, n_draws, seed=None):
     """Importance-sampling estimate of ``log Z`` for a finished run with
     final particles ``theta`` (N, d) and normalised ``weights``.
 
-    The proposal is EP's approximation where :func:`gaussian_approximation`
-    gives one, its t component scaled by the sum of EP's covariance and the
-    particles' (wider than either: it covers what EP's misses, e.g. the
-    non-Gaussian posteriors of few points in low dimension); when that
-    estimate is unreliable, or there is no EP, the particles' Gaussian fit
-    (t scale twice its covariance) is tried too, and the reliable estimate
-    (else the one with the smaller tail shape) is returned, its ``seconds``
-    counting both. None when the model has no centred Gaussian prior, more
-    than :data:`MAX_DIMENSION` parameters, a near-singular prior
-    (:data:`SINGULAR_PRIOR`), or ``n_draws`` below :data:`MIN_DRAWS`."""
+    The proposal's Gaussian part is EP's approximation
+    (:func:`gaussian_approximation`) and the particles' Gaussian fit in
+    equal shares, its t component (weight :data:`DEFENSIVE_WEIGHT`)
+    centred on EP's mean and scaled by the sum of both covariances: each
+    covers what the other misses (on Pima EP's covariance has 0.67 times
+    the particles' trace; with both, the spread of log Z over 20 runs of
+    2000 draws fell from 0.046 to 0.028 and the largest tail shape from
+    0.69 to 0.58; on a 150-point GP problem, where the particles' fit
+    in 150 dimensions is poor, the spread rose from 0.023 to 0.046). Where
+    EP does not cover the model, the particles' fit alone, the t scaled by
+    twice its covariance. None when the model has no centred Gaussian
+    prior, more than :data:`MAX_DIMENSION` parameters, a near-singular
+    prior (:data:`SINGULAR_PRIOR`), or ``n_draws`` below :data:`MIN_DRAWS`."""
     L = _prior_factor(model)
     if L is None or model.d > MAX_DIMENSION or n_draws < MIN_DRAWS:
         return None
     pivots = np.diag(L) ** 2
     if pivots.min() < SINGULAR_PRIOR * np.max(np.sum(L * L, axis=1)):
         return None
-    rng = np.random.default_rng(seed)
     start = time.perf_counter()
     mean, chol = weighted_gaussian_fit(weights, theta, ridge=1e-8)
     cov = chol @ chol.T
     fit = gaussian_approximation(model)
-    estimates = []
-    if fit is not None:
-        estimates.append(importance_log_z(model, fit[0], fit[1], n_draws,
-                                          seed=rng, proposal="ep",
-                                          wide_cov=fit[1] + cov))
-    if not (estimates and estimates[0].reliable):
-        estimates.append(importance_log_z(model, mean, cov, n_draws, seed=rng,
-                                          proposal="particles",
-                                          wide_cov=2.0 * cov))
-    best = min(estimates, key=lambda e: (not e.reliable, e.pareto_k))
-    return dataclasses.replace(best, seconds=time.perf_counter() - start)
+    if fit is None:
+        est = importance_log_z(model, mean, cov, n_draws, seed=seed,
+                               proposal="particles", wide_cov=2.0 * cov)
+    else:
+        est = importance_log_z(model, fit[0], fit[1], n_draws, seed=seed,
+                               proposal="ep+particles", wide_cov=fit[1] + cov,
+                               second=(mean, cov))
+    return dataclasses.replace(est, seconds=time.perf_counter() - start)

@@ -33,7 +33,7 @@ def test_log_z_matches_quadrature_in_two_dimensions(seed, lam):
                    evidence="tempering")
     est = refine_log_z(model, post.theta, post.weights, n_draws=4000,
                        seed=seed)
-    assert est.reliable and est.proposal == "ep"
+    assert est.reliable and est.proposal == "ep+particles"
     assert abs(est.log_z - exact.log_z) < 4 * est.log_z_se + 1e-3
     # the self-normalised draws are a sample of the posterior
     post_mean = est.weights @ est.theta
@@ -135,7 +135,7 @@ def test_gp_model_uses_ep_and_agrees_with_a_long_tempering_run():
     long = run_smc(model, n_particles=300, len_chain=10, seed=3,
                    evidence="tempering")
     est = refine_log_z(model, long.theta, long.weights, n_draws=4000, seed=0)
-    assert est.proposal == "ep" and est.reliable
+    assert est.proposal == "ep+particles" and est.reliable
     se = np.hypot(est.log_z_se, long.log_z_se)
     assert abs(est.log_z - long.log_z) < 4 * se + 0.05
 
@@ -272,3 +272,25 @@ def test_an_earlier_step_does_not_carry_the_final_evidence():
     assert step.importance is None and step.log_z_tempering is None
     assert step.log_z == post.log_z_path[1]
     assert step.n_particles == step.theta.shape[0] == 250
+
+
+def test_mixture_draws_and_density_against_scipy():
+    """The proposal's draws and log density: two Gaussians and a t of
+    another scale, against scipy's densities and moments."""
+    from scipy import stats
+    from pac_particles.importance_evidence import _mixture_draws
+    rng = np.random.default_rng(16)
+    m1, m2 = np.array([1.0, -1.0]), np.array([0.5, 0.0])
+    S1 = np.array([[1.0, 0.3], [0.3, 0.5]])
+    S2, W = 0.3 * np.eye(2), np.array([[3.0, -0.5], [-0.5, 2.0]])
+    comps = [(m1, np.linalg.cholesky(S1), None),
+             (m2, np.linalg.cholesky(S2), None),
+             (m1, np.linalg.cholesky(W), 4.0)]
+    weights = [0.45, 0.45, 0.1]
+    theta, log_q = _mixture_draws(comps, weights, 20000, rng)
+    ref = np.log(0.45 * stats.multivariate_normal(m1, S1).pdf(theta)
+                 + 0.45 * stats.multivariate_normal(m2, S2).pdf(theta)
+                 + 0.1 * stats.multivariate_t(m1, W, df=4).pdf(theta))
+    np.testing.assert_allclose(log_q, ref, rtol=1e-10)
+    mean = 0.45 * m1 + 0.45 * m2 + 0.1 * m1
+    np.testing.assert_allclose(theta.mean(axis=0), mean, atol=0.05)
