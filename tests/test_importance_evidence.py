@@ -135,7 +135,12 @@ def test_gp_model_uses_ep_and_agrees_with_a_long_tempering_run():
     long = run_smc(model, n_particles=300, len_chain=10, seed=3,
                    evidence="tempering")
     est = refine_log_z(model, long.theta, long.weights, n_draws=4000, seed=0)
-    assert est.proposal == "ep+particles" and est.reliable
+    assert est.proposal == "ep+particles" and est.reliable   # 3000 >= 20 x 30
+    few = refine_log_z(model, long.theta[:500], np.full(500, 1 / 500),
+                       n_draws=4000, seed=0)
+    assert few.proposal == "ep" and few.reliable             # 500 < 20 x 30
+    assert abs(few.log_z - est.log_z) < 4 * np.hypot(few.log_z_se,
+                                                    est.log_z_se)
     se = np.hypot(est.log_z_se, long.log_z_se)
     assert abs(est.log_z - long.log_z) < 4 * se + 0.05
 
