@@ -126,16 +126,17 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         How ``log_z`` is estimated. ``"tempering"``: the product of the
         steps' mean incremental weights. ``"importance"`` (default): after
         the run, ``evidence_draws`` draws from a defensive mixture around
-        EP's Gaussian approximation (the particles' Gaussian fit where EP
-        does not cover the model) give an importance-sampling estimate
-        (:mod:`pac_particles.importance_evidence`); when the tail of its
-        weights says it is reliable (Pareto ``k`` at most
+        EP's Gaussian approximation and the particles' Gaussian fit (the
+        latter alone where EP does not cover the model) give a
+        Pareto-smoothed importance-sampling estimate
+        (:func:`~pac_particles.importance_evidence.refine_log_z`); when the
+        tail of its weights says it is reliable (Pareto ``k`` at most
         ``min(1 - 1 / log10 S, 0.7)``, 0.70 at 2000 draws) it is ``log_z``
         and its draws are pooled with the particles (weights in inverse
         proportion to the two Bayes points' variances), else the
         tempering estimate stays. Measured on the study's four problems:
-        README, "Efficiency of the SMC sampler". Spike-and-slab priors and
-        models of more than
+        README, "Efficiency of the SMC sampler". Spike-and-slab priors,
+        near-singular GP priors and models of more than
         :data:`~pac_particles.importance_evidence.MAX_DIMENSION` parameters
         keep the tempering estimate.
     evidence_draws : int, optional
