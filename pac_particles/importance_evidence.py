@@ -192,9 +192,8 @@ def reliable_k(n_draws):
 
 def _prior_factor(model):
     """Lower Cholesky factor ``L`` of the model's centred Gaussian prior
-    on its parameter (theta, or a GP's latent scores), or None."""
-    if getattr(model, "is_gp", False):
-        return getattr(model, "kernel_chol", None)
+    on its parameter (field ``theta``, or a GP's latent scores ``s``,
+    whose prior is ``N(0, K)`` on the kernel's factor), or None."""
     prior = getattr(model, "prior", None)
     return None if prior is None else prior_gaussian_factor(prior)
 
@@ -324,7 +323,7 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     mean = check_finite_array(mean, "mean", ndim=1)
     if mean.shape != (d,):
         raise InputError(f"mean must have shape ({d},), got {mean.shape}")
-    n_draws = check_count(n_draws, "n_draws", minimum=10)
+    n_draws = check_count(n_draws, "n_draws", minimum=MIN_DRAWS)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     with one_blas_thread():
@@ -359,11 +358,25 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
         theta=theta, weights=w / w.sum(), risks=-loglik / model.lam)
 
 
+def _check_weighted(values, weights, name):
+    """``values`` (S, ...) and normalised ``weights`` (S,) as float arrays,
+    or InputError naming what is wrong."""
+    values = check_finite_array(values, name)
+    weights = check_finite_array(weights, "weights", ndim=1)
+    if values.ndim not in (1, 2) or values.shape[0] != weights.size:
+        raise InputError(f"{name} must have shape ({weights.size},) or "
+                         f"({weights.size}, d) to match the weights, got "
+                         f"{values.shape}")
+    if np.any(weights < 0) or not np.isclose(weights.sum(), 1.0):
+        raise InputError("weights must be >= 0 and sum to 1")
+    return values, weights
+
+
 def weighted_mean_se(values, weights):
     """Standard error of the self-normalised importance-sampling mean of
     ``values`` (S, d) with normalised ``weights``:
     ``sqrt(sum_i w_i^2 (f_i - f_bar)^2)`` (delta method)."""
-    values = np.asarray(values, dtype=float)
+    values, weights = _check_weighted(values, weights, "values")
     centred = values - weights @ values
     return np.sqrt((weights ** 2) @ (centred ** 2))
 
@@ -392,11 +405,14 @@ def refine_log_z(model, theta, weights, n_draws, seed=None):
     pivots = np.diag(L) ** 2
     if pivots.min() < SINGULAR_PRIOR * np.max(np.sum(L * L, axis=1)):
         return None
+    theta, weights = _check_weighted(theta, weights, "theta")
+    if theta.ndim != 2 or theta.shape[1] != model.d:
+        raise InputError(f"theta must have shape (N, {model.d}), got "
+                         f"{theta.shape}")
     start = time.perf_counter()
     mean, chol = weighted_gaussian_fit(weights, theta, ridge=1e-8)
     cov = chol @ chol.T
     fit = gaussian_approximation(model)
-    weights = np.asarray(weights, dtype=float)
     enough = 1.0 / np.sum(weights ** 2) >= PARTICLES_PER_DIMENSION * model.d
     if fit is None:
         est = importance_log_z(model, mean, cov, n_draws, seed=seed,

@@ -394,41 +394,39 @@ class SMCPosterior(WeightedParticles):
                                    importance=estimate)
         if estimate is None:
             return post
-        if not estimate.reliable:
-            # the draws join with weight 0, so that every run of one model
-            # holds as many rows (chains of an export, stacked runs)
-            return dataclasses.replace(
-                post, theta=np.vstack([self.theta, estimate.theta]),
-                weights=np.concatenate([self.weights,
-                                        np.zeros(estimate.n_draws)]),
-                risks=(None if self.risks is None
-                       else np.concatenate([self.risks, estimate.risks])))
-        dirs_smc = directions(self.theta)
-        dirs_is = directions(estimate.theta)
-        bp_is_se = weighted_mean_se(dirs_is, estimate.weights)
-        mean_is_se = weighted_mean_se(estimate.theta, estimate.weights)
-        if self.bayes_point_se is not None:
-            v_smc = float(np.sum(self.bayes_point_se ** 2))
-        else:   # standard SMC: Kish's ESS of the particles
-            centred = dirs_smc - self.weights @ dirs_smc
-            v_smc = float(self.weights @ (centred ** 2).sum(axis=1)) / self.ess
-        v_is = float(np.sum(bp_is_se ** 2))
-        alpha = v_is / (v_smc + v_is) if v_smc + v_is > 0 else 0.5
+        changes, alpha = {}, 1.0     # unreliable: the draws get weight 0
+        if estimate.reliable:
+            dirs_is = directions(estimate.theta)
+            bp_is_se = weighted_mean_se(dirs_is, estimate.weights)
+            if self.bayes_point_se is not None:
+                v_smc = float(np.sum(self.bayes_point_se ** 2))
+            else:   # standard SMC: Kish's ESS of the particles
+                dirs = directions(self.theta)
+                centred = dirs - self.weights @ dirs
+                v_smc = float(self.weights @ (centred ** 2).sum(axis=1)) / self.ess
+            v_is = float(np.sum(bp_is_se ** 2))
+            alpha = v_is / (v_smc + v_is) if v_smc + v_is > 0 else 0.5
 
-        def pooled_se(se_smc, se_is):
-            if se_smc is None:
-                return None
-            return np.sqrt((alpha * se_smc) ** 2 + ((1 - alpha) * se_is) ** 2)
+            def pooled_se(se_smc, se_is):
+                if se_smc is None:
+                    return None
+                return np.sqrt((alpha * se_smc) ** 2
+                               + ((1 - alpha) * se_is) ** 2)
 
+            changes = dict(
+                log_z=estimate.log_z, log_z_se=estimate.log_z_se,
+                mean_se=pooled_se(self.mean_se, weighted_mean_se(
+                    estimate.theta, estimate.weights)),
+                bayes_point_se=pooled_se(self.bayes_point_se, bp_is_se))
+        # every run of one model holds N + S rows, reliable or not (chains
+        # of an export, stacked runs)
         risks = (None if self.risks is None
                  else np.concatenate([self.risks, estimate.risks]))
         return dataclasses.replace(
             post, theta=np.vstack([self.theta, estimate.theta]),
             weights=np.concatenate([alpha * self.weights,
                                     (1 - alpha) * estimate.weights]),
-            risks=risks, log_z=estimate.log_z, log_z_se=estimate.log_z_se,
-            mean_se=pooled_se(self.mean_se, mean_is_se),
-            bayes_point_se=pooled_se(self.bayes_point_se, bp_is_se))
+            risks=risks, **changes)
 
     @property
     def n_particles(self):

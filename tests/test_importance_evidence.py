@@ -224,6 +224,15 @@ def test_bad_input_is_refused_with_a_named_error():
         run_smc(model, n_particles=10, len_chain=3, evidence_draws=0)
     with pytest.raises(InputError, match="NaN"):
         pareto_k(np.array([0.0, np.inf, 1.0]))
+    w = np.full(5, 0.2)
+    with pytest.raises(InputError, match="shape"):
+        refine_log_z(model, np.zeros((5, 3)), w, n_draws=100)
+    with pytest.raises(InputError, match="match the weights"):
+        refine_log_z(model, np.zeros((4, 2)), w, n_draws=100)
+    with pytest.raises(InputError, match="sum to 1"):
+        weighted_mean_se(np.zeros((5, 2)), np.ones(5))
+    with pytest.raises(InputError, match="NaN"):
+        weighted_mean_se(np.array([0.0, np.nan, 1, 2, 3]), w)
     ss = AUCGibbsModel(X, y, lam=10.0, prior=SpikeSlabPrior(2, p=0.5))
     with pytest.raises(InputError, match="centred Gaussian prior"):
         importance_log_z(ss, np.zeros(2), np.eye(2))
