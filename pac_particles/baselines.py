@@ -5,6 +5,10 @@
 * :class:`RankBoost`: the bipartite RankBoost of Freund et al. (2003)
   ("RankBoost.B") with threshold weak rankers ``h(x) = 1{x_f > t}``.
 
+:class:`LogisticBaseline` and :class:`RankBoost` are scorers (``fit``,
+``decision_function``; no ``predict``) and scikit-learn estimators
+(``get_params``, ``clone``) that raise ``NotFittedError`` before ``fit``.
+
 :func:`pac_particles.study.compare_scorers` puts them side by side with the
 Gibbs posteriors over repeated stratified splits (the benchmark table).
 
@@ -25,10 +29,12 @@ boosting algorithm for combining preferences. JMLR 4, 933-969 (section 3.2,
 """
 
 import numpy as np
+from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.utils.validation import check_is_fitted
 
 from .auc import binary_labels
 from .checks import InputError, check_count, check_finite_array
@@ -57,7 +63,7 @@ def logistic_scores(X_train, y_train, X_test, cv=5, random_state=None):
                         random_state=random_state).decision_function(X_test)
 
 
-class LogisticBaseline:
+class LogisticBaseline(BaseEstimator):
     """:func:`fit_logistic` with the ``fit`` / ``decision_function`` interface."""
 
     def __init__(self, cv=5, random_state=None):
@@ -69,10 +75,11 @@ class LogisticBaseline:
         return self
 
     def decision_function(self, X):
+        check_is_fitted(self, "model_")
         return self.model_.decision_function(np.asarray(X, float))
 
 
-class RankBoost:
+class RankBoost(BaseEstimator):
     """Bipartite RankBoost with threshold weak rankers.
 
     The distribution over positive/negative pairs factorises as
@@ -163,6 +170,8 @@ class RankBoost:
 
     def decision_function(self, X):
         """``H(x) = sum_t alpha_t 1{x_{f_t} > t_t}``."""
+        # scikit-learn's error before fit, as every estimator of the package
+        check_is_fitted(self, ("features_", "thresholds_", "alphas_"))
         X = check_finite_array(X, "X")
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
             raise InputError(f"X must have {self.n_features_in_} columns")

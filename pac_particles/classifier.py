@@ -46,20 +46,24 @@ variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
 NIPS 13.
 """
 
+import dataclasses
+
 import numpy as np
 from particles import collectors
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .bounds import classification_certificate, gibbs_kl
+from .bounds import (CLASSIFICATION_TRIVIAL, EVIDENCE_SHARE,
+                     classification_certificate, gibbs_certificate, tightest)
 from .checks import (InputError, check_choice, check_count, check_positive,
                      check_probability, check_pu_prior)
 from .gaussian import gaussian_kl
 from .gaussian_losses import GaussianPointRisk
 from .models import ClassificationGibbsModel
 from .posterior import run_smc
-from .priors import gaussian_prior, param_array
+from .moves.base import weighted_gaussian_fit
+from .priors import gaussian_prior, param_array, prior_gaussian_factor
 from .risks import LOSSES, ClassificationRisk
 from .selection import cross_validate_lam, lam_grid, loo_lambda
 from .vb import FAMILIES, ClassificationVB
@@ -181,7 +185,10 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         Inverse temperature on the mean loss; "cv" chooses it by K-fold
         accuracy on ``lam_grid(lam_max, grid_size, grid_decades)``.
     lam_max : float, optional; default ``10 n``.
-    n_folds, grid_size, grid_decades : the cross-validation of ``lam``.
+    n_folds, grid_size, grid_decades : the cross-validation of ``lam``
+        (SMC, VB); fewer folds, with a warning, when a class has fewer
+        than ``n_folds`` members
+        (:func:`pac_particles.selection.fold_count`).
     prior_var : float, variance of the isotropic Gaussian prior (default 1).
     fit_intercept, standardize : bool (see ``ClassificationGibbsModel``).
     vb_family : {"isotropic", "diagonal", "full"}.
@@ -203,7 +210,10 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         drawn from the fitted posterior at each use), in [0, 1], labelled
         vacuous at 1/2 or more
         (:func:`pac_particles.bounds.classification_certificate`); its
-        ``empirical_randomized_risk`` is the expected training error. None
+        ``empirical_randomized_risk`` is the expected training error. For
+        SMC ``theta`` is drawn from the Gaussian fitted to the particles or
+        from the exact Gibbs posterior, as ``posterior`` says
+        (:meth:`_smc_certificate`). None
         with ``pu_prior`` (the PU risk is not a mean of n i.i.d. losses in
         [0, 1]) and for SMC with the unbounded hinge and exponential losses
         (their Gibbs KL needs ``-lam <= log Z``; use method="vb" or "ep").
@@ -325,12 +335,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         if self.method == "smc":
             if self.loss not in ("zero_one", "ramp"):
                 return None
-            post, model = self.posterior_, self._model
-            errors = zero_one.linear(post.theta, zero_one.ordered(X))
-            expected = float(post.weights @ errors)
-            # KL of the Gibbs posterior of the fitted (bounded) loss
-            fitted = float(post.weights @ model.risk(post.theta))
-            kl = gibbs_kl(post.log_z, model.lam, fitted)
+            return self._smc_certificate(zero_one, positives.size)
         else:
             result = self.approximation_.result_
             expected = float(GaussianPointRisk(X, zero_one)(result.mean,
@@ -340,6 +345,43 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                 0.0))
         return classification_certificate(min(max(expected, 0.0), 1.0), kl,
                                           positives.size, delta=self.eps)
+
+    def _smc_certificate(self, zero_one, n):
+        """SMC's certificate, with no Monte Carlo estimate plugged in: the
+        tighter (``eps / 2`` each) of the Gaussian fitted to the particles
+        (its expected 0-1 error and KL to the prior in closed form; the
+        particles have no density) and the exact Gibbs posterior of the
+        fitted loss (:func:`~pac_particles.bounds.gibbs_certificate`:
+        ``-log Z`` from a lower confidence bound at a tenth of its share;
+        the fitted loss, 0-1 or ramp, is at least the 0-1 loss, so ``lam
+        E[r01] + KL <= -log Z`` and the worst case over ``E[r01]`` holds).
+        ``posterior``, ``delta_shares`` and ``note`` say which and how."""
+        post, model = self.posterior_, self._model
+        mean, chol = weighted_gaussian_fit(post.weights, post.theta,
+                                           ridge=1e-8)
+        cov = chol @ chol.T
+        L = prior_gaussian_factor(model.prior)
+        kl = max(gaussian_kl(mean, cov, L @ L.T), 0.0)
+        expected = float(GaussianPointRisk(self.data_.X, zero_one)(mean,
+                                                                   cov)[0])
+
+        def gaussian(delta):
+            cert = classification_certificate(min(max(expected, 0.0), 1.0),
+                                              kl, n, delta=delta)
+            return dataclasses.replace(
+                cert, posterior="Gaussian fitted to the particles")
+
+        def gibbs(delta):
+            delta_log_z = EVIDENCE_SHARE * delta
+            log_z, how = post.log_z_lower_bound(delta_log_z)
+            cert = gibbs_certificate(log_z, model.lam, risk=zero_one,
+                                     delta=delta - delta_log_z,
+                                     trivial=CLASSIFICATION_TRIVIAL)
+            return dataclasses.replace(
+                cert, delta=delta, note=how,
+                delta_shares=(("kl", delta - delta_log_z),
+                              ("log Z", delta_log_z)))
+        return tightest([gaussian, gibbs], self.eps)
 
     def _set_linear(self, mean):
         """``coef_``, ``intercept_`` of ``x -> transform(x) . mean`` on raw

@@ -41,7 +41,9 @@ lines in logs; ``bar``, ``lines`` or ``off`` to force) and ``--quiet``
 (``--progress off``); the sampler's ``--n-particles``
 and ``--len-chain``; the data file and ``--target``; the held-out
 ``--test-size``; ``--n-jobs``. Bad input (a missing file or column, non-numeric
-values, one class, an out-of-range option) raises
+values, one class, an out-of-range option, a class or a ``--test-size`` that
+leaves a part of the held-out split without both classes, an ``--out`` that
+cannot be written: these two checked before any fitting) raises
 :class:`~pac_particles.checks.InputError`, reported in one line with exit
 code 2; any other exception is a bug and keeps its traceback.
 
@@ -63,8 +65,10 @@ classification and scoring. The certificates are those of
 
 import argparse
 import json
+import math
 import os
 import sys
+import tempfile
 import time
 import warnings
 
@@ -74,7 +78,7 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from .auc import auc_risk
+from .auc import auc_risk, binary_labels
 from .baselines import logistic_scores
 from .bounds import held_out_bound
 from .checks import (InputError, check_choice, check_count, check_fraction,
@@ -110,9 +114,69 @@ def _check_test_size(test_size, allow_zero):
     return test_size
 
 
-def _split(X, y, test_size, seed):
-    return train_test_split(X, y, test_size=test_size, stratify=y,
-                            random_state=seed)
+def _split(X, y, test_size, seed, no_test_set=True):
+    """Stratified split, or InputError when the rows are too few for each
+    part to hold both classes (a training part needs them to fit, a test
+    part to score an AUC); scikit-learn's own errors name neither the cause
+    nor the way out. ``no_test_set``: whether ``--test-size 0`` (fit on
+    all rows) is a way out to suggest (not in the demo)."""
+    or_all = (", or --test-size 0 to fit on all rows with no test set"
+              if no_test_set else "")
+    labels, counts = np.unique(y, return_counts=True)
+    if counts.min() < 2:
+        label = labels[np.argmin(counts)]
+        raise InputError(f"class {label:g} has only 1 row: a held-out test "
+                         "split needs at least 2 rows of each class (one to "
+                         f"fit, one to test); add rows of that class{or_all}")
+    n = len(y)
+    # scikit-learn's rounding of a fractional test size
+    n_test = math.ceil(test_size * n)
+    for part, size in (("test", n_test), ("training", n - n_test)):
+        if size < 2:
+            raise InputError(f"test_size = {test_size:g} leaves {size} "
+                             f"{part} row(s) out of {n}: each part needs at "
+                             "least 2 (one of each class); choose a "
+                             f"test_size between {2 / n:.3g} and "
+                             f"{1 - 2 / n:.3g}{or_all}")
+    parts = train_test_split(X, y, test_size=test_size, stratify=y,
+                             random_state=seed)
+    for part, y_part in (("training", parts[2]), ("test", parts[3])):
+        missing = np.setdiff1d(labels, y_part)
+        if missing.size:
+            raise InputError(f"test_size = {test_size:g} leaves no row of "
+                             f"class {missing[0]:g} in the {part} part (the "
+                             f"classes have {counts.min()} and {counts.max()} "
+                             "rows); choose a test_size that gives each part "
+                             f"both classes{or_all}")
+    return parts
+
+
+def _check_out(out):
+    """``out`` as a folder that exists and takes files, or InputError:
+    checked before the fit, so that a mistyped ``--out`` costs no fitting
+    time (the writers would fail only at the end)."""
+    folder = out or os.curdir
+    try:
+        os.makedirs(folder, exist_ok=True)
+        # a file created and removed: permissions, read-only mounts and a
+        # full disk show here, where os.access would not see all of them
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        # "File exists" / "Not a directory" do not say which path is the
+        # file in the way: find it
+        blocker = os.path.abspath(folder)
+        while not os.path.exists(blocker):
+            blocker = os.path.dirname(blocker)
+        reason = (f"{blocker} is a file, not a folder"
+                  if not os.path.isdir(blocker) else
+                  f"{err.strerror or err}"
+                  + (f" ({err.filename})" if err.filename not in
+                     (None, folder) else ""))
+        raise InputError(f"cannot write to the output folder {folder}: "
+                         f"{reason}; choose a folder that can be created "
+                         "and written with --out")
+    return out
 
 
 def demo(dataset="pima", n_particles=200, len_chain=10, lam=None,
@@ -122,7 +186,9 @@ def demo(dataset="pima", n_particles=200, len_chain=10, lam=None,
     n_particles, len_chain, seed = _check_sampler(n_particles, len_chain, seed)
     test_size = _check_test_size(test_size, allow_zero=False)
     X, y, names = load_dataset(dataset)
-    X_tr, X_te, y_tr, y_te = _split(X, y, test_size, seed)
+    _check_out(out)
+    X_tr, X_te, y_tr, y_te = _split(X, y, test_size, seed,
+                                    no_test_set=False)
     if lam is None:
         lam = float(len(y_tr))
     elif not (isinstance(lam, str) and lam == "cv"):
@@ -249,7 +315,14 @@ def _print_demo(r):
 
 def _read_csv(path, target):
     X, y, names = load_csv(path, target=target)
-    validate_xy(X, y)  # one clear error for NaN, one class, non-binary labels
+    try:
+        binary_labels(y)
+    except InputError as err:
+        # "y" means nothing to a CSV's user: name the column it came from
+        column = f"column {target!r}" if target else "the last column"
+        raise InputError(f"{path}: the labels, read from {column}: {err}; "
+                         "name the label column with --target") from None
+    validate_xy(X, y)  # one clear error for NaN, constant columns, shapes
     return X, y, names
 
 
@@ -275,6 +348,7 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
     if lam != "cv":
         lam = check_positive(lam, "lam")
     X, y, names = _read_csv(path, target)
+    _check_out(out)
     estimator = PACBayesAUC(method=method, lam=lam, n_particles=n_particles,
                             len_chain=len_chain, random_state=seed,
                             n_jobs=check_count(n_jobs, "n_jobs"), verbose=verbose)
@@ -336,6 +410,7 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
         pu_prior = check_pu_prior(pu_prior)
     started = time.perf_counter()
     X, y, names = _read_csv(path, target)
+    _check_out(out)
     estimator = PACBayesClassifier(
         method=method, loss=loss, lam=lam, pu_prior=pu_prior,
         n_particles=n_particles, len_chain=len_chain, random_state=seed,
@@ -399,6 +474,7 @@ def cv_csv(path, target=None, lam_max=None, folds=5, n_particles=200,
     X, y, _ = _read_csv(path, target)
     lam_max = (default_lam_max(len(y)) if lam_max is None
                else check_positive(lam_max, "lam_max"))
+    _check_out(out)
     start = time.perf_counter()
     cv = cv_lambda(X, y, lam_max=lam_max, n_folds=folds, n_particles=n_particles,
                    len_chain=len_chain, seed=seed,

@@ -281,8 +281,9 @@ def load_csv(path, target=None, delimiter=","):
     ------
     InputError
         when the file cannot be read (missing, a folder, not text), has no
-        header, no data rows, a non-numeric value, or rows whose length
-        differs from the header's.
+        header, a header of one name (another delimiter, or no feature), no
+        data rows, a non-numeric, missing (NaN) or infinite value, or rows
+        whose length differs from the header's.
     """
     try:
         # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of
@@ -297,6 +298,16 @@ def load_csv(path, target=None, delimiter=","):
     if not header:
         raise InputError(f"{path} is empty: a header row is needed")
     header = [h.strip() for h in header]
+    if len(header) == 1:
+        # a one-name header is either another delimiter or no feature at all
+        other = [sep for sep in (";", "\t", "|") if sep in header[0]]
+        if other:
+            raise InputError(f"{path}: the header {header[0]!r} is one "
+                             f"column; the file looks {other[0]!r}-separated "
+                             "but must be comma-separated")
+        raise InputError(f"{path} has only the column {header[0]!r}: no "
+                         "feature column to score with; add the features "
+                         "beside the label column")
     if target is None:
         k = len(header) - 1
     elif target in header:
@@ -316,5 +327,14 @@ def load_csv(path, target=None, delimiter=","):
     if table.shape[1] != len(header):
         raise InputError(f"{path}: {len(header)} header names but "
                          f"{table.shape[1]} columns")
+    bad = ~np.isfinite(table)
+    if np.any(bad):
+        # loadtxt reads "nan" and "inf": name the column and row here, where
+        # the file's names are known (validate_xy only has indices)
+        row, col = np.argwhere(bad)[0]
+        raise InputError(f"{path}: column {header[col]!r} holds "
+                         f"{table[row, col]} in data row {row + 1} "
+                         f"({int(bad.any(axis=1).sum())} row(s) in all); "
+                         "remove those rows or fill in the values")
     keep = [j for j in range(len(header)) if j != k]
     return table[:, keep], table[:, k], [header[j] for j in keep]

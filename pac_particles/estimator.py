@@ -38,6 +38,7 @@ classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
+import copy
 import math
 import numbers
 import warnings
@@ -130,7 +131,10 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         Top of the grid for ``lam='cv'``; default ``5 * n_samples``
         (:data:`pac_particles.selection.LAM_MAX_PER_POINT`).
     n_folds : int
-        Folds for ``lam='cv'`` (SMC; VB on sampled pairs or many features).
+        Folds for ``lam='cv'`` (SMC; VB on sampled pairs or many features);
+        fewer, with a warning, when a class has fewer members
+        (:func:`pac_particles.selection.fold_count`; a class of one member
+        needs a float ``lam``).
     grid_size : int or None
         Size of the grid for ``lam='cv'``; None (default): 50 for SMC (its
         folds score the whole tempering path, so the grid costs nothing)
@@ -178,6 +182,12 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         lengthscale times {1/4, 1/2, 1, 2, 4} for the rbf kernel). The
         isotropic Gaussian prior has nothing to tune: the risk is
         scale-invariant, so ``log Z`` does not depend on ``prior_var``.
+        The certificate pays for the choice: SMC's grid is fixed in advance,
+        so its data-free bound runs at ``eps / grid size``; EP's ascent
+        cannot be union-bounded, so EP tunes on the certificate's prior
+        part only (30% of each class, at ``lam = n_A``), fits the posterior
+        on every row with the values found, and certifies on the other 70%
+        (no data-free candidate): ``certificate_.hyperparameters_tuned_on``.
     prior_var : float
         Variance of the iid Gaussian prior (irrelevant for the ranking: the
         risk is scale-invariant; kept for the evidence's bookkeeping).
@@ -250,19 +260,30 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         "Single-run error bars").
     certified_auc_risk_ : float in [0, 1], the headline certificate: with
         probability at least ``1 - eps``, the randomised posterior score
-        (``theta ~ posterior_`` drawn at each use) has expected population
-        ``1 - AUC`` (positive vs negative) at most this;
+        (``theta ~ posterior_`` drawn at each use; for SMC, whose particles
+        have no density, ``theta`` from the Gaussian fitted to them or from
+        the exact Gibbs posterior, as ``certificate_.posterior`` says) has
+        expected population ``1 - AUC`` (positive vs negative) at most this;
         ``certificate_.bound``, PU-corrected. ``1 - certified_auc_risk_`` is
         the certified AUC; 1/2 or more is vacuous.
     certificate_ : :class:`pac_particles.bounds.Certificate`, the tightest
         valid certificate (:meth:`_certificate`): ``name`` (``'kl'``),
         ``prior`` (data-free or data-dependent), ``delta``
         (``eps``), ``bound``, ``vacuous``, ``empirical_randomized_risk``
-        (``E_rho[R_n]`` on the sample the bound uses), ``kl``, ``m`` and the
-        ``alternatives`` compared.
+        (``E_rho[R_n]`` on the sample the bound uses), ``kl``, ``m``, the
+        ``alternatives`` compared, and what the prior used: its split
+        (``prior_fraction``), its ``hyperparameters``, the data that chose
+        them (``hyperparameters_tuned_on``, ``hyperparameter_grid_size``)
+        and each part's share of ``eps`` (``delta_shares``); ``posterior``
+        and ``note`` for SMC (above).
     bound_ : :class:`pac_particles.bounds.PACBayesBound`, the dissertation's
-        Corollary 19 at level ``1 - eps`` (union bound over the CV grid when
-        ``lam='cv'``), kept for reference; its fields are clipped to [0, 1].
+        Corollary 19 at level ``1 - eps``, kept for reference; its fields
+        are clipped to [0, 1]. With ``lam='cv'`` its ``lam`` is a value of
+        the grid fixed in advance (union bound over it; ``posterior_lam``
+        is ``lam_`` when that is off the grid, as SMC's tempering steps
+        are). For SMC it certifies the exact Gibbs posterior, ``-log Z``
+        from a lower confidence bound on ``log Z`` (``delta_shares``,
+        ``note``).
     proba_slope_ : slope of the logistic map from ``decision_function`` to
         ``predict_proba`` (fitted on the training scores).
     heldout_auc_ : AUC of held-out scores, PU-corrected with ``pu_prior``:
@@ -270,7 +291,8 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         pairs), the mean validation AUC at
         ``lam_`` when ``lam='cv'`` (optimistic by the choice of ``lam``), or
         with ``pu_prior`` and a fixed ``lam`` the mean AUC of ``n_folds``
-        refits on stratified folds (``n_folds`` more fits); None otherwise.
+        refits on stratified folds (``n_folds`` more fits; fewer when a
+        class has fewer members, none when it has one); None otherwise.
         With PU labels this is the figure to report: ``train_auc_``'s
         correction assumes labelled and unlabelled positives rank alike,
         which a score fitted to separate them breaks on its training data.
@@ -289,7 +311,8 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
     inclusion_probabilities_ : the same as a pandas Series indexed by
         feature name.
     hyperparameters_ : the prior hyper-parameters used (after evidence
-        maximisation when asked).
+        maximisation when asked: with EP on the certificate's prior part
+        only; ARD variances in the standardised coordinates of the fit).
 
     Notes
     -----
@@ -422,8 +445,10 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         # Gaussian approximations, Corollary 19 both use them (O(P) each)
         terms = self._data_free_terms(self.posterior_)
         if self.method != "smc":
+            # a lam chosen with the data: the bound's is a grid value
             self.bound_ = self._gaussian_certificate(
-                self.approximation_, self._grid_size() if choose_lam else 1,
+                self.approximation_,
+                lam_grid(lam_max, self._grid_size()) if choose_lam else None,
                 terms)
         self.certificate_ = self._certificate(terms=terms)
         self.certified_auc_risk_ = min(max(float(pu_corrected_risk(
@@ -472,8 +497,10 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         coefficients on the standardised scale)."""
         check_is_fitted(self)
         source = self.approximation_ if self.method != "smc" else self.posterior_
-        names = (None if self.kernel is not None or getattr(
-            source, "is_gp", False) else self._kept_feature_names())
+        # coordinates are features only for coefficients on the design
+        primal = (self.kernel is None and (self.method != "smc"
+                                           or source.predictor.space == "primal"))
+        names = self._kept_feature_names() if primal else None
         return to_inference_data(source, n_draws=n_draws, seed=seed,
                                  feature_names=names)
 
@@ -489,9 +516,15 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
             auc = float(self.cv_.mean_auc[np.argmin(np.abs(self.cv_.grid
                                                            - self.lam_))])
         elif self.pu_prior is not None and getattr(self, "_heldout", True):
+            try:
+                folds = stratified_folds(positives, self.n_folds,
+                                         self.random_state)
+            except InputError:
+                # a class of one member: no split, and a fit at a fixed
+                # lam needs none, so only the held-out figure is missing
+                return None
             aucs = []
-            for train, val in stratified_folds(positives, self.n_folds,
-                                               self.random_state):
+            for train, val in folds:
                 est = clone(self)
                 est._heldout = False       # no folds within the folds
                 est.fit(X[train], positives[train].astype(int))
@@ -590,17 +623,23 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
             self.posterior_ = run_smc(model, seed=self.random_state,
                                       verbose=self.verbose, **smc_kwargs)
         self.log_evidence_ = self.posterior_.log_z
+        # the exact Gibbs posterior, log Z from a confidence bound; a lam
+        # chosen with the data (a tempering step): the bound's is a grid value
         self.bound_ = smc_certificate(
             self.posterior_, eps=self.eps,
-            grid_size=self._grid_size() if choose_lam else 1)
+            lam_grid=lam_grid(lam_max, self._grid_size()) if choose_lam
+            else None)
         if self.posterior_.z is not None:
             self.inclusion_probs_ = self.posterior_.inclusion_probs
         self._point = self.posterior_.point_estimate(self.point)
-        if self.kernel is None and self.posterior_.is_gp:
-            # sampled in score space: theta = E[theta | s] at the point of s
-            self._point = self.posterior_.predictor.linear_coefficients(
-                self._point)
-        self._data = self.posterior_.data
+        if self.kernel is None:
+            # coefficients on the validated design (the identity unless
+            # sampled in the design's span: theta = E[theta | w])
+            model = self.posterior_.predictor
+            self._point = model.linear_coefficients(self._point)
+            self._data = model.design_data
+        else:
+            self._data = self.posterior_.data
 
     def _raw_coefficients(self, theta):
         """Coefficients on the raw inputs of a vector on the standardised
@@ -615,7 +654,7 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         ``coef_``; None where there is none (module docstring of
         :mod:`pac_particles.single_run_variance`)."""
         post = self.posterior_
-        if self.method != "smc" or post.is_gp:
+        if self.method != "smc" or post.is_gp or post.predictor.space != "primal":
             return None
         return {"mean": post.mean_se,
                 "bayes_point": post.bayes_point_se}.get(self.point)
@@ -680,8 +719,7 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         if approx is None or self.hyperparameters == "evidence":
             approx = self._approximation(X, positives, self.lam_)
         if self.hyperparameters == "evidence" and self.method == "ep":
-            approx.fit_hyperparameters()
-            self.hyperparameters_ = _ep_hyperparameters(approx)
+            approx = self._evidence_on_prior_part(X, positives, approx)
         self.approximation_ = approx
         if polish is not None and self.hyperparameters != "evidence":
             # the grid path's model: polish its sites at the chosen lam
@@ -766,6 +804,37 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
                           stacklevel=3)
         return cv, model, lambda lam: refit_from_path(model, lam, best,
                                                       final_tol)
+
+    def _evidence_on_prior_part(self, X, positives, approx):
+        """``hyperparameters='evidence'`` with EP: the hyper-parameters are
+        tuned on the certificate's prior part ``A`` alone (:meth:`_prior_part`,
+        EP at ``lam = n_A`` on ``A``'s rows standardised with ``A``'s own
+        moments), then the posterior is fitted on every row with them.
+        EP's tuning is a continuous optimisation, which no union bound can
+        pay for: tuned on all the rows, the prior would have seen the data
+        the certificate rests on; tuned on ``A``, it is free for a
+        certificate on the other rows (:meth:`_certificate`). ARD variances
+        come from the data-dependent prior's own fit on ``A``, mapped into
+        the fit's coordinates; spike-and-slab ``p, v0, v1`` and GP
+        lengthscales are used as found on ``A``. Returns the model to fit."""
+        if min(positives.sum(), (~positives).sum()) < 2:
+            raise InputError("hyperparameters='evidence' with method='ep' "
+                             "tunes on part of each class: it needs at least "
+                             "two points of each class")
+        if self.kernel is None and self.prior == "gaussian":
+            prior = self._fit_data_dependent_prior(approx.data)
+            approx.prior_var = prior.prior_var.copy()
+            self.hyperparameters_ = {"prior_var": prior.prior_var.copy()}
+            return approx
+        part = self._prior_part(positives)
+        if self.kernel is not None:
+            # tune a copy: the kernel given as a parameter stays as it was
+            self.hyperparameters_ = {
+                "kernel": copy.deepcopy(self.hyperparameters_["kernel"])}
+        model = self._approximation(X[part], positives[part], float(part.sum()))
+        model.fit_hyperparameters()
+        self.hyperparameters_ = _ep_hyperparameters(model)
+        return self._approximation(X, positives, self.lam_)
 
     def _grid_size(self):
         """The grid size of ``lam='cv'`` (:data:`DEFAULT_GRID_SIZE` when

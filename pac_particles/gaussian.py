@@ -21,13 +21,20 @@ Machine Learning. MIT Press, eqs. (2.25)-(2.26), (3.21)-(3.24).
 import warnings
 
 import numpy as np
-from scipy.linalg import cho_solve, solve_triangular
+from scipy.linalg import cho_solve, lapack, solve_triangular
 from scipy.special import ndtr
 
 from .checks import InputError
 
 __all__ = ["KernelJitterWarning", "jittered_cholesky", "gaussian_kl",
            "gp_predictive", "positive_probability"]
+
+
+#: the smallest reciprocal condition number (LAPACK's 1-norm estimate) of
+#: a factorised matrix accepted without more jitter: a matrix singular to
+#: working precision has one near 1e-16, and whether its Cholesky factor
+#: exists at all then depends on rounding
+MIN_RCOND = 1e-12
 
 
 class KernelJitterWarning(RuntimeWarning):
@@ -40,7 +47,9 @@ def jittered_cholesky(K, label="kernel matrix", ridge=0.0,
 
     The jitter is ``ridge * s`` first (``s = mean(diag K)``), then grows
     tenfold from ``max(10 ridge, 1e-10) * s`` until the factorisation
-    succeeds.
+    succeeds with a reciprocal condition number of at least
+    :data:`MIN_RCOND` (LAPACK ``dpocon``): a matrix singular to working
+    precision always gets jitter, whatever the processor's rounding.
 
     Parameters
     ----------
@@ -72,20 +81,30 @@ def jittered_cholesky(K, label="kernel matrix", ridge=0.0,
     relative = float(ridge)
     while True:
         try:
-            C = np.linalg.cholesky(K + relative * scale * eye if relative
-                                   else K)
-            break
+            A = K + relative * scale * eye if relative else K
+            C = np.linalg.cholesky(A)
+            # a factor of a matrix singular to working precision may exist
+            # or not depending on the processor's BLAS kernel: refuse it
+            # by LAPACK's condition estimate, the same everywhere up to
+            # rounding far from MIN_RCOND
+            rcond, info = lapack.dpocon(C, np.abs(A).sum(axis=0).max(),
+                                        uplo="L")
+            if info == 0 and rcond >= MIN_RCOND:
+                break
         except np.linalg.LinAlgError:
-            relative = max(10.0 * relative, 1e-10)
-            if relative > max_relative_jitter:
-                raise InputError(f"{label} is not positive semi-definite "
-                                 f"(Cholesky fails even with jitter "
-                                 f"{relative * scale / 10:.3g})")
+            pass
+        relative = max(10.0 * relative, 1e-10)
+        if relative > max_relative_jitter:
+            raise InputError(f"{label} is not positive semi-definite "
+                             f"(Cholesky fails even with jitter "
+                             f"{relative * scale / 10:.3g})")
     jitter = relative * scale
     if warn and relative > ridge:
-        warnings.warn(f"{label} singular to working precision (duplicated "
-                      f"inputs?); added jitter {jitter:.3g} to its diagonal "
-                      f"({relative:.1e} of its mean)", KernelJitterWarning,
+        warnings.warn(f"{label} singular or ill-conditioned (reciprocal "
+                      f"condition below {MIN_RCOND:g}: duplicated or very "
+                      f"close inputs?); added jitter {jitter:.3g} to its "
+                      f"diagonal ({relative:.1e} of its mean)",
+                      KernelJitterWarning,
                       stacklevel=3)
     return C, jitter
 

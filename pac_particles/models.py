@@ -63,17 +63,15 @@ process posteriors. ICML 2020 (Matheron's rule).
 
 import math
 import time
-import warnings
 
 import numpy as np
 from particles import distributions as dists
 from particles import smc_samplers as ssp
-from scipy.linalg import cho_solve
 
 from .checks import (InputError, check_count, check_positive,
                      check_probability, resolve_lam)
 from .data import AUCData, validate_xy
-from .gaussian import KernelJitterWarning, gp_predictive
+from .gaussian import gp_predictive
 from .kernels import LinearKernel, SquaredExponential, gram_matrix, kernel_diag
 from .priors import (CholeskyNormal, gaussian_prior, param_array,
                      stable_cholesky)
@@ -83,7 +81,7 @@ from .tempering import RobustAdaptiveTempering, check_reached_target
 
 __all__ = ["AUCGibbsModel", "GPAUCModel", "ClassificationGibbsModel",
            "GPClassificationModel",
-           "linear_score_model", "SCORE_SPACE",
+           "SpanAUCModel", "SpanData", "linear_score_model", "SCORE_SPACE",
            "DesignData", "classification_data", "lam_from_label_noise", "label_noise_from_lam",
            "RobustAdaptiveTempering", "check_reached_target"]
 
@@ -151,9 +149,26 @@ class _LinearGibbsModel(_GibbsModel):
         structured array with field ``theta``)."""
         return self.empirical_risk.linear(param_array(theta), self._X_ordered)
 
+    #: the parameter is ``theta`` itself (:class:`SpanAUCModel`: "score")
+    space = "primal"
+
     def predict_scores(self, X_new, point):
         """Scores ``X_new @ point`` of preprocessed inputs (``data.transform``)."""
         return X_new @ point
+
+    @property
+    def design_data(self):
+        """The validated design on which ``theta`` lives: ``data``."""
+        return self.data
+
+    def linear_coefficients(self, theta):
+        """``theta`` itself: the parameter is the coefficient vector
+        (:meth:`SpanAUCModel.linear_coefficients` maps its own)."""
+        return np.asarray(theta, dtype=float)
+
+    def sample_linear_coefficients(self, theta, rng):
+        """``theta`` itself (``rng`` unused; see :class:`SpanAUCModel`)."""
+        return np.atleast_2d(np.asarray(theta, dtype=float))
 
 
 class AUCGibbsModel(_LinearGibbsModel):
@@ -370,38 +385,6 @@ class _GPGibbsModel(_GibbsModel):
         return gp_predictive(self.kernel_chol, K_star, latent_mean, latent_cov,
                              k_diag)
 
-    def linear_coefficients(self, s):
-        """``E[theta | s] = S0 X' (X S0 X' + jitter)^-1 s`` for a
-        :class:`~pac_particles.kernels.LinearKernel` (prior
-        ``theta ~ N(0, S0)``): the coefficients on the preprocessed inputs
-        whose scores ``x . theta`` are the GP conditional mean of ``s``
-        (the posterior of ``theta`` given ``s`` is Gaussian with this mean).
-        ``s`` is one latent vector (n,) or particles (N, n)."""
-        if not isinstance(self.kernel, LinearKernel):
-            raise InputError("linear coefficients need a LinearKernel GP "
-                             f"model, this one has {self.kernel!r}")
-        s = np.asarray(s, dtype=float)
-        alpha = cho_solve((self.kernel_chol, True), s.T)
-        return (self.kernel.prior_var * (self.data.X.T @ alpha).T)
-
-    def sample_linear_coefficients(self, s, rng):
-        """Draws of ``theta | s``, one per row of ``s`` (N, n), by Matheron's
-        rule: ``theta = t + S0 X' (X S0 X' + jitter)^-1 (s - X t)`` with
-        ``t ~ N(0, S0)`` is exactly Gaussian with the conditional mean
-        :meth:`linear_coefficients` and covariance ``S0 - S0 X' K^-1 X S0``
-        [WBT20]: the randomised linear score of a posterior
-        sampled in score space. ``rng``: a numpy Generator."""
-        if not isinstance(self.kernel, LinearKernel):
-            raise InputError("linear coefficients need a LinearKernel GP "
-                             f"model, this one has {self.kernel!r}")
-        s = np.atleast_2d(np.asarray(s, dtype=float))
-        X = self.data.X
-        sd = np.sqrt(np.broadcast_to(np.asarray(self.kernel.prior_var,
-                                                dtype=float), (X.shape[1],)))
-        t = rng.standard_normal((s.shape[0], X.shape[1])) * sd
-        alpha = cho_solve((self.kernel_chol, True), (s - t @ X.T).T)
-        return t + (sd ** 2) * (X.T @ alpha).T
-
 
 class GPAUCModel(_GPGibbsModel):
     """AUC Gibbs posterior with a Gaussian-process prior on the scores.
@@ -420,7 +403,11 @@ class GPAUCModel(_GPGibbsModel):
     particle covariance is refused: in dimension n it needs more particles
     than n to estimate a covariance at all (the failure of the SMC-AUC
     student report), and it ignores the prior correlations that the
-    elliptical move follows exactly.
+    elliptical move follows exactly. Under ``particles.SMC`` directly, use
+    :class:`RobustAdaptiveTempering`, which picks that move; ``particles``'
+    own ``AdaptiveTempering`` defaults to the random walk and then needs
+    ``move=ssp.MCMCSequenceWF(mcmc=EllipticalSlice(model.kernel_chol))``
+    (its calibration fails with fewer distinct particles than points).
 
     Parameters
     ----------
@@ -502,6 +489,118 @@ class GPClassificationModel(_GPGibbsModel):
         return ClassificationRisk(positives, self.loss, self.pu_prior)
 
 
+class SpanData(AUCData):
+    """The data of a :class:`SpanAUCModel`: ``X`` holds the coordinates
+    ``B = U_r Sigma_r`` of the training scores in an orthonormal basis of
+    the span of the (preprocessed, prior-scaled) design, and
+    :meth:`transform` maps new raw inputs to the same coordinates,
+    ``transform(x) = design.transform(x) @ basis`` (``basis = S0^1/2 V_r``),
+    so that ``x . theta = transform(x) . w`` for ``theta = basis w``."""
+
+    def __init__(self, design, coordinates, basis):
+        self.design = design
+        self.basis = basis
+        r = coordinates.shape[1]
+        super().__init__(X=np.ascontiguousarray(coordinates), y=design.y,
+                         columns=design.columns, center=np.zeros(r),
+                         scale=np.ones(r),
+                         feature_names=[f"span{k + 1}" for k in range(r)],
+                         n_raw_features=design.n_raw_features)
+
+    def transform(self, X_new):
+        return self.design.transform(X_new) @ self.basis
+
+
+#: singular values of ``X S0^1/2`` at most this times the largest, times
+#: ``max(n, d)``, are zero (numpy's ``matrix_rank`` rule): the span of a
+#: centred design has rank ``min(n - 1, d)`` at most, and treating its null
+#: directions as tiny but positive variances is what made the score-space
+#: prior depend on the rounding of a singular Cholesky factor
+SPAN_RANK_RTOL = np.finfo(float).eps
+
+
+class SpanAUCModel(AUCGibbsModel):
+    """The AUC Gibbs posterior of linear scores under ``theta ~ N(0, S0)``,
+    sampled in the span of the design (the cheap exact form when d > n).
+
+    The likelihood sees ``theta`` only through ``s = X theta``. With the
+    thin SVD ``X S0^1/2 = U Sigma V'`` of rank ``r`` (:data:`SPAN_RANK_RTOL`)
+    and ``w = V_r' S0^-1/2 theta ~ N(0, I_r)``, the scores are
+    ``s = B w``, ``B = U_r Sigma_r``: an :class:`AUCGibbsModel` on the
+    ``r <= min(n - 1, d)`` columns of ``B`` with the isotropic prior, of
+    the same ``log Z`` as the model on ``theta``. No matrix is inverted, so
+    no jitter enters: the prior of ``s``, ``N(0, X S0 X')``, is singular
+    (centred columns put the constant vector in its null space), and the
+    earlier form with ``s`` as the parameter factorised it by luck of
+    rounding. The posterior of ``theta`` given ``w`` is exactly
+
+        theta = S0^1/2 (V_r w + (I - V_r V_r') xi),    xi ~ N(0, I_d),
+
+    (:meth:`sample_linear_coefficients`), with mean
+    :meth:`linear_coefficients` ``= S0^1/2 V_r w``; scores of new inputs are
+    ``data.transform(x) . w`` (:class:`SpanData`). Every move, EP proposal
+    and certificate of the linear model applies unchanged in ``w``.
+
+    Parameters
+    ----------
+    X, y, lam, standardize, pu_prior : as :class:`AUCGibbsModel`.
+    prior_var : float or (d,) array > 0, the prior variances ``S0``.
+
+    Attributes
+    ----------
+    data : :class:`SpanData` (``data.X = B``; ``data.design`` is the
+        validated design on which ``theta`` lives).
+    design_data : ``data.design``.
+    basis : (d, r) ``S0^1/2 V_r``; ``rank`` : r.
+    """
+
+    #: the parameter is ``w``, the coordinates in the design's span
+    space = "score"
+
+    def __init__(self, X, y, lam, prior_var=1.0, standardize=True,
+                 pu_prior=None):
+        design = self._setup(X, y, lam, standardize, pu_prior)
+        sd = np.sqrt(LinearKernel(prior_var).prior_var
+                     * np.ones(design.d))
+        U, sigma, Vt = np.linalg.svd(design.X * sd, full_matrices=False)
+        tol = SPAN_RANK_RTOL * max(design.X.shape) * (sigma[0] if sigma.size
+                                                       else 0.0)
+        r = int(np.sum(sigma > tol))
+        if r == 0:
+            raise InputError("the design has rank 0 after preprocessing: no "
+                             "column separates the rows")
+        self.prior_sd = sd
+        self.basis = sd[:, None] * Vt[:r].T
+        self._directions = Vt[:r].T
+        data = SpanData(design, U[:, :r] * sigma[:r], self.basis)
+        self._X_ordered = self.empirical_risk.ordered(data.X)
+        ssp.StaticModel.__init__(self, data=data, prior=gaussian_prior(r))
+
+    @property
+    def rank(self):
+        return self.basis.shape[1]
+
+    @property
+    def design_data(self):
+        return self.data.design
+
+    def linear_coefficients(self, w):
+        """``E[theta | w] = S0^1/2 V_r w``: the coefficients on the
+        validated design whose scores are those of ``w`` on the training
+        rows and, on new inputs, the posterior mean given ``w``. ``w`` is
+        one point (r,) or particles (N, r)."""
+        return np.asarray(w, dtype=float) @ self.basis.T
+
+    def sample_linear_coefficients(self, w, rng):
+        """Exact draws of ``theta | w``, one per row of ``w`` (N, r):
+        the mean plus prior noise in the directions the data cannot see.
+        ``rng``: a numpy Generator."""
+        w = np.atleast_2d(np.asarray(w, dtype=float))
+        xi = rng.standard_normal((w.shape[0], self.basis.shape[0]))
+        V = self._directions
+        return self.linear_coefficients(w) + self.prior_sd * (xi - (xi @ V) @ V.T)
+
+
 #: when :func:`linear_score_model` samples in score space
 SCORE_SPACE = ("auto", True, False)
 
@@ -512,29 +611,21 @@ def linear_score_model(X, y, lam, prior_var=1.0, standardize=True,
     ``theta ~ N(0, prior_var I)``, in the cheaper of two exact
     parametrisations.
 
-    The likelihood depends on ``theta`` only through ``s = X theta``, whose
-    prior is ``N(0, X S0 X')`` of rank at most n. With ``score_space``
-    True (or "auto" and more columns than rows, ``d > n``) the sampler runs
-    on ``s`` in dimension n: a :class:`GPAUCModel` with a
-    :class:`~pac_particles.kernels.LinearKernel`, exactly as EP does
-    [RACL14, Sec. 4]; :meth:`GPAUCModel.linear_coefficients` maps a point
-    of ``s`` back to ``theta``. Otherwise an :class:`AUCGibbsModel` on
-    ``theta``. The two targets have the same ``log Z`` and the same scores
-    on new inputs (up to the jitter of ``X S0 X'``, which the centring of
-    standardised columns makes singular along the constant vector, a
-    direction the AUC does not see).
+    With ``score_space`` True (or "auto" and more columns than rows,
+    ``d > n``) a :class:`SpanAUCModel`, whose parameter lives in the span
+    of the design (dimension at most ``n - 1``), as EP does in score space
+    [RACL14, Sec. 4]; otherwise an :class:`AUCGibbsModel` on ``theta``.
+    Both have the same ``log Z`` and the same scores on new inputs, and
+    both offer ``linear_coefficients`` (the identity on ``theta``) and
+    ``design_data``.
     """
     if score_space not in SCORE_SPACE:
         raise InputError(f"score_space must be one of {SCORE_SPACE}, got "
                          f"{score_space!r}")
     n, d = np.shape(X)[:2] if np.ndim(X) == 2 else (0, 0)
     if score_space is True or (score_space == "auto" and d > n):
-        with warnings.catch_warnings():
-            # X S0 X' has rank n - 1 at most once the columns are centred:
-            # the jitter is expected, along a direction the AUC ignores
-            warnings.simplefilter("ignore", KernelJitterWarning)
-            return GPAUCModel(X, y, lam, kernel=LinearKernel(prior_var),
-                              standardize=standardize, pu_prior=pu_prior)
+        return SpanAUCModel(X, y, lam, prior_var=prior_var,
+                            standardize=standardize, pu_prior=pu_prior)
     model = AUCGibbsModel(X, y, lam, prior=None, standardize=standardize,
                           pu_prior=pu_prior)
     if not np.all(np.asarray(prior_var) == 1.0):

@@ -50,6 +50,7 @@ PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
 import dataclasses
+import math
 import time
 from dataclasses import dataclass
 
@@ -59,10 +60,10 @@ from particles import collectors
 from particles import smc_samplers as ssp
 
 from .checks import InputError, check_choice, check_count, check_probability
-from .importance_evidence import refine_log_z, weighted_mean_se
+from .importance_evidence import (log_z_lower_bound, refine_log_z,
+                                  weighted_mean_se)
 from .inference_data import to_inference_data
 from .models import RobustAdaptiveTempering, check_reached_target
-from .moves import check_move_fits, default_move
 from .priors import SpikeSlabPrior, param_array
 from .parallel import one_blas_thread
 from .progress import Progress
@@ -186,22 +187,13 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
             collect.append(LineageVariance())
     if keep_steps:
         collect = list(collect or []) + [StepParticles()]
-    if move is None:
-        move = default_move(model)
-    if isinstance(move, ssp.MCMCSequence):
-        if move.nsteps != len_chain - 1:
-            raise InputError(
-                f"the MCMCSequence has len_chain = {move.nsteps + 1} but run_smc "
-                f"got len_chain = {len_chain}: they must agree (particles "
-                "sizes the waste-free population from the Feynman-Kac object)")
-        seq = move
-    elif wastefree:
-        seq = ssp.MCMCSequenceWF(mcmc=move, len_chain=len_chain)
-    else:
-        seq = ssp.AdaptiveMCMCSequence(mcmc=move, len_chain=len_chain)
-    check_move_fits(seq.mcmc, model)
+    if isinstance(move, ssp.MCMCSequence) and move.nsteps != len_chain - 1:
+        raise InputError(
+            f"the MCMCSequence has len_chain = {move.nsteps + 1} but run_smc "
+            f"got len_chain = {len_chain}: they must agree (particles "
+            "sizes the waste-free population from the Feynman-Kac object)")
     fk = RobustAdaptiveTempering(model, wastefree=wastefree, len_chain=len_chain,
-                                 move=seq, ESSrmin=ESSrmin, max_iter=max_iter)
+                                 move=move, ESSrmin=ESSrmin, max_iter=max_iter)
     evaluations_before = getattr(model, "n_risk_evaluations", 0)
     smc = particles.SMC(fk=fk, N=n_particles, ESSrmin=1.0, verbose=False,
                         collect=collect)
@@ -448,6 +440,34 @@ class SMCPosterior(WeightedParticles):
                                  "(predictor)")
             risks = self.predictor.risk(self.theta)
         return float(self.weights @ risks)
+
+    def log_z_lower_bound(self, delta):
+        """``(bound, how)``: a lower confidence bound on ``log Z`` at level
+        ``1 - delta``, clipped to ``[-lam, 0]`` (where ``log Z`` lies), and
+        a sentence saying where it comes from.
+
+        From the raw weights of the importance draws when the run has them
+        (``importance``, reliable or not: choosing on their tail would
+        break the argument), :func:`~pac_particles.importance_evidence.
+        log_z_lower_bound`: it holds for any proposal fixed before the
+        draws. Otherwise from the tempering estimate ``Z_hat``, as
+        ``log Z_hat - log(1/delta)`` (Markov): exact for exponents and
+        moves fixed in advance, for adaptive tempering only as far as its
+        estimate is unbiased (asymptotically; the ``how`` says so)."""
+        imp = self.importance
+        if imp is not None and getattr(imp, "log_weights", None) is not None:
+            value = log_z_lower_bound(imp.log_weights, delta)
+            how = (f"log Z: Markov lower bound from {imp.n_draws} raw "
+                   f"importance weights ({imp.proposal} proposal) at level "
+                   f"{delta:.3g}")
+        else:
+            tempering = (self.log_z if self.log_z_tempering is None
+                         else self.log_z_tempering)
+            value = tempering - math.log(1.0 / delta)
+            how = (f"log Z: Markov lower bound from the adaptive tempering "
+                   f"estimate at level {delta:.3g} (unbiased only "
+                   f"asymptotically: no importance draws for this model)")
+        return float(min(max(value, -self.lam), 0.0)), how
 
     # ---------------------------------------------------------------- path
     @property

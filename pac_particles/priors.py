@@ -299,11 +299,127 @@ class SpikeSlabPrior(dists.ProbDist):
                            np.log1p(-self.p) + log_normal(self.v0))
         return np.sum(mix, axis=-1)
 
+    def kl_gaussian(self, mean, cov):
+        """``KL(N(mean, cov) || prior)`` against the mixture prior of theta:
+        exact for ``v0 = 0``, an upper bound within 0.002 per coordinate
+        otherwise; closed form, no sampling.
+
+        ``KL = -H(q) - sum_k E_q[log m_k(theta_k)]``, ``H(q) = (1/2) log
+        det(2 pi e cov)`` and ``m_k`` the prior's marginal on coordinate
+        ``k``, which under ``q`` is ``N(mean_k, cov_kk)``.
+
+        * ``v0 = 0``: the prior is ``p N(0, v1)`` plus an atom at 0 that a
+          Gaussian ``q`` never visits, so ``dq / dprior = q / prod_k p
+          N(theta_k; 0, v1)`` and ``E_q[log m_k] = log p + E_q[log N(theta_k;
+          0, v1)]``, in closed form: the KL is exact.
+        * ``v0 > 0``: ``log m_k(t) = log(p N(t; 0, v1)) + softplus(u(t))``,
+          ``u(t) = log((1 - p) N(t; 0, v0) / (p N(t; 0, v1))) = c - b t^2``
+          (``b = (1/v0 - 1/v1) / 2 > 0``). ``softplus`` is convex, so it lies
+          above the upper envelope ``g`` of its tangents at 97 points of
+          [-12, 12] and its asymptotes 0 and ``u``; ``g(u(t))`` is piecewise
+          quadratic in ``t``, and its Gaussian expectation is a sum of
+          truncated moments (``Phi``, ``phi``). Replacing ``softplus`` by
+          ``g`` makes ``E[log m_k]`` smaller, so the KL larger: an upper
+          bound, too large by at most ``max (softplus - g) <= (1/4) (1/4)^2
+          / 8 + log(1 + e^-12) < 0.002`` per coordinate (tangent spacing
+          1/4, ``softplus'' <= 1/4``).
+
+        This is the KL of the Gaussian that EP's spike-and-slab
+        approximation reports for theta (its Bernoulli factor says nothing
+        about theta); the joint KL of the Gaussian and the Bernoulli
+        inclusions against the augmented prior is larger (chain rule) and
+        infinite for ``v0 = 0``, and ``-log Z_EP - lam E_q[R_n]`` falls
+        short of it by ``KL(q || Gibbs)``.
+
+        Parameters
+        ----------
+        mean : (d,) array; cov : (d, d) positive definite array.
+
+        Returns
+        -------
+        float
+        """
+        mean = np.asarray(mean, dtype=float)
+        cov = np.asarray(cov, dtype=float)
+        d = self.d
+        if mean.shape != (d,) or cov.shape != (d, d) or not (
+                np.all(np.isfinite(mean)) and np.all(np.isfinite(cov))):
+            raise InputError(f"mean and cov must be finite with shapes ({d},) "
+                             f"and ({d}, {d}), got {mean.shape} and "
+                             f"{cov.shape}")
+        try:
+            chol = np.linalg.cholesky(0.5 * (cov + cov.T))
+        except np.linalg.LinAlgError:
+            raise InputError("cov is not positive definite")
+        neg_entropy = (-0.5 * d * (1.0 + np.log(2.0 * np.pi))
+                       - np.sum(np.log(np.diag(chol))))
+        p, v0, v1 = (np.broadcast_to(a, (d,)) for a in (self.p, self.v0,
+                                                         self.v1))
+        var = np.diag(cov)
+        second = mean ** 2 + var
+        slab = np.log(p) - 0.5 * np.log(2.0 * np.pi * v1) - second / (2.0 * v1)
+        expected = np.sum(slab)
+        spike = v0 > 0
+        if np.any(spike):
+            expected += np.sum(_expected_softplus_lower(
+                mean[spike], np.sqrt(var[spike]), p[spike], v0[spike],
+                v1[spike]))
+        return float(neg_entropy - expected)
+
     def __repr__(self):
         def fmt(a):
             return f"{float(a):.4g}" if np.ndim(a) == 0 else "array"
         return (f"SpikeSlabPrior(d={self.d}, p={fmt(self.p)}, v0={fmt(self.v0)}, "
                 f"v1={fmt(self.v1)})")
+
+
+#: tangent points of softplus for SpikeSlabPrior.kl_gaussian (spacing 1/4)
+_SOFTPLUS_TANGENTS = np.linspace(-12.0, 12.0, 97)
+
+
+def _truncated_moments(mu, s, lo, hi):
+    """``P(lo <= t < hi)`` and ``E[t^2 1{lo <= t < hi}]`` for ``t ~ N(mu,
+    s^2)``, elementwise (``lo``, ``hi`` may be infinite)."""
+    z_lo, z_hi = (lo - mu) / s, (hi - mu) / s
+    upper = z_lo > 0      # both in the upper tail: difference of survivals
+    m0 = np.where(upper, special.ndtr(-z_lo) - special.ndtr(-z_hi),
+                  special.ndtr(z_hi) - special.ndtr(z_lo))
+    phi_lo = np.exp(-0.5 * z_lo ** 2) / np.sqrt(2.0 * np.pi)
+    phi_hi = np.exp(-0.5 * z_hi ** 2) / np.sqrt(2.0 * np.pi)
+    # z phi(z) -> 0 at infinite z
+    zphi_lo = np.where(np.isfinite(z_lo), z_lo, 0.0) * phi_lo
+    zphi_hi = np.where(np.isfinite(z_hi), z_hi, 0.0) * phi_hi
+    m1 = phi_lo - phi_hi
+    m2 = m0 + zphi_lo - zphi_hi
+    return m0, mu ** 2 * m0 + 2.0 * mu * s * m1 + s ** 2 * m2
+
+
+def _expected_softplus_lower(mu, s, p, v0, v1):
+    """A lower bound on ``E[softplus(c - b t^2)]``, ``t ~ N(mu, s^2)``, per
+    coordinate: ``softplus`` replaced by the upper envelope of its tangents
+    (:meth:`SpikeSlabPrior.kl_gaussian`). ``c = log((1 - p)/p) + log(v1 /
+    v0) / 2``, ``b = (1/v0 - 1/v1) / 2``."""
+    mu, s, p, v0, v1 = (np.asarray(a, dtype=float)[:, None]
+                        for a in (mu, s, p, v0, v1))
+    c = np.log1p(-p) - np.log(p) + 0.5 * np.log(v1 / v0)
+    b = 0.5 * (1.0 / v0 - 1.0 / v1)
+    u = _SOFTPLUS_TANGENTS
+    slopes = np.concatenate([[0.0], special.expit(u), [1.0]])
+    intercepts = np.concatenate([[0.0], np.logaddexp(0.0, u)
+                                 - special.expit(u) * u, [0.0]])
+    # line j is the envelope on [knots[j], knots[j + 1]] of u
+    knots = np.concatenate([[-np.inf], (intercepts[:-1] - intercepts[1:])
+                            / (slopes[1:] - slopes[:-1]), [np.inf]])
+    # u = c - b t^2 falls as |t| grows: u in [k_j, k_j+1] <=> t^2 in
+    # [(c - k_j+1) / b, (c - k_j) / b]
+    t2_lo = np.maximum((c - knots[1:]) / b, 0.0)
+    t2_hi = np.maximum((c - knots[:-1]) / b, 0.0)
+    r_lo, r_hi = np.sqrt(t2_lo), np.sqrt(t2_hi)
+    p_right, m2_right = _truncated_moments(mu, s, r_lo, r_hi)
+    p_left, m2_left = _truncated_moments(mu, s, -r_hi, -r_lo)
+    mass, second = p_right + p_left, m2_right + m2_left
+    return np.sum((intercepts + slopes * c) * mass - slopes * b * second,
+                  axis=1)
 
 
 # the kernel-matrix factorisation of the GP models (kept under its old name)

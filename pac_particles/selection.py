@@ -8,7 +8,9 @@ The grid of ``lam``
 
 Cross-validation of ``lam``
     :func:`cross_validate_lam` is the one K-fold machinery (stratified folds,
-    per-fold seeds, folds in parallel through joblib, a :class:`LamCVResult`);
+    per-fold seeds, folds in parallel through joblib, a :class:`LamCVResult`;
+    fewer folds, with a :class:`FewerFoldsWarning`, when a class has fewer
+    members than ``n_folds``: :func:`fold_count`);
     what a fold computes is a *scorer* returning its validation-AUC curve:
 
     * :class:`SMCPathScorer` -- one adaptive-tempering run per fold, from the
@@ -70,6 +72,7 @@ PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.1.
 """
 
 import functools
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,7 +91,8 @@ from .progress import Progress, tracked
 from .weighted_particles import WeightedParticles
 
 __all__ = ["PathScores", "LamCVResult", "LAM_MAX_PER_POINT",
-           "default_lam_max", "lam_grid", "stratified_folds",
+           "default_lam_max", "lam_grid", "FewerFoldsWarning", "fold_count",
+           "stratified_folds",
            "cross_validate_lam", "loo_lambda", "SMCPathScorer", "RefitScorer",
            "cv_lambda", "EvidenceGrid", "evidence_grid"]
 
@@ -218,14 +222,62 @@ def _on_grid(grid, paths):
                        fold_paths=list(paths))
 
 
-def stratified_folds(positives, n_folds, seed=None):
-    """``(train, validation)`` index pairs of a shuffled stratified K-fold
-    split (``seed`` None: 0, so that a split is always reproducible)."""
+class FewerFoldsWarning(UserWarning):
+    """The smallest class has fewer members than the folds asked for, so
+    :func:`stratified_folds` uses as many folds as it has members."""
+
+
+def fold_count(positives, n_folds):
+    """The number of stratified folds that ``positives`` can fill:
+    ``n_folds``, or the size of the smallest class when that is smaller.
+
+    Every validation fold must hold a positive and a negative (the AUC of a
+    fold with one class is undefined), so K cannot exceed the smallest
+    class. Below ``n_folds`` members the split falls back to K = that size
+    (leave-one-out for that class) with a :class:`FewerFoldsWarning`, as
+    scikit-learn's ``StratifiedKFold`` warns rather than fails; the default
+    ``n_folds = 5`` thus still fits data sets with 2 to 4 members in a
+    class.
+
+    Parameters
+    ----------
+    positives : array of shape (n,), binary labels.
+    n_folds : int >= 2, the folds asked for.
+
+    Returns
+    -------
+    int, the folds to use (between 2 and ``n_folds``).
+
+    Raises
+    ------
+    InputError
+        When a class has fewer than 2 members: no split leaves both classes
+        in every training and validation part.
+    """
     n_folds = check_count(n_folds, "n_folds", minimum=2)
     positives = binary_labels(positives)
-    if min(positives.sum(), (~positives).sum()) < n_folds:
-        raise InputError(f"each class needs at least n_folds = {n_folds} "
-                         "members for stratified cross-validation")
+    smallest = int(min(positives.sum(), (~positives).sum()))
+    if smallest < 2:
+        raise InputError(f"stratified cross-validation needs at least 2 "
+                         f"members of each class, but one class has "
+                         f"{smallest}: give a float lam instead of "
+                         f"lam='cv', or more data")
+    if smallest < n_folds:
+        warnings.warn(f"the smallest class has {smallest} members, fewer "
+                      f"than n_folds = {n_folds}: using {smallest} folds "
+                      f"(set n_folds <= {smallest} to silence this)",
+                      FewerFoldsWarning, stacklevel=3)
+        return smallest
+    return n_folds
+
+
+def stratified_folds(positives, n_folds, seed=None):
+    """``(train, validation)`` index pairs of a shuffled stratified K-fold
+    split (``seed`` None: 0, so that a split is always reproducible), with
+    K = ``n_folds`` or fewer when the smallest class is smaller
+    (:func:`fold_count`)."""
+    positives = binary_labels(positives)
+    n_folds = fold_count(positives, n_folds)
     split = StratifiedKFold(n_splits=n_folds, shuffle=True,
                             random_state=0 if seed is None else int(seed))
     return list(split.split(np.zeros((positives.size, 1)), positives))

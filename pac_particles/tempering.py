@@ -49,7 +49,30 @@ class RobustAdaptiveTempering(ssp.AdaptiveTempering):
     the bracket is shrunk until the sign changes and the tolerance follows it. ``done`` is unchanged;
     use :func:`check_reached_target` after a run since ``particles`` stops
     silently at ``max_iter``.
+
+    Without ``move`` the chains run the model's own move
+    (:func:`~pac_particles.moves.default_move`: elliptical slice on the
+    kernel's factor for GP latent scores, where ``particles``' default
+    random walk needs a non-singular n x n covariance of the particles and
+    fails with fewer particles than points); a bare ``ArrayMCMC`` step is
+    wrapped in the sequence ``wastefree`` asks for. Every move is checked
+    against the model (:func:`~pac_particles.moves.check_move_fits`).
     """
+
+    def __init__(self, model=None, wastefree=True, len_chain=10, move=None,
+                 **kwargs):
+        # imported here: moves build on the models' priors, and the
+        # tempering class is re-exported by models
+        from .moves import check_move_fits, default_move
+        if move is None:
+            move = default_move(model)
+        if not isinstance(move, ssp.MCMCSequence):
+            sequence = (ssp.MCMCSequenceWF if wastefree
+                        else ssp.AdaptiveMCMCSequence)
+            move = sequence(mcmc=move, len_chain=len_chain)
+        check_move_fits(move.mcmc, model)
+        super().__init__(model=model, wastefree=wastefree,
+                         len_chain=len_chain, move=move, **kwargs)
 
     def logG(self, t, xp, x):
         ess_min = self.ESSrmin * x.N

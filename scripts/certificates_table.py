@@ -2,13 +2,19 @@
 of the randomised score, and the certified AUC of Corollary 19, of the
 previous default (two-sample Hoeffding) and of the new default, per data set;
 the same for the classification risk on the dissertation's data sets; then
-the coverage of the certificate on simulated data.
+the coverage of the certificate on simulated data, and the negative controls
+that give it power: the correct kl bound against its wrong variants (m = n,
+KL = 0, all pairs) where the correct one is nearly tight.
 
     python scripts/certificates_table.py --data-dir ../shared/datasets --out /tmp/certs
 
 Writes ``certificates.csv``, ``certificates.md``,
-``classification_certificates.csv``, ``classification_certificates.md`` and
-``coverage.json`` under ``--out`` (default ``results/certificates_table``).
+``classification_certificates.csv``, ``classification_certificates.md``,
+``coverage.json``, ``negative_controls.md`` and ``negative_controls.json``
+under ``--out`` (default ``results/certificates_table``). The controls alone:
+
+    python scripts/certificates_table.py --datasets --classification-datasets \
+        --coverage-repetitions 0 --control-repetitions 1000
 
 References
 ----------
@@ -22,8 +28,9 @@ from pac_particles.cli import parent_parsers
 from pac_particles.data import load_csv, load_dataset
 from pac_particles.results import write_json, write_rows
 from pac_particles.study.certificates import (
-    certificate_row, classification_certificate_row, coverage,
-    format_classification_table, format_table)
+    NEGATIVE_CONTROLS, certificate_row, classification_certificate_row,
+    coverage, format_classification_table, format_negative_controls,
+    format_table, negative_control_coverage)
 from pac_particles.study.classification_tables import load_table_dataset
 
 BUILT_IN = ("pima", "sonar", "breast_cancer")
@@ -42,6 +49,8 @@ def main(argv=None):
                         default=["breast_cancer", "spect", "students_dropout"])
     parser.add_argument("--coverage-repetitions", type=int, default=200)
     parser.add_argument("--coverage-method", default="smc")
+    parser.add_argument("--control-repetitions", type=int, default=1000)
+    parser.add_argument("--control-delta", type=float, default=0.05)
     args = parser.parse_args(argv)
     out = args.out or "results/certificates_table"
     rows = []
@@ -81,6 +90,20 @@ def main(argv=None):
                              for c in set(result["chosen"])}
         write_json(summary, os.path.join(out, "coverage.json"))
         print(summary)
+    if args.control_repetitions:
+        results = {name: negative_control_coverage(
+            repetitions=args.control_repetitions, delta=args.control_delta,
+            seed=args.seed, **setting)
+            for name, setting in NEGATIVE_CONTROLS.items()}
+        # write_json creates the folder
+        write_json({name: {k: v for k, v in res.items()
+                           if k not in ("empirical", "kl")}
+                    for name, res in results.items()},
+                   os.path.join(out, "negative_controls.json"))
+        table = format_negative_controls(results)
+        with open(os.path.join(out, "negative_controls.md"), "w") as fh:
+            fh.write(table + "\n")
+        print(table)
 
 
 if __name__ == "__main__":

@@ -212,6 +212,45 @@ def test_vb_certificate_holds_on_a_large_test_sample_and_is_non_vacuous():
     assert population <= cert.bound
 
 
+def test_corollary19_of_a_lam_off_the_grid_is_evaluated_on_the_grid():
+    """lam = 115.25 (a tempering step) is not on the grid the union bound
+    pays for: the bound is the record at the grid value where the
+    two-sample bound is tightest, for the same rho; for the Gibbs posterior
+    its free energy there, -log Z max(1, g / lam), is at least the exact
+    g E[R_n] + KL of quadrature in d = 2."""
+    from pac_particles.selection import lam_grid
+    rng = np.random.default_rng(5)
+    X, y = gaussian_classes(300, 0.4, np.array([1.5, 0.8]), rng)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    grid = lam_grid(500.0, 10)
+    lam = 115.25
+    exact = AngularQuadrature(X, y, lam)
+    weights = np.diff(exact.edges) * np.exp(-lam * (exact.risk
+                                                    - exact.risk.min()))
+    q = float(weights @ exact.risk / weights.sum())
+    kl = -exact.log_z - lam * q
+    # any rho: every grid value at grid_size = 10, the best two-sample one
+    cert = pac_bayes_bound(q, kl, lam, n_pos, n_neg, lam_grid=grid)
+    each = [pac_bayes_bound(q, kl, g, n_pos, n_neg, grid_size=10)
+            for g in grid]
+    best = min(each, key=lambda c: c.auc_risk_bound_two_sample)
+    assert lam not in grid and cert.lam in grid and cert.grid_size == 10
+    assert cert.posterior_lam == lam
+    assert cert.bound == best.bound and cert.lam == best.lam
+    # the Gibbs posterior from log Z alone: conservative at every g
+    gibbs = pac_bayes_bound_gibbs(exact.log_z, lam, n_pos, n_neg,
+                                  lam_grid=grid)
+    assert gibbs.lam in grid and gibbs.posterior_lam == lam
+    assert gibbs.free_energy_term * gibbs.lam_pairs >= (
+        gibbs.lam * q + kl - 1e-9)
+    assert gibbs.auc_risk_bound_two_sample >= cert.auc_risk_bound_two_sample
+    for record in (cert, gibbs):
+        assert 0.0 <= record.bound <= 1.0
+        assert 0.0 <= record.auc_risk_bound_two_sample <= 1.0
+    with pytest.raises(InputError, match="grid_size"):
+        pac_bayes_bound(q, kl, lam, n_pos, n_neg, grid_size=3, lam_grid=grid)
+
+
 def test_gibbs_certificate_from_exact_log_z_holds_for_the_population_risk():
     rng = np.random.default_rng(4)
     n, pi = 1200, 0.4
@@ -304,24 +343,31 @@ def test_counts_and_risk_are_exclusive():
         pac_bayes_bound(0.2, 3.0, 25.0)
 
 
-def test_smc_certificate_averages_the_models_particle_risks():
+def test_smc_certificate_pays_for_a_lower_confidence_bound_on_log_z():
+    """The run's log Z and particle risks are estimates: the certificate
+    uses a lower confidence bound on log Z at a tenth of eps (the raw
+    importance weights' Markov bound, or the tempering estimate's) and no
+    E[R_n] at all, and its record says so."""
     rng = np.random.default_rng(8)
     X, y = gaussian_classes(60, 0.5, np.array([1.5, 0.0]), rng)
     linear = AUCGibbsModel(X, y, lam=30.0)
     gp = GPAUCModel(X, y, lam=30.0, kernel=SquaredExponential(1.0))
-    for model in (linear, gp):
-        post = run_smc(model, n_particles=40, len_chain=3, seed=0)
-        scores = (post.theta @ model.data.X.T if not model.is_gp
-                  else post.theta)
-        risks = [auc_risk(s, y) for s in scores]
-        expected = pac_bayes_bound_gibbs(post.log_z, post.lam, model.data.n_pos,
-                                         model.data.n_neg,
-                                         expected_risk=post.weights @ risks,
-                                         eps=0.1, grid_size=3)
+    for model, evidence in ((linear, "importance"), (gp, "tempering")):
+        post = run_smc(model, n_particles=40, len_chain=3, seed=0,
+                       evidence=evidence)
+        log_z_low, how = post.log_z_lower_bound(0.01)
+        assert log_z_low < post.log_z
+        expected = pac_bayes_bound_gibbs(log_z_low, post.lam,
+                                         model.data.n_pos, model.data.n_neg,
+                                         eps=0.09, grid_size=3)
         cert = smc_certificate(post, eps=0.1, grid_size=3)
         assert cert.bound == pytest.approx(expected.bound, rel=1e-12)
-        assert cert.expected_risk == pytest.approx(expected.expected_risk,
-                                                   rel=1e-12)
+        assert cert.free_energy_term == pytest.approx(
+            -log_z_low / cert.lam_pairs)
+        assert cert.expected_risk is None and cert.kl is None
+        assert cert.eps == 0.1 and cert.delta_shares == (
+            ("Corollary 19", pytest.approx(0.09)), ("log Z", pytest.approx(0.01)))
+        assert cert.note == how and evidence in how
 
 
 def test_gp_bound_is_the_gaussian_bound_with_identity_features():

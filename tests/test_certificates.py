@@ -254,6 +254,46 @@ def test_data_dependent_kl_of_particles_matches_the_gaussian_closed_form():
     assert again == gauss
 
 
+def test_data_dependent_prior_is_preprocessed_on_its_own_part():
+    """Given the raw inputs or the inputs standardised with every row's
+    moments, the prior is the same distribution of the score function: EP
+    runs on the prior part centred and scaled with that part's moments,
+    and its Gaussian is mapped exactly (``theta = w * scale``). A column
+    constant on the prior part keeps the prior ``N(0, prior_var)`` in the
+    coordinates given (the part says nothing about it)."""
+    rng = np.random.default_rng(5)
+    n = 120
+    y = rng.random(n) < 0.4
+    X = (rng.normal(size=(n, 3)) + np.outer(y, [1.0, -0.5, 0.0])) \
+        * [1.0, 4.0, 0.5] + [0.0, 10.0, -3.0]
+    in_prior = prior_split(y, 0.3, seed=2)
+    X[in_prior, 2] = 1.5           # constant on the prior part only
+    center, scale = X.mean(axis=0), X.std(axis=0)
+    raw = data_dependent_prior(X, y, seed=2)
+    std = data_dependent_prior((X - center) / scale, y, seed=2)
+    varies = slice(0, 2)
+    np.testing.assert_allclose((std.mean / scale)[varies], raw.mean[varies],
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose((std.cov / np.outer(scale, scale))[varies,
+                                                                  varies],
+                               raw.cov[varies, varies], rtol=1e-9, atol=1e-12)
+    # the constant column: untouched by EP, independent of the others
+    for prior in (raw, std):
+        assert prior.mean[2] == 0.0 and prior.cov[2, 2] == 1.0
+        assert np.all(prior.cov[2, :2] == 0.0)
+
+
+def test_tightest_records_each_candidates_share_of_delta():
+    import json
+    cert = risk_certificate(0.1, kl=5.0, m=1000, delta=0.05)
+    assert dict(cert.delta_shares) == {"kl": 0.025, "catoni": 0.025}
+    assert sum(share for _, share in cert.delta_shares) == cert.delta
+    fields = json.loads(json.dumps(cert.as_dict()))
+    assert fields["delta_shares"] == {"kl": 0.025, "catoni": 0.025}
+    assert fields["hyperparameters_tuned_on"] == "none"
+    assert fields["prior_fraction"] is None
+
+
 # ------------------------------------------------------------ classification
 
 def test_classification_certificate_is_the_generic_one_with_m_equal_n():
@@ -356,3 +396,60 @@ def test_sampled_expected_risk_bound_covers_the_exact_risk():
                                     X_neg, 0.1)
     with pytest.raises(InputError, match="cov"):
         sampled_expected_risk_bound(mean, np.eye(2), X_pos, X_neg, 0.1)
+
+
+# -------------------------------------------- the exact Gibbs posterior
+
+def _exact_gibbs(lam, n=300, seed=5):
+    """log Z, E_G[R_n] and the class counts of the exact d = 2 Gibbs
+    posterior (quadrature over the angle)."""
+    from conftest import gaussian_classes
+    from reference import AngularQuadrature
+    rng = np.random.default_rng(seed)
+    X, y = gaussian_classes(n, 0.4, np.array([1.5, 0.8]), rng)
+    exact = AngularQuadrature(X, y, lam)
+    weights = np.diff(exact.edges) * np.exp(-lam * (exact.risk
+                                                    - exact.risk.min()))
+    q = float(weights @ exact.risk / weights.sum())
+    return exact.log_z, q, int(y.sum()), int((~y).sum())
+
+
+@pytest.mark.parametrize("lam", [20.0, 115.25, 600.0])
+def test_gibbs_certificate_needs_log_z_only_and_covers_every_risk(lam):
+    """From log Z alone: at least the kl bound at the exact (E_G[R_n], KL)
+    of quadrature (the worst case covers the true value), at most
+    Catoni's form at C = lam / m (the worst case over every q), in [0, 1];
+    a smaller log Z (a lower confidence bound) only loosens it."""
+    from pac_particles.bounds import gibbs_certificate, maurer_constant
+    log_z, q, n_pos, n_neg = _exact_gibbs(lam)
+    m = min(n_pos, n_neg)
+    cert = gibbs_certificate(log_z, lam, n_pos=n_pos, n_neg=n_neg,
+                             delta=0.05)
+    exact = kl_bound(q, -log_z - lam * q, m, 0.05, trivial=AUC_TRIVIAL)
+    c = math.log(maurer_constant(m) / 0.05)
+    catoni = -math.expm1((log_z - c) / m) / -math.expm1(-lam / m)
+    assert exact.bound <= cert.bound <= min(catoni, 1.0) + 1e-12
+    assert 0.0 <= cert.bound <= 1.0 and cert.kl is None
+    assert cert.posterior == "exact Gibbs posterior"
+    assert 0.0 <= cert.parameter <= -log_z / lam + 1e-12
+    looser = gibbs_certificate(log_z - 0.5, lam, n_pos=n_pos, n_neg=n_neg,
+                               delta=0.05)
+    assert looser.bound >= cert.bound
+
+
+def test_gibbs_candidate_shares_are_reported_under_its_label():
+    """A candidate that splits its share (kl bound and log Z) reports both
+    parts in tightest's delta_shares; the others their share."""
+    from pac_particles.bounds import gibbs_certificate
+    import dataclasses
+    def gibbs(d):
+        cert = gibbs_certificate(-20.0, 100.0, n_pos=200, n_neg=300,
+                                 delta=0.9 * d)
+        return dataclasses.replace(cert, delta=d, delta_shares=(
+            ("kl", 0.9 * d), ("log Z", 0.1 * d)))
+    cert = tightest([gibbs, lambda d: kl_bound(0.2, 5.0, 200, d)], 0.06)
+    assert dict(cert.delta_shares) == pytest.approx({
+        "kl, exact Gibbs posterior: kl": 0.027,
+        "kl, exact Gibbs posterior: log Z": 0.003, "kl": 0.03})
+    assert [name for name, _ in cert.alternatives] == [
+        "kl, exact Gibbs posterior", "kl"]

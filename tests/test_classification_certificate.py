@@ -54,14 +54,24 @@ def test_certificate_bounds_the_population_error_of_the_randomised_classifier():
     assert population <= est.certified_error_
 
 
-def test_smc_certificate_reads_the_gibbs_kl_from_the_evidence():
+def test_smc_certificate_plugs_in_no_monte_carlo_estimate():
+    """The particles' log Z and errors are estimates: the candidates are
+    the Gaussian fitted to the particles (exact terms) and the exact Gibbs
+    posterior from a lower confidence bound on log Z, at eps / 2 each."""
+    from pac_particles.bounds import gibbs_certificate
+    from pac_particles.risks import ClassificationRisk
     X, y = _classes(120, 3)
     est = PACBayesClassifier(method="smc", lam=120.0, n_particles=100,
                              len_chain=5, random_state=0).fit(X, y)
-    post = est.posterior_
-    fitted = float(post.weights @ est._model.risk(post.theta))
-    assert est.certificate_.kl == pytest.approx(
-        max(-post.log_z - est.lam_ * fitted, 0.0))
+    post, cert = est.posterior_, est.certificate_
+    zero_one = ClassificationRisk(y == est.classes_[1], "zero_one")
+    gibbs = gibbs_certificate(post.log_z_lower_bound(0.0025)[0], 120.0,
+                              risk=zero_one, delta=0.0225, trivial=0.5)
+    alternatives = dict(cert.alternatives)
+    assert alternatives["kl, exact Gibbs posterior"] == pytest.approx(
+        gibbs.bound)
+    assert cert.bound == min(alternatives.values())
+    assert sum(dict(cert.delta_shares).values()) == pytest.approx(0.05)
     assert 0.0 <= est.certified_error_ <= 1.0
 
 

@@ -65,6 +65,25 @@ def test_cv_picks_the_grid_value_of_best_mean_accuracy(method):
     assert cv.mean_auc.max() > 0.75
 
 
+@pytest.mark.parametrize("method", ["smc", "vb"])
+def test_default_lam_cv_fits_data_with_fewer_members_per_class_than_folds(
+        method):
+    """The default ``lam='cv'`` (5 folds) on 10 rows with 3 positives (the
+    data of scikit-learn's ``check_fit2d_1feature``) uses 3 folds and says
+    so; with one positive it refuses and names the fix."""
+    from pac_particles.selection import FewerFoldsWarning
+    X = np.linspace(0.0, 3.0, 10)[:, None]
+    y = np.zeros(10, dtype=int)
+    y[[1, 4, 8]] = 1
+    with pytest.warns(FewerFoldsWarning, match="using 3 folds"):
+        est = PACBayesClassifier(method=method, grid_size=5, n_particles=30,
+                                 len_chain=3, random_state=0).fit(X, y)
+    assert est.cv_.fold_auc.shape == (3, 5)
+    y[[1, 4]] = 0
+    with pytest.raises(InputError, match="float lam"):
+        PACBayesClassifier(method=method, random_state=0).fit(X, y)
+
+
 def test_breast_cancer_accuracy_is_close_to_logistic_regression():
     X, y = load_breast_cancer(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3,

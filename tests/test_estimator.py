@@ -62,40 +62,65 @@ def test_smc_reports_the_single_run_errors_of_its_estimates():
 
 
 def test_certificate_is_the_gibbs_bound_of_the_fitted_posterior():
+    """Corollary 19 of the exact Gibbs posterior, -log Z from the run's
+    lower confidence bound at eps / 10 (never its estimate)."""
     from pac_particles.bounds import pac_bayes_bound_gibbs
     X, y = _data()
     est = PACBayesAUC(lam=60.0, n_particles=50, len_chain=5, eps=0.1,
                       random_state=0).fit(X, y)
     data = est.posterior_.data
-    expected = pac_bayes_bound_gibbs(est.log_evidence_, 60.0, data.n_pos,
-                                     data.n_neg, eps=0.1)
+    log_z_low, _ = est.posterior_.log_z_lower_bound(0.01)
+    assert log_z_low < est.log_evidence_
+    expected = pac_bayes_bound_gibbs(log_z_low, 60.0, data.n_pos,
+                                     data.n_neg, eps=0.09)
     assert est.bound_.bound == pytest.approx(expected.bound)
     assert est.bound_.grid_size == 1 and est.bound_.eps == 0.1
+    assert dict(est.bound_.delta_shares) == pytest.approx(
+        {"Corollary 19": 0.09, "log Z": 0.01})
     # the two-sample certificate is at least the posterior's training risk
-    assert est.bound_.auc_risk_bound_two_sample > est.bound_.expected_risk
+    assert est.bound_.auc_risk_bound_two_sample > est.posterior_.expected_risk
 
 
 def test_headline_certificate_is_the_tightest_of_its_candidates():
+    """SMC's particles have no density: the candidates are the Gaussian
+    fitted to them (exact terms) under the data-free and the data-dependent
+    prior, and the exact Gibbs posterior from a lower confidence bound on
+    log Z; each at eps / 3, the Gibbs one split 9:1 between its kl bound
+    and log Z."""
     from pac_particles.bounds import (auc_certificate, data_dependent_candidate,
-                                      gibbs_kl)
+                                      gibbs_certificate)
+    from pac_particles.gaussian import gaussian_kl
+    from pac_particles.moves.base import weighted_gaussian_fit
+    from pac_particles.probit_risk import expected_auc_risk
     X, y = _data()
     est = PACBayesAUC(lam=60.0, n_particles=50, len_chain=5, eps=0.1,
                       random_state=3).fit(X, y)
     post, cert = est.posterior_, est.certificate_
-    risk = float(post.weights @ post.predictor.risk(post.theta))
-    kl = gibbs_kl(post.log_z, 60.0, risk)
-    extra = data_dependent_candidate(post.data.X, post.data.y, seed=3,
-                                     particles=(post.theta, post.weights, kl))
-    expected = auc_certificate(risk, kl, n_pos=post.data.n_pos,
-                               n_neg=post.data.n_neg, delta=0.1,
-                               bounds=("kl",), extra=[extra])
-    assert cert == expected
-    # kl under the data-free and the data-dependent prior, each at delta / 2
-    assert cert.delta == 0.1 and cert.n_candidates == 2
-    assert cert.bound == min(bound for _, bound in cert.alternatives)
+    data = post.data
+    mean, chol = weighted_gaussian_fit(post.weights, post.theta, ridge=1e-8)
+    cov = chol @ chol.T
+    risk = expected_auc_risk(mean, cov, data.X_pos, data.X_neg)
+    kl = gaussian_kl(mean, cov, 1.0)
+    share = 0.1 / 3
+    fit = auc_certificate(risk, kl, n_pos=data.n_pos, n_neg=data.n_neg,
+                          delta=share, bounds=("kl",))
+    split = data_dependent_candidate(data.X, data.y, seed=3,
+                                     gaussian=(mean, cov))(share)
+    gibbs = gibbs_certificate(post.log_z_lower_bound(0.1 * share)[0], 60.0,
+                              n_pos=data.n_pos, n_neg=data.n_neg,
+                              delta=0.9 * share)
+    assert dict(cert.alternatives) == pytest.approx({
+        "kl, Gaussian fitted to the particles": fit.bound,
+        "kl, data-dependent, Gaussian fitted to the particles": split.bound,
+        "kl, exact Gibbs posterior": gibbs.bound})
+    assert cert.bound == min(fit.bound, split.bound, gibbs.bound)
+    assert cert.delta == 0.1 and cert.n_candidates == 3
+    assert sum(dict(cert.delta_shares).values()) == pytest.approx(0.1)
+    assert dict(cert.delta_shares)["kl, exact Gibbs posterior: log Z"] == \
+        pytest.approx(0.1 * share)
     assert est.certified_auc_risk_ == cert.bound
-    # the kl bound is far tighter than the Corollary 19 relaxation
-    assert cert.bound < est.bound_.auc_risk_bound_two_sample
+    # the kl bound is far tighter than Corollary 19 on the AUC scale
+    assert cert.bound < est.bound_.auc_risk_bound
 
 
 @pytest.mark.parametrize("kwargs", [dict(method="ep"), dict(method="vb"),
@@ -159,6 +184,34 @@ def test_lam_cv_chooses_lam_on_the_path_and_refits():
     assert est.cv_.grid[0] == pytest.approx(2.0)
 
 
+def test_default_lam_cv_fits_data_with_fewer_members_per_class_than_folds():
+    """The default ``lam='cv'`` (5 folds) on 10 rows with 3 positives (the
+    data of scikit-learn's ``check_fit2d_1feature``) uses 3 folds and says
+    so; with one positive it refuses and names the fix."""
+    from pac_particles.checks import InputError
+    from pac_particles.selection import FewerFoldsWarning
+    X = np.linspace(0.0, 3.0, 10)[:, None]
+    y = np.zeros(10, dtype=int)
+    y[[1, 4, 8]] = 1
+    with pytest.warns(FewerFoldsWarning, match="using 3 folds"):
+        est = PACBayesAUC(n_particles=30, len_chain=3, grid_size=5,
+                          random_state=0).fit(X, y)
+    assert est.cv_.fold_auc.shape == (3, 5)
+    y[[1, 4]] = 0
+    with pytest.raises(InputError, match="float lam"):
+        PACBayesAUC(random_state=0).fit(X, y)
+
+
+def test_pu_fit_at_a_fixed_lam_with_one_labelled_positive_has_no_heldout_auc():
+    """No fold split keeps a class of one member in every part, and a fixed
+    ``lam`` needs none: the fit runs and only ``heldout_auc_`` is missing."""
+    X = np.linspace(0.0, 3.0, 10)[:, None]
+    y = (np.arange(10) == 8).astype(int)
+    est = PACBayesAUC(lam=10.0, pu_prior=0.2, n_particles=30, len_chain=3,
+                      random_state=0).fit(X, y)
+    assert est.heldout_auc_ is None and 0.0 <= est.train_auc_ <= 1.0
+
+
 def test_certified_cv_rule_takes_the_tightest_step_the_folds_cannot_reject():
     """``cv_rule='certified'``: lam_ is a tempering step of the refit whose
     interpolated mean validation AUC is within one standard error of the
@@ -176,11 +229,34 @@ def test_certified_cv_rule_takes_the_tightest_step_the_folds_cannot_reject():
     candidates = [t for t in range(1, refit.n_steps + 1)
                   if refit.gammas[t] >= cv.grid[0] and np.interp(
                       np.log(refit.gammas[t]), np.log(cv.grid), mean) >= floor]
-    assert list(refit.gammas).index(est.lam_) in candidates
+    chosen = list(refit.gammas).index(est.lam_)
+    assert chosen in candidates
+    # compared before the chosen step's importance draws join its particles
+    tightest = est._certificate(refit.at_step(chosen)).bound
     for t in candidates:
         other = est._certificate(refit.at_step(t))
-        assert other.bound >= est.certificate_.bound - 1e-12
+        assert other.bound >= tightest - 1e-12
     assert est.certificate_.bound == est._certificate().bound
+
+
+def test_corollary19_of_a_tempering_step_is_evaluated_on_the_grid():
+    """SMC's lam_ is a tempering step, off the grid of lam='cv': bound_ pays
+    log(grid size) for the grid, so its lam is a grid value (the Gibbs
+    posterior at lam_ stays the one certified); EP's lam_ is on the grid."""
+    from pac_particles.selection import lam_grid
+    X, y = _data()
+    grid = lam_grid(300.0, 5)
+    smc = PACBayesAUC(lam_max=300.0, grid_size=5, n_folds=2, n_particles=30,
+                      len_chain=3, random_state=0).fit(X, y)
+    assert smc.lam_ not in grid
+    assert smc.bound_.lam in grid and smc.bound_.grid_size == 5
+    assert smc.bound_.posterior_lam == smc.lam_
+    ep = PACBayesAUC(method="ep", lam="cv", lam_max=300.0,
+                     grid_size=5).fit(X, y)
+    assert ep.lam_ in grid and ep.bound_.lam in grid
+    for est in (smc, ep):
+        assert 0.0 <= est.bound_.bound <= 1.0
+        assert 0.0 <= est.bound_.auc_risk_bound_two_sample <= 1.0
 
 
 def test_works_in_cross_val_score_grid_search_and_pipeline():
@@ -326,6 +402,148 @@ def test_smc_evidence_grid_picks_the_best_spike_variance():
     grid = est.evidence_grid_
     assert len(grid.params) == 4
     assert est.hyperparameters_ == grid.params[int(np.argmax(grid.log_z))]
+
+
+def _reviewed_data():
+    """The review of the certificates (issue 26): d = 30, n = 200, two
+    relevant features."""
+    return noisy_linear(200, [2.0, -2.0], seed=0, d=30)
+
+
+def _raw_prior(est):
+    """The fit's data-dependent prior (mean, covariance) and prior
+    variances in the raw inputs' coordinates (``theta = w * scale`` on the
+    standardised columns)."""
+    scale = est.approximation_.data.scale
+    prior = est._data_dependent_prior(est.posterior_)
+    return (prior.mean / scale, prior.cov / np.outer(scale, scale),
+            est._prior_var() / scale ** 2)
+
+
+def test_smc_evidence_grid_is_paid_by_a_union_bound():
+    """SMC's evidence picks among 4 spike variances fixed in advance on the
+    whole sample: the data-free kl bound runs at eps / 4 and says so."""
+    from pac_particles.bounds import kl_bound
+    X, y = _sparse(n=150)
+    est = PACBayesAUC(method="smc", prior="spike_slab", lam=150.0,
+                      hyperparameters="evidence", n_particles=40, len_chain=4,
+                      random_state=0).fit(X, y)
+    from pac_particles.bounds import gibbs_certificate
+    cert = est.certificate_
+    assert cert.hyperparameter_grid_size == 4
+    assert cert.hyperparameters_tuned_on == "whole sample"
+    assert cert.prior.startswith("data-free:") and "log 4 paid" in cert.prior
+    # two candidates at eps / 2: the Gaussian fitted to the particles, and
+    # the exact Gibbs posterior (eps / 20 of it for a bound on log Z, at
+    # eps / 80 for each of the 4 runs the grid chose among)
+    half = est.eps / 2
+    post = est.posterior_
+    if cert.posterior == "exact Gibbs posterior":
+        expected = gibbs_certificate(post.log_z_lower_bound(0.1 * half / 4)[0],
+                                     post.lam, n_pos=post.data.n_pos,
+                                     n_neg=post.data.n_neg,
+                                     delta=0.9 * half / 4).bound
+    else:
+        expected = kl_bound(cert.empirical_randomized_risk, cert.kl, cert.m,
+                            half / 4, trivial=0.5).bound
+    assert cert.bound == pytest.approx(expected)
+    assert cert.delta == est.eps and dict(cert.delta_shares) == pytest.approx({
+        "kl, Gaussian fitted to the particles": half,
+        "kl, exact Gibbs posterior: kl": 0.9 * half,
+        "kl, exact Gibbs posterior: log Z": 0.1 * half})
+    assert dict(cert.hyperparameters)["v0"] == est.hyperparameters_["v0"]
+
+
+def test_ep_evidence_fit_is_not_certified_as_data_free():
+    """EP's ARD is a continuous optimisation, which no union bound pays
+    for: no data-free candidate, only the split one, with the variances
+    tuned on the prior part and the bound on the other rows (on the
+    reviewed data the data-free candidate certified AUC 0.81 at no cost)."""
+    from pac_particles.bounds import prior_split
+    X, y = _reviewed_data()
+    est = PACBayesAUC(method="ep", lam=200.0, hyperparameters="evidence",
+                      random_state=0).fit(X, y)
+    cert = est.certificate_
+    assert [name for name, _ in cert.alternatives] == ["kl, data-dependent"]
+    assert "tuned by evidence on that part" in cert.prior
+    assert cert.hyperparameters_tuned_on == "prior part"
+    assert cert.prior_fraction == 0.3
+    in_b = ~prior_split(y, 0.3, seed=0)
+    assert cert.m == min(np.sum(in_b & (y == 1)), np.sum(in_b & (y == 0)))
+    assert dict(cert.delta_shares) == {"kl, data-dependent": est.eps}
+    # the variances recorded are the ones the posterior was fitted with
+    np.testing.assert_array_equal(dict(cert.hyperparameters)["prior_var"],
+                                  est.hyperparameters_["prior_var"])
+
+
+def test_ep_evidence_tunes_the_ard_variances_on_the_prior_part_only():
+    """Part B's rows rescaled and shifted: the ARD variances and the
+    data-dependent prior, in the raw inputs' coordinates, stay put up to
+    the optimiser's tolerance (tuned on every row they moved by 60-90%)."""
+    from pac_particles.bounds import prior_split
+    X, y = _reviewed_data()
+    in_b = ~prior_split(y, 0.3, seed=0)
+    moved = X.copy()
+    moved[in_b] = moved[in_b] * 3.0 + 1.0
+    fits = [_raw_prior(PACBayesAUC(method="ep", lam=200.0,
+                                   hyperparameters="evidence",
+                                   random_state=0).fit(Z, y))
+            for Z in (X, moved)]
+    for before, after in zip(*fits):
+        assert np.max(np.abs(after - before)) < 0.1 * np.max(np.abs(before))
+
+
+def test_data_dependent_prior_does_not_see_the_certified_rows():
+    """The prior part is centred and scaled on its own rows and its prior
+    mapped exactly into the posterior's coordinates: rescaling and shifting
+    part B's rows, which moves the whole sample's standardisation, leaves
+    the prior unchanged in the raw inputs' coordinates."""
+    from pac_particles.bounds import prior_split
+    X, y = _reviewed_data()
+    in_b = ~prior_split(y, 0.3, seed=0)
+    moved = X.copy()
+    moved[in_b] = moved[in_b] * 3.0 + 1.0
+    fits = [_raw_prior(PACBayesAUC(method="ep", lam=200.0,
+                                   random_state=0).fit(Z, y))[:2]
+            for Z in (X, moved)]
+    for before, after in zip(*fits):
+        np.testing.assert_allclose(after, before, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs", [dict(kernel="rbf"),
+                                    dict(prior="spike_slab")])
+def test_ep_evidence_of_gp_and_spike_slab_certifies_on_the_other_part(kwargs):
+    """GP lengthscales and spike-and-slab ``p, v0`` are tuned by EP's
+    evidence on the prior part: the certificate is the kl bound of the
+    whole posterior's KL with ``E_rho[R_B]`` and ``m_B`` of the other rows."""
+    from pac_particles.bounds import auc_certificate, prior_split
+    from pac_particles.probit_risk import expected_auc_risk
+    X, y = _sparse(n=120)
+    est = PACBayesAUC(method="ep", lam=120.0, hyperparameters="evidence",
+                      random_state=0, **kwargs).fit(X, y)
+    cert, post = est.certificate_, est.posterior_
+    assert cert.n_candidates == 1 and cert.prior.startswith("data-dependent")
+    assert cert.hyperparameters_tuned_on == "prior part"
+    in_b = ~prior_split(y, 0.3, seed=0)
+    rows = np.eye(len(y)) if "kernel" in kwargs else est.approximation_.data.X
+    pos, neg = rows[in_b & (y == 1)], rows[in_b & (y == 0)]
+    expected = auc_certificate(expected_auc_risk(post.mean, post.cov, pos, neg),
+                               cert.kl, n_pos=len(pos), n_neg=len(neg),
+                               delta=est.eps, bounds="kl")
+    assert cert.bound == pytest.approx(expected.bound)
+    assert cert.m == expected.m
+
+
+def test_ep_evidence_leaves_the_kernel_parameter_as_given():
+    from pac_particles.kernels import SquaredExponential
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 2))
+    y = (np.sum(X ** 2, axis=1) < 1.3).astype(int)
+    kernel = SquaredExponential(lengthscale=1.0)
+    est = PACBayesAUC(method="ep", kernel=kernel, lam=80.0,
+                      hyperparameters="evidence", random_state=0).fit(X, y)
+    assert kernel.lengthscale.tolist() == [1.0]
+    assert est.hyperparameters_["kernel"].lengthscale[0] != 1.0
 
 
 @pytest.mark.parametrize("params, message", [

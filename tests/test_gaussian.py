@@ -1,6 +1,7 @@
 """Shared Gaussian algebra against independent computations."""
 
 import numpy as np
+from scipy.linalg import cho_solve
 import pytest
 from scipy import stats
 
@@ -60,6 +61,30 @@ def test_jittered_cholesky_warns_and_reports_the_jitter_for_a_singular_matrix():
         C, jitter = jittered_cholesky(K, label="GP kernel")
     assert jitter > 0
     np.testing.assert_allclose(C @ C.T, K + jitter * np.eye(3), atol=1e-12)
+
+
+def test_a_factor_of_a_numerically_singular_matrix_is_never_accepted_as_is():
+    """Rank 5 of 6 (centred Gram matrix): whether numpy's Cholesky fails or
+    returns a factor with a pivot of rounding size depends on the BLAS
+    kernel; either way jitter is added, so that the inverse through the
+    factor agrees with a direct solve of the jittered matrix (it was off by
+    1e15 where the rounding let the factor through)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(6, 9))
+    X -= X.mean(axis=0)
+    K = 0.5 * X @ X.T
+    # a matrix whose Cholesky succeeds on every processor but whose
+    # condition is 1e15: the same rule must refuse it
+    U = np.linalg.qr(rng.normal(size=(6, 6)))[0]
+    K_bad = U @ np.diag([1.0, 1.0, 1.0, 1.0, 1.0, 1e-15]) @ U.T
+    for matrix in (K, K_bad):
+        with pytest.warns(KernelJitterWarning, match="condition"):
+            C, jitter = jittered_cholesky(matrix)
+        assert jitter > 0
+        A = matrix + jitter * np.eye(6)
+        b = rng.normal(size=6)
+        np.testing.assert_allclose(cho_solve((C, True), b),
+                                   np.linalg.solve(A, b), rtol=1e-4)
 
 
 def test_jittered_cholesky_ridge_mode_never_fails_on_identical_particles():

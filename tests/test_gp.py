@@ -133,3 +133,25 @@ def test_gp_ep_chooses_lam_by_leave_one_out_along_the_grid():
     assert est.lam_ in est.cv_.grid and est.posterior_.converged
     linear = PACBayesAUC(method="ep", lam=160.0).fit(X, y)
     assert est.score(X, y) > linear.score(X, y) + 0.2
+
+
+def test_gp_scores_run_under_particles_smc_with_the_robust_tempering():
+    """``particles.SMC(fk=RobustAdaptiveTempering(GPAUCModel(...)))`` with
+    fewer particles than points: the tempering object picks the elliptical
+    slice move on the kernel's factor (particles' default random walk
+    needs a non-singular 150 x 150 particle covariance and fails with 100
+    particles), reaches exponent 1, and refuses the random walk by name."""
+    import particles
+    from particles import smc_samplers as ssp
+    from pac_particles.models import RobustAdaptiveTempering
+    from pac_particles.moves import EllipticalSlice
+    X, y = noisy_linear(150, np.array([1.0, -1.0, 0.5]), 3)
+    model = GPAUCModel(X, y, lam=150.0)
+    fk = RobustAdaptiveTempering(model, len_chain=5)
+    assert isinstance(fk.move.mcmc, EllipticalSlice)
+    np.random.seed(0)
+    smc = particles.SMC(fk=fk, N=100)
+    smc.run()
+    assert smc.X.shared["exponents"][-1] == 1.0 and np.isfinite(smc.logLt)
+    with pytest.raises(ValueError, match="EllipticalSlice"):
+        RobustAdaptiveTempering(model, move=ssp.ArrayRandomWalk())

@@ -171,11 +171,32 @@ def _wide(n=14, d=40, seed=2):
 
 def test_linear_score_model_samples_scores_when_d_exceeds_n():
     X, y = _wide()
-    assert linear_score_model(X, y, 10.0).is_gp
-    assert not linear_score_model(X[:, :5], y, 10.0).is_gp
-    assert not linear_score_model(X, y, 10.0, score_space=False).is_gp
+    assert linear_score_model(X, y, 10.0).space == "score"
+    assert linear_score_model(X[:, :5], y, 10.0).space == "primal"
+    assert linear_score_model(X, y, 10.0, score_space=False).space == "primal"
     with pytest.raises(ValueError, match="score_space"):
         linear_score_model(X, y, 10.0, score_space="yes")
+
+
+def test_span_coordinates_factor_the_singular_score_prior_exactly():
+    """Centred columns give ``X S0 X'`` rank n - 1 (d > n): the span model
+    has that many coordinates, and ``B B'`` is the prior covariance of the
+    scores itself, with no jitter (numpy's rank and product as reference)."""
+    X, y = _wide(n=14, d=40)
+    model = linear_score_model(X, y, 10.0, prior_var=0.5)
+    design = model.design_data.X
+    K = 0.5 * design @ design.T
+    assert model.rank == np.linalg.matrix_rank(K, hermitian=True) == 13
+    B = model.data.X
+    np.testing.assert_allclose(B @ B.T, K, atol=1e-10 * np.abs(K).max())
+    # the scores of the coefficients are the coordinates' scores
+    w = np.random.default_rng(0).normal(size=(3, model.rank))
+    np.testing.assert_allclose(model.linear_coefficients(w) @ design.T,
+                               w @ B.T, atol=1e-10)
+    X_new, _ = _wide(n=5, seed=7)
+    np.testing.assert_allclose(model.data.transform(X_new) @ w.T,
+                               model.design_data.transform(X_new)
+                               @ model.linear_coefficients(w).T, atol=1e-10)
 
 
 def test_linear_coefficients_are_the_minimum_norm_preimage_of_the_scores():
@@ -183,11 +204,11 @@ def test_linear_coefficients_are_the_minimum_norm_preimage_of_the_scores():
     to s (numpy's pinv as the independent reference)."""
     X, y = _wide()
     model = linear_score_model(X, y, 10.0)
-    s = model.data.X @ np.random.default_rng(0).normal(size=X.shape[1])
-    np.testing.assert_allclose(model.linear_coefficients(s),
-                               np.linalg.pinv(model.data.X) @ s, atol=1e-5)
-    with pytest.raises(ValueError, match="LinearKernel"):
-        GPAUCModel(X, y, 10.0).linear_coefficients(s)     # squared exponential
+    w = np.random.default_rng(0).normal(size=model.rank)
+    s = model.data.X @ w
+    np.testing.assert_allclose(model.linear_coefficients(w),
+                               np.linalg.pinv(model.design_data.X) @ s,
+                               atol=1e-8)
 
 
 def test_score_space_and_theta_space_give_the_same_posterior():
@@ -206,7 +227,7 @@ def test_score_space_and_theta_space_give_the_same_posterior():
             mean = post.mean
             theta = model.linear_coefficients(mean) if space else mean
             log_z.append(post.log_z)
-            scores.append(model.data.transform(X_new) @ theta)
+            scores.append(model.design_data.transform(X_new) @ theta)
         runs[space] = (np.mean(log_z), np.mean(scores, axis=0))
     assert runs[True][0] == pytest.approx(runs[False][0], abs=0.15)
     np.testing.assert_allclose(runs[True][1], runs[False][1],
@@ -262,23 +283,28 @@ def test_at_step_needs_the_kept_steps_and_a_valid_step():
 
 
 def test_draws_of_theta_given_scores_are_the_gaussian_conditional():
-    """Matheron's rule against the closed-form conditional of
-    ``theta ~ N(0, v I)`` given ``s = X theta`` (d > n): the draws
-    reproduce ``s``, and their mean and covariance are the conditional's
-    (Monte Carlo, 40 000 draws)."""
+    """The exact conditional of ``theta ~ N(0, v I)`` given the scores
+    ``s = X theta`` of a rank-deficient design (6 x 9, centred: rank 5),
+    in the span: mean ``S0 X' K^+ s`` and covariance
+    ``S0 - S0 X' K^+ X S0`` with ``K^+`` numpy's pseudo-inverse at a
+    stated tolerance (Monte Carlo, 40 000 draws); the draws reproduce
+    ``s`` to rounding. A jittered inverse of the singular ``K`` made this
+    depend on the processor's BLAS kernel."""
     rng = np.random.default_rng(4)
     X = rng.normal(size=(6, 9))
     y = np.array([1, 0, 1, 0, 1, 0])
     model = linear_score_model(X, y, lam=6.0, prior_var=0.5, score_space=True)
-    Xs = model.data.X
-    s = Xs @ rng.normal(scale=np.sqrt(0.5), size=9)
-    draws = model.sample_linear_coefficients(np.tile(s, (40_000, 1)), rng)
-    K = 0.5 * Xs @ Xs.T + model.jitter * np.eye(6)
-    gain = 0.5 * Xs.T @ np.linalg.inv(K)
+    Xs = model.design_data.X
+    assert model.rank == 5
+    w = rng.normal(size=model.rank)
+    s = model.data.X @ w
+    draws = model.sample_linear_coefficients(np.tile(w, (40_000, 1)), rng)
+    K_pinv = np.linalg.pinv(0.5 * Xs @ Xs.T, rcond=1e-10, hermitian=True)
+    gain = 0.5 * Xs.T @ K_pinv
     np.testing.assert_allclose(draws.mean(axis=0), gain @ s, atol=0.02)
-    np.testing.assert_allclose(draws.mean(axis=0),
-                               model.linear_coefficients(s), atol=0.02)
+    np.testing.assert_allclose(model.linear_coefficients(w), gain @ s,
+                               atol=1e-10)
     np.testing.assert_allclose(np.cov(draws.T),
                                0.5 * np.eye(9) - gain @ Xs * 0.5, atol=0.02)
     np.testing.assert_allclose(draws[:5] @ Xs.T, np.tile(s, (5, 1)),
-                               atol=1e-4)
+                               atol=1e-10)

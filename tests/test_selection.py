@@ -198,3 +198,34 @@ def test_within_one_se_keeps_the_values_within_a_standard_error_of_the_best():
     # one row (a leave-one-out curve): no spread, the best value alone
     loo = LamCVResult(grid=grid, fold_auc=fold_auc[:1], best_lam=100.0)
     np.testing.assert_array_equal(loo.within_one_se, [False, False, True, False])
+
+
+def test_folds_fall_back_to_the_size_of_the_smallest_class_with_a_warning():
+    """3 positives cannot fill 5 stratified folds: 3 folds, each validation
+    part holding a positive and a negative (its AUC is defined), together
+    covering every row once."""
+    from pac_particles.selection import FewerFoldsWarning, stratified_folds
+    positives = np.arange(10) < 3
+    with pytest.warns(FewerFoldsWarning, match="using 3 folds"):
+        folds = stratified_folds(positives, n_folds=5, seed=0)
+    assert len(folds) == 3
+    for train, val in folds:
+        assert positives[val].any() and not positives[val].all()
+        assert positives[train].any() and not positives[train].all()
+    np.testing.assert_array_equal(np.sort(np.concatenate([v for _, v in folds])),
+                                  np.arange(10))
+
+
+def test_folds_keep_n_folds_without_a_warning_when_every_class_fills_them():
+    import warnings
+    from pac_particles.selection import fold_count
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fold_count(np.arange(10) < 5, 5) == 5
+
+
+def test_folds_refuse_a_class_of_one_member_and_say_what_to_do():
+    from pac_particles.checks import InputError
+    from pac_particles.selection import stratified_folds
+    with pytest.raises(InputError, match="at least 2 members.*float lam"):
+        stratified_folds(np.arange(10) < 1, n_folds=5)

@@ -24,12 +24,13 @@ Example
 -------
 ::
 
-    from pac_particles.bounds import auc_certificate, gibbs_kl
-    # a Gibbs posterior sampled by SMC: post = run_smc(model, ...)
-    risk = post.weights @ model.risk(post.theta)
-    cert = auc_certificate(risk, gibbs_kl(post.log_z, post.lam, risk),
-                           risk=model.empirical_risk, delta=0.05)
-    cert.name, cert.bound, 1 - cert.bound, cert.vacuous
+    from pac_particles.bounds import gibbs_certificate
+    # the Gibbs posterior sampled by SMC: post = run_smc(model, ...); a
+    # lower confidence bound on log Z at 0.005, the kl bound at 0.045
+    log_z, how = post.log_z_lower_bound(0.005)
+    cert = gibbs_certificate(log_z, post.lam, risk=model.empirical_risk,
+                             delta=0.045)
+    cert.name, cert.bound, 1 - cert.bound, cert.vacuous   # at 1 - 0.05
 
 References
 ----------
@@ -65,13 +66,15 @@ from .kl import binary_kl, kl_inverse_lower, kl_inverse_upper, maurer_constant
 from .ranking import (AUC_TRIVIAL, EXACT_RISK_MAX_PAIRS, RISK_SAMPLE_PAIRS,
                       auc_certificate, check_log_z, sampled_expected_risk_bound,
                       data_dependent_candidate, data_dependent_prior,
-                      gaussian_auc_certificate, gibbs_kl, prior_split)
+                      gaussian_auc_certificate, gibbs_kl, prior_split,
+                      EVIDENCE_SHARE, GIBBS_RISK_GRID, gibbs_certificate)
 
 __all__ = ["binary_kl", "kl_inverse_upper", "kl_inverse_lower",
            "maurer_constant", "Certificate", "CATONI_GRID", "BOUNDS",
            "kl_bound", "catoni_bound", "linear_bound", "held_out_bound",
            "tightest", "risk_certificate", "AUC_TRIVIAL", "auc_certificate",
            "gaussian_auc_certificate", "check_log_z", "gibbs_kl",
+           "gibbs_certificate", "GIBBS_RISK_GRID", "EVIDENCE_SHARE",
            "prior_split", "data_dependent_prior", "data_dependent_candidate",
            "EXACT_RISK_MAX_PAIRS", "RISK_SAMPLE_PAIRS",
            "sampled_expected_risk_bound",

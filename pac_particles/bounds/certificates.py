@@ -137,6 +137,35 @@ class Certificate:
         The candidates compared, each at ``delta / n_candidates``.
     raw_bound : float
         The bound before clipping to [0, 1].
+    prior_fraction : float or None
+        Share of each class in the part ``A`` of the sample the prior was
+        fitted or tuned on (the bound then rests on the other part only, and
+        ``m`` counts that part); None: no split, the prior saw no data.
+    hyperparameters : tuple of (name, value)
+        The prior's hyper-parameters (a value is a float, a tuple of
+        floats or a kernel's repr), in the coordinates the posterior lives
+        in.
+    hyperparameters_tuned_on : str
+        Which data chose them: ``'none'`` (fixed before seeing the data),
+        ``'prior part'`` (part ``A`` only: free for a bound on the other
+        part) or ``'whole sample'`` (among ``hyperparameter_grid_size``
+        values fixed in advance; the union bound is paid inside).
+    hyperparameter_grid_size : int
+        Values the hyper-parameters were chosen from on the sample the bound
+        uses: the kl bound ran at ``delta / hyperparameter_grid_size``
+        (``log(grid size)`` in its complexity term).
+    delta_shares : tuple of (part, delta)
+        What each part of the statement spent of ``delta`` (each candidate
+        of :func:`tightest`, a confidence bound on a sampled risk, ...);
+        the shares add up to ``delta``.
+    posterior : str
+        The posterior certified when it is not the ``rho`` whose terms were
+        given: ``'exact Gibbs posterior'`` for
+        :func:`~pac_particles.bounds.gibbs_certificate` (SMC's particles
+        only estimate it); empty otherwise.
+    note : str
+        How terms estimated by Monte Carlo entered the bound (empty when
+        every term is exact).
     """
 
     name: str
@@ -153,11 +182,20 @@ class Certificate:
     n_candidates: int = 1
     alternatives: tuple = ()
     raw_bound: float = float("nan")
+    prior_fraction: Optional[float] = None
+    hyperparameters: tuple = ()
+    hyperparameters_tuned_on: str = "none"
+    hyperparameter_grid_size: int = 1
+    delta_shares: tuple = ()
+    posterior: str = ""
+    note: str = ""
 
     def as_dict(self):
-        """Plain fields for JSON (alternatives as a name -> bound mapping)."""
+        """Plain fields for JSON (alternatives, hyper-parameters and delta
+        shares as name -> value mappings)."""
         fields = dataclasses.asdict(self)
-        fields["alternatives"] = dict(self.alternatives)
+        for name in ("alternatives", "hyperparameters", "delta_shares"):
+            fields[name] = dict(getattr(self, name))
         return fields
 
 
@@ -293,27 +331,44 @@ def tightest(candidates, delta=0.05):
     Returns
     -------
     Certificate
-        The tightest, with ``delta`` the overall level, ``n_candidates = K``
-        and ``alternatives`` every candidate's ``(name, bound)`` (the name
+        The tightest, with ``delta`` the overall level, ``n_candidates = K``,
+        ``alternatives`` every candidate's ``(name, bound)`` (the name
         followed by the kind of prior unless data-free, e.g. ``"kl,
-        data-dependent"``).
+        data-dependent"``) and ``delta_shares`` every candidate's
+        ``(name, delta / K)``.
     """
     delta = check_probability(delta, "delta")
     candidates = list(candidates)
     if not candidates:
         raise InputError("tightest needs at least one candidate certificate")
-    certs = [make(delta / len(candidates)) for make in candidates]
+    share = delta / len(candidates)
+    certs = [make(share) for make in candidates]
     best = min(certs, key=lambda c: c.bound)
     return dataclasses.replace(best, delta=delta, n_candidates=len(certs),
                                alternatives=tuple((_label(c), c.bound)
-                                                  for c in certs))
+                                                  for c in certs),
+                               delta_shares=tuple(
+                                   part for c in certs
+                                   for part in _shares(c, share)))
+
+
+def _shares(cert, share):
+    """A candidate's entries in ``delta_shares``: ``(label, share)``, or,
+    when it split its share in parts (a Monte Carlo confidence bound inside,
+    a nested union bound), each part under the candidate's label."""
+    if len(cert.delta_shares) <= 1:
+        return ((_label(cert), share),)
+    return tuple((f"{_label(cert)}: {part}", value)
+                 for part, value in cert.delta_shares)
 
 
 def _label(cert):
-    """A candidate's name in ``alternatives``: the inequality, and the kind
-    of prior unless data-free (two kl candidates must stay apart)."""
+    """A candidate's name in ``alternatives``: the inequality, the kind
+    of prior unless data-free, and the posterior certified when it is not
+    the one given (two kl candidates must stay apart)."""
     kind = cert.prior.split(":")[0]
-    return cert.name if kind == "data-free" else f"{cert.name}, {kind}"
+    label = cert.name if kind == "data-free" else f"{cert.name}, {kind}"
+    return f"{label}, {cert.posterior}" if cert.posterior else label
 
 
 BOUNDS = {"kl": kl_bound, "catoni": catoni_bound}

@@ -41,13 +41,19 @@ Under the Hoeffding assumption with ``f(lam', n) = lam'^2 / (n - 1)``
 * The Gibbs posterior itself (SMC): ``lam E[R_n] + KL = lam' E[r_n] + KL = -log Z``
   (Proposition 6 with ``rho`` the Gibbs posterior), so the bound is
   ``-log Z / lam' + lam' / (n - 1) + log(1/eps) / lam'``
-  (:func:`pac_bayes_bound_gibbs`; :func:`smc_certificate` for an SMC run,
-  linear or GP: the particles' risks come from ``model.risk``). EP's
-  spike-and-slab approximation uses the same bound with EP's ``log Z`` in
-  place of the exact one.
+  (:func:`pac_bayes_bound_gibbs`). For an SMC run, linear or GP,
+  :func:`smc_certificate` certifies the exact Gibbs posterior with a lower
+  confidence bound on ``log Z`` in place of ``log Z`` (its level added to
+  ``eps`` by a union bound); SMC's estimates of ``log Z`` and ``E[R_n]``
+  are not plugged in. EP's spike-and-slab approximation is a Gaussian
+  ``rho`` like the others, with its KL to the mixture prior
+  (:meth:`pac_particles.priors.SpikeSlabPrior.kl_gaussian`), not EP's
+  ``log Z``, which is not that of the Gibbs posterior.
 * ``lam`` chosen from a grid of ``K`` values *using the data*: a union bound over
   the grid replaces ``log(1/eps)`` by ``log(K / eps)`` (``grid_size=K``);
-  :func:`pac_particles.selection.lam_grid` is that grid.
+  :func:`pac_particles.selection.lam_grid` is that grid. The bound's ``lam``
+  must be a grid value: ``lam_grid=`` evaluates it there for the same
+  ``rho`` when the posterior's ``lam`` is off the grid (a tempering step).
 
 Sample sizes come either as bare class counts ``n_pos, n_neg`` or from the
 empirical risk itself (``risk=``, a :class:`pac_particles.risks.Risk`): its
@@ -111,13 +117,12 @@ Usage
     cert.auc_risk_bound_two_sample       # the sharpest rigorous bound on 1 - AUC
 
     # Gibbs posterior from SMC (post = run_smc(model, ...), model.lam = lam);
-    # grid_size=K if lam was picked among K values with the data
-    cert = smc_certificate(post, eps=0.05, grid_size=K)
-    # the same, by hand: the sample sizes from the model's empirical risk
-    cert = pac_bayes_bound_gibbs(post.log_z, post.lam,
-                                 risk=model.empirical_risk,
-                                 expected_risk=post.weights @ model.risk(post.theta),
-                                 eps=0.05, grid_size=K)
+    # lam_grid=grid if lam was picked on that grid with the data
+    cert = smc_certificate(post, eps=0.05, lam_grid=grid)
+    # the same, by hand: log Z from below at 0.005, the bound at 0.045
+    log_z, how = post.log_z_lower_bound(0.005)
+    cert = pac_bayes_bound_gibbs(log_z, post.lam, risk=model.empirical_risk,
+                                 eps=0.045, lam_grid=grid)
 
 Data-dependent priors
 ---------------------
@@ -147,6 +152,7 @@ variables. Journal of the American Statistical Association 58(301), 13-30.
 McAllester, D. A. (1998). Some PAC-Bayesian theorems. Proceedings of COLT, 230-234.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -161,7 +167,7 @@ from ..gaussian import gaussian_kl
 from ..risks import AUCRisk
 # about the bound's normalisation, kept next to the VB default lam they serve
 from ..vb import expected_auc_risk, ordered_pairs_factor
-from .ranking import check_log_z, gibbs_kl
+from .ranking import EVIDENCE_SHARE, check_log_z, gibbs_kl
 
 __all__ = ["PACBayesBound", "pac_bayes_bound", "pac_bayes_bound_gaussian",
            "pac_bayes_bound_gp", "pac_bayes_bound_gibbs",
@@ -218,6 +224,16 @@ class PACBayesBound:
         / lam``: bound on ``E_rho[1 - AUC]`` from the two-sample Hoeffding
         inequality given the labels (module docstring); holds with
         probability at least ``1 - eps`` on its own.
+    posterior_lam : float or None
+        The inverse temperature ``rho`` was fitted at, when the bound's
+        ``lam`` is another value: a value of the grid fixed in advance
+        (``lam_grid``); None when they are the same.
+    delta_shares : tuple of (part, delta)
+        What each part of the statement spent of ``eps`` when more than
+        the inequality needed a share (a Monte Carlo confidence bound on
+        ``log Z``); empty otherwise.
+    note : str
+        How terms estimated by Monte Carlo entered the bound.
     """
 
     bound: float
@@ -239,6 +255,9 @@ class PACBayesBound:
     auc_risk_bound_rigorous: float
     eps_prevalence: float
     auc_risk_bound_two_sample: float
+    posterior_lam: Optional[float] = None
+    delta_shares: tuple = ()
+    note: str = ""
 
     @property
     def n(self):
@@ -347,7 +366,8 @@ def _check_risk(expected_risk):
 
 
 def pac_bayes_bound(expected_risk, kl, lam, n_pos=None, n_neg=None, eps=0.05,
-                    grid_size=1, eps_prevalence=None, risk=None):
+                    grid_size=1, eps_prevalence=None, risk=None,
+                    lam_grid=None):
     """Corollary 19 bound for any ``rho`` from ``E_rho[R_n]`` and ``KL(rho, prior)``.
 
     With probability at least ``1 - eps``::
@@ -356,6 +376,16 @@ def pac_bayes_bound(expected_risk, kl, lam, n_pos=None, n_neg=None, eps=0.05,
 
     ``lam' = lam / q_n``, ``q_n = 2 n_pos n_neg / (n (n - 1))``, ``R`` the
     population risk over all ordered pairs (see the module docstring).
+
+    The inequality holds for every ``rho`` at once, but its ``lam`` must be
+    fixed in advance. When ``rho`` was fitted at a ``lam`` chosen with the
+    data, give the grid fixed in advance it was chosen on (``lam_grid``):
+    the bound is then evaluated at every grid value (a union bound,
+    ``grid_size = len(lam_grid)``) for the same ``rho``, and the record at
+    the value where ``auc_risk_bound_two_sample`` is tightest is returned,
+    with ``lam`` that grid value and ``posterior_lam`` the ``lam`` given
+    (None when equal). A ``lam`` off the grid (a tempering step of SMC) is
+    thus never the bound's.
 
     Parameters
     ----------
@@ -370,13 +400,17 @@ def pac_bayes_bound(expected_risk, kl, lam, n_pos=None, n_neg=None, eps=0.05,
         Class counts of the training sample (or give ``risk``).
     eps : float in (0, 1), default 0.05
     grid_size : int >= 1, default 1
-        Number of candidate values ``lam`` was chosen from using the data.
+        Number of candidate values ``lam`` was chosen from using the data
+        (``lam`` one of them); with ``lam_grid``, 1 or its length.
     eps_prevalence : float in (0, 1), optional
         Level of the class-prevalence interval behind
         ``auc_risk_bound_rigorous`` (default ``eps``).
     risk : pac_particles.risks.Risk, optional
         The empirical risk of the training sample, instead of ``n_pos,
         n_neg``: its class counts and ``n_independent``.
+    lam_grid : 1-D array of lam > 0, optional
+        The grid, fixed before seeing the data, that ``lam`` was chosen
+        on (:func:`pac_particles.selection.lam_grid`).
 
     Returns
     -------
@@ -393,9 +427,43 @@ def pac_bayes_bound(expected_risk, kl, lam, n_pos=None, n_neg=None, eps=0.05,
     expected_risk = _check_risk(expected_risk)
     kl = check_positive(kl, "kl", allow_zero=True)
     lam = check_lam(lam)
-    return _certificate(lam * expected_risk + kl, lam,
-                        _sample_sizes(n_pos, n_neg, risk), eps, grid_size,
+    sizes = _sample_sizes(n_pos, n_neg, risk)
+    if lam_grid is None:
+        return _certificate(lam * expected_risk + kl, lam, sizes, eps,
+                            grid_size, eps_prevalence, expected_risk, kl)
+    return _on_grid(lambda g: g * expected_risk + kl, lam, lam_grid,
+                    grid_size, sizes, eps, eps_prevalence, expected_risk, kl)
+
+
+def _check_grid(lam_grid, grid_size):
+    grid = np.atleast_1d(np.asarray(lam_grid, dtype=float))
+    if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) \
+            or np.any(grid <= 0):
+        raise InputError("lam_grid must be a non-empty 1-D array of lam > 0")
+    if check_count(grid_size, "grid_size") not in (1, grid.size):
+        raise InputError(f"grid_size must be 1 or len(lam_grid) = "
+                         f"{grid.size} with lam_grid, got {grid_size}")
+    return grid
+
+
+def _on_grid(free_energy_at, lam, lam_grid, grid_size, sizes, eps,
+             eps_prevalence, expected_risk, kl):
+    """The record at the value ``g`` of ``lam_grid`` where the two-sample
+    bound on ``1 - AUC`` (the one ``vacuous`` reads) is tightest, every
+    field at that ``g`` (union bound: ``grid_size = len(lam_grid)``);
+    ``free_energy_at(g)`` is an upper bound on ``g E_rho[R_n] + KL`` for
+    the one ``rho``."""
+    grid = _check_grid(lam_grid, grid_size)
+    eps = check_probability(eps, "eps")
+    log_term = math.log(grid.size / eps)
+    # unclipped, so that ties at 1 still pick the best
+    two_sample = [(free_energy_at(g) + log_term) / g + g / (8.0 * sizes[2])
+                  for g in grid]
+    g = float(grid[int(np.argmin(two_sample))])
+    best = _certificate(free_energy_at(g), g, sizes, eps, grid.size,
                         eps_prevalence, expected_risk, kl)
+    same = math.isclose(g, lam, rel_tol=1e-12)
+    return dataclasses.replace(best, posterior_lam=None if same else lam)
 
 
 def _gaussian_bound(mean, cov, prior_var, X_pos, X_neg, lam, risk, eps,
@@ -487,17 +555,25 @@ def pac_bayes_bound_gp(mean, cov, kernel_matrix, y, lam, eps=0.05, grid_size=1,
 
 def pac_bayes_bound_gibbs(log_z, lam, n_pos=None, n_neg=None,
                           expected_risk=None, eps=0.05, grid_size=1,
-                          eps_prevalence=None, risk=None):
+                          eps_prevalence=None, risk=None, lam_grid=None):
     """Corollary 19 bound for the Gibbs posterior ``∝ prior exp(-lam R_n)``.
 
     Since ``lam E[R_n] + KL(Gibbs, prior) = -log Z``,::
 
         E_Gibbs[R] <= -log Z / lam' + lam'/(n - 1) + log(grid_size/eps)/lam',
 
-    ``lam' = lam / q_n``. ``log Z = log E_prior[exp(-lam R_n)]`` as returned by
-    SMC tempering (or quadrature); an SMC estimate makes the certificate a
-    plug-in of a Monte Carlo estimate (``E[Z_hat] = Z``, so on average
-    ``-log Z_hat`` errs on the conservative side).
+    ``lam' = lam / q_n``. ``log Z = log E_prior[exp(-lam R_n)]`` exactly
+    (quadrature), or a lower confidence bound on it: the bound then holds
+    with probability at least ``1 - eps`` minus that bound's level
+    (:func:`smc_certificate` does this for an SMC run; an estimate plugged
+    in is not a certificate).
+
+    With ``lam_grid`` (``lam`` chosen with the data; see
+    :func:`pac_bayes_bound`) the bound is evaluated at the grid values
+    ``g`` for the same Gibbs posterior, whose free energy there is ``g
+    E[R_n] + KL = -log Z + (g - lam) E[R_n]``. Without ``expected_risk``
+    that is bounded by ``-log Z max(1, g / lam)``: ``0 <= lam E[R_n] <=
+    -log Z`` since ``KL >= 0``.
 
     Parameters
     ----------
@@ -508,9 +584,11 @@ def pac_bayes_bound_gibbs(log_z, lam, n_pos=None, n_neg=None,
     n_pos, n_neg : int
         Class counts (or give ``risk``).
     expected_risk : float, optional
-        Posterior mean of ``R_n`` (e.g. the weighted mean of the particles'
-        risks); splits the free energy into empirical and KL terms.
-    eps, grid_size, eps_prevalence, risk : see :func:`pac_bayes_bound`.
+        Posterior mean of ``R_n``, exact (quadrature); splits the free
+        energy into empirical and KL terms. An estimate (the particles'
+        weighted risks) would make the bound a plug-in: leave it out.
+    eps, grid_size, eps_prevalence, risk, lam_grid : see
+        :func:`pac_bayes_bound`.
 
     Returns
     -------
@@ -524,26 +602,53 @@ def pac_bayes_bound_gibbs(log_z, lam, n_pos=None, n_neg=None,
         free_energy = lam * expected_risk + kl      # >= -log_z
     else:
         free_energy = -log_z
-    return _certificate(free_energy, lam, _sample_sizes(n_pos, n_neg, risk),
-                        eps, grid_size, eps_prevalence, expected_risk, kl)
+    sizes = _sample_sizes(n_pos, n_neg, risk)
+    if lam_grid is None:
+        return _certificate(free_energy, lam, sizes, eps, grid_size,
+                            eps_prevalence, expected_risk, kl)
+    if expected_risk is None:
+        def free_energy_at(g):
+            return free_energy * max(1.0, g / lam)
+    else:
+        def free_energy_at(g):
+            return free_energy + (g - lam) * expected_risk
+    return _on_grid(free_energy_at, lam, lam_grid, grid_size, sizes, eps,
+                    eps_prevalence, expected_risk, kl)
 
 
-def smc_certificate(post, eps=0.05, grid_size=1, eps_prevalence=None):
-    """Certificate of an SMC run of an AUC Gibbs posterior, linear or GP.
+def smc_certificate(post, eps=0.05, grid_size=1, eps_prevalence=None,
+                    lam_grid=None, evidence_share=EVIDENCE_SHARE):
+    """Corollary 19 for the exact Gibbs posterior an SMC run of an AUC
+    Gibbs model approximates, linear or GP.
 
-    ``post`` is a :class:`pac_particles.posterior.SMCPosterior` (its ``log_z``,
-    ``lam``, particles and model, ``post.predictor``); the expected empirical
-    risk is ``post.expected_risk``, the weighted average of the particles'
-    risks (recorded by the run, or ``model.risk`` of the scores ``x .
-    theta`` or of the GP latent scores) and the sample sizes are the model's
-    ``empirical_risk``. See :func:`pac_bayes_bound_gibbs`.
+    ``post`` is a :class:`pac_particles.posterior.SMCPosterior` (its
+    ``lam``, evidence and model ``post.predictor``, whose
+    ``empirical_risk`` gives the sample sizes). The certified posterior is
+    the Gibbs posterior itself, not the particles (an empirical measure has
+    no density, hence no finite KL). Its free energy ``-log Z`` is bounded
+    from above by a lower confidence bound on ``log Z`` at level
+    ``evidence_share * eps``
+    (:meth:`~pac_particles.posterior.SMCPosterior.log_z_lower_bound`: the
+    raw importance weights' Markov bound, or the tempering estimate's), and
+    Corollary 19 runs at the rest of ``eps``: by a union bound the
+    statement holds with probability at least ``1 - eps``
+    (``delta_shares`` and ``note`` record it). The particles' ``E[R_n]`` is
+    not used (an estimate, see :func:`pac_bayes_bound_gibbs`).
+    ``lam_grid``: the grid ``lam`` was chosen on (:func:`pac_bayes_bound`);
+    the bound's ``lam`` is then a grid value.
     """
     model = post.predictor
     if model is None:
         raise InputError("smc_certificate needs the posterior's model "
                          "(post.predictor): its risk's sample sizes")
-    return pac_bayes_bound_gibbs(post.log_z, post.lam,
-                                 expected_risk=post.expected_risk,
-                                 eps=eps, grid_size=grid_size,
+    eps = check_probability(eps, "eps")
+    eps_log_z = check_probability(evidence_share, "evidence_share") * eps
+    eps_prevalence = eps if eps_prevalence is None else eps_prevalence
+    log_z, how = post.log_z_lower_bound(eps_log_z)
+    cert = pac_bayes_bound_gibbs(log_z, post.lam, eps=eps - eps_log_z,
+                                 grid_size=grid_size,
                                  eps_prevalence=eps_prevalence,
-                                 risk=model.empirical_risk)
+                                 risk=model.empirical_risk, lam_grid=lam_grid)
+    return dataclasses.replace(
+        cert, eps=eps, note=how,
+        delta_shares=(("Corollary 19", eps - eps_log_z), ("log Z", eps_log_z)))

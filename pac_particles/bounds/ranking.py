@@ -55,8 +55,12 @@ The posterior's KL
 * Gaussian ``rho = N(mu, S)`` (EP, VB): ``E_rho[R_n]`` and ``KL`` in closed
   form (:func:`gaussian_auc_certificate`).
 * The Gibbs posterior ``∝ prior exp(-lam R_n)``: ``KL = -log Z - lam E_rho[R_n]``
-  (:func:`gibbs_kl`; SMC gives both ``log Z`` and the particles' risks), a
-  plug-in of the Monte Carlo estimates.
+  (:func:`gibbs_kl`). SMC estimates both terms; plugged in, the bound has
+  no allowance for their error. :func:`gibbs_certificate` certifies the
+  exact Gibbs posterior from a *lower confidence bound* on ``log Z`` alone
+  (importance sampling is unbiased for ``Z``, so Markov's inequality gives
+  one: :func:`pac_particles.importance_evidence.log_z_lower_bound`), taking
+  the worst case over ``E_rho[R_n]``; the estimator's SMC certificate.
 * The kl bound holds for all ``rho`` at once: choosing ``rho`` (its ``lam``
   by cross-validation, or to minimise the bound) with the data costs nothing.
 
@@ -74,9 +78,18 @@ It trades ``m`` for ``KL``: it helps when the data-free ``KL`` is large
 (many features) and hurts on small samples. :func:`auc_certificate` takes it
 as an extra candidate of the union bound, which pays for the choice.
 
-The inputs are standardised with the whole sample's scales before either
-prior is applied, which makes every prior here slightly data-dependent (the
-dependence is through ``d`` scales that concentrate at rate ``1/sqrt(n)``).
+Everything the prior uses comes from ``A``: its preprocessing (``A``'s
+columns centred and scaled with ``A``'s own moments, whatever scaling the
+posterior's inputs had) and, when asked, its ARD prior variances (tuned by
+EP's evidence on ``A``). Its Gaussian is then mapped exactly into the
+posterior's coordinates (an affine map of the inputs is a linear map of
+``theta``; the AUC ignores the offset), so the KL is the one between the
+two distributions of the score function.
+
+The data-free prior ``N(0, prior_var)`` is applied to the inputs as the
+estimator standardised them, with the whole sample's scales: it is slightly
+data-dependent (through ``d`` scales that concentrate at rate
+``1/sqrt(n)``), a dependence the data-dependent prior no longer has.
 
 Example
 -------
@@ -118,13 +131,15 @@ from ..checks import (InputError, check_count, check_fraction, check_positive,
 from ..gaussian import gaussian_kl
 from ..probit_risk import (GaussianPairRisk, check_gaussian_pairs,
                            expected_auc_risk)
-from .certificates import BOUNDS, tightest
-from .kl import kl_inverse_upper
+from .certificates import BOUNDS, _certificate, tightest
+from .kl import kl_inverse_upper, maurer_constant
 
 __all__ = ["AUC_TRIVIAL", "EXACT_RISK_MAX_PAIRS", "RISK_SAMPLE_PAIRS",
            "sampled_expected_risk_bound", "auc_certificate",
            "gaussian_auc_certificate",
-           "check_log_z", "gibbs_kl", "prior_split", "DataDependentPrior",
+           "check_log_z", "gibbs_kl", "gibbs_certificate", "GIBBS_RISK_GRID",
+           "EVIDENCE_SHARE",
+           "prior_split", "DataDependentPrior",
            "data_dependent_prior", "data_dependent_candidate"]
 
 # a coin ranks with AUC 1/2: E[1 - AUC] <= 1/2 certifies nothing
@@ -280,6 +295,91 @@ def gibbs_kl(log_z, lam, expected_risk):
     return kl
 
 
+#: Brackets of ``[0, -log Z / lam]`` over which :func:`gibbs_certificate`
+#: takes the worst case of the unknown ``E_G[R_n]`` (its slack: one step)
+GIBBS_RISK_GRID = 256
+#: The share of a Gibbs posterior's ``delta`` spent on the lower confidence
+#: bound on ``log Z`` that stands in for the exact one (the rest goes to the
+#: PAC-Bayes inequality); 0.1: at ``delta = 0.05`` the Markov price
+#: ``log(1/0.005) / M`` is 0.08 nats for ``M = 64`` batches
+EVIDENCE_SHARE = 0.1
+
+
+def gibbs_certificate(log_z, lam, risk=None, n_pos=None, n_neg=None,
+                      delta=0.05, trivial=AUC_TRIVIAL, expected_risk=None,
+                      n_grid=GIBBS_RISK_GRID):
+    """The PAC-Bayes-kl bound of the exact Gibbs posterior ``G ∝ prior
+    exp(-lam R_n)`` from a lower bound on ``log Z`` alone.
+
+    With probability at least ``1 - delta``, for every ``rho``,
+    ``kl(E_rho[R_n] || E_rho[R]) <= (KL(rho || prior) + c) / m``, ``c =
+    log(xi(m) / delta)`` (module docstring). For ``rho = G``, ``KL = F -
+    lam q`` with ``F = -log Z`` and ``q = E_G[R_n]`` [ARC16, Prop. 6], so
+    ``p = E_G[R]`` satisfies ``kl(q || p) + lam q / m <= (F + c) / m``.
+    ``q`` is not used: it is unknown (no Monte Carlo confidence interval
+    bounds it from below: that would need an upper bound on ``Z``), and the
+    bound takes the worst case over the values ``KL >= 0`` allows, ``0 <= q
+    <= F / lam``::
+
+        E_G[R] <= max_{0 <= q <= F/lam} kl_inverse_upper(q, (F + c - lam q) / m)
+               <= (1 - exp(-(F + c) / m)) / (1 - exp(-lam / m)).
+
+    The second line is the maximum over all ``q`` in [0, 1] (Catoni's form
+    at ``C = lam / m``: ``inf_q [kl(q || p) + C q] = -log(1 - p (1 -
+    e^-C))``, the Legendre dual of the Bernoulli kl); the first is computed
+    over :data:`GIBBS_RISK_GRID` brackets ``[q_j, q_j+1]``, on each of
+    which ``kl_inverse_upper(q_j+1, (F + c - lam q_j) / m)`` is an upper
+    bound (``kl_inverse_upper`` grows in both arguments), and the smaller
+    of the two is returned. Where ``lam`` is large the worst case sits at
+    ``q = F / lam`` (``KL = 0``), which is close to the truth.
+
+    ``lam`` may be chosen with the data (the kl bound holds for every
+    ``rho`` at once) and so may ``C = lam / m``: it is not a parameter of
+    the inequality, only of a consequence of it.
+
+    Parameters
+    ----------
+    log_z : float in [-lam, 0]
+        ``log Z``, or a lower bound on it: a Monte Carlo lower confidence
+        bound (:meth:`pac_particles.posterior.SMCPosterior.log_z_lower_bound`)
+        makes the statement hold with probability at least ``1 - delta -``
+        its own level (a union bound; the caller records the shares).
+    lam : float > 0
+    risk, n_pos, n_neg : the sample sizes, as :func:`auc_certificate`.
+    delta : float in (0, 1), the kl bound's level.
+    trivial : float, vacuous at or above this value.
+    expected_risk : float in [0, 1], optional
+        An estimate of ``E_G[R_n]`` kept in ``empirical_randomized_risk``
+        for information; the bound does not use it (nan when not given).
+    n_grid : int, brackets of the worst case.
+
+    Returns
+    -------
+    Certificate
+        Named ``'kl'``, ``posterior = 'exact Gibbs posterior'``, ``kl``
+        None (only ``F`` is known), ``parameter`` the worst-case
+        ``E_G[R_n]``.
+    """
+    log_z, lam = check_log_z(log_z, lam)
+    m = _independent_terms(risk, n_pos, n_neg)
+    delta = check_probability(delta, "delta")
+    n_grid = check_count(n_grid, "n_grid")
+    q_info = (float("nan") if expected_risk is None
+              else check_probability(expected_risk, "expected_risk",
+                                     closed=True))
+    free = max(-log_z, 0.0)
+    c = math.log(maurer_constant(m) / delta)
+    q = np.linspace(0.0, min(free / lam, 1.0), n_grid + 1)
+    budgets = np.maximum(free + c - lam * q[:-1], 0.0) / m
+    brackets = kl_inverse_upper(q[1:], budgets)
+    worst = int(np.argmax(brackets))
+    catoni = -math.expm1(-(free + c) / m) / -math.expm1(-lam / m)
+    raw = float(min(brackets[worst], catoni))
+    return _certificate("kl", raw, q_info, None, m, delta, trivial,
+                        parameter=float(q[worst + 1]),
+                        posterior="exact Gibbs posterior")
+
+
 def prior_split(y, fraction=0.5, seed=0):
     """Boolean mask of the prior part ``A`` of a stratified split: a
     ``fraction`` of the positives and of the negatives, drawn with ``seed``
@@ -300,13 +400,43 @@ def prior_split(y, fraction=0.5, seed=0):
     return in_prior
 
 
-def _ep_prior(X, y, prior_var):
-    """EP on the prior part at ``lam = n_A``: the prior's rule is fixed in
-    advance, its data are ``A`` only."""
+def _ep_prior(X_a, y_a, prior_var, tune):
+    """EP on the prior part ``A`` alone, by a rule fixed in advance: centre
+    and scale ``A``'s columns with ``A``'s own moments, fit EP at ``lam =
+    n_A`` under ``N(0, diag(prior_var))`` in those coordinates (``tune``:
+    after maximising its evidence over the ARD variances, on ``A``), and map
+    the Gaussian back to the coordinates of ``X_a``.
+
+    Scores ``z . theta_z`` with ``z = (x - c_A) / s_A`` equal ``x . (theta_z
+    / s_A)`` up to a constant, which the AUC ignores: the prior on ``theta =
+    theta_z / s_A`` is ``N(mu_z / s_A, S_z / (s_A s_A'))``, exactly. A
+    column constant on ``A`` keeps its prior ``N(0, prior_var_k)`` (``A``
+    says nothing about it). Returns ``(mean, cov, prior_var)``, the last the
+    variances used on ``A`` (tuned or not) in the coordinates of ``X_a``.
+    """
+    from ..data import validate_xy
     from ..ep import EPLinear     # EP sits beside the bounds, imported on use
-    result = EPLinear(X, y, lam=float(len(y)), prior_var=prior_var,
-                      standardize=False).fit()
-    return result.mean, result.cov
+    part = validate_xy(X_a, y_a, standardize=True, drop_constant=False)
+    d = part.d
+    var_z = np.broadcast_to(np.asarray(prior_var, dtype=float), (d,)).copy()
+    varies = np.ptp(part.X, axis=0) > 0
+    mean_z = np.zeros(d)
+    if np.any(varies):
+        ep = EPLinear(part.X[:, varies], part.y, lam=float(part.n),
+                      prior_var=var_z[varies], standardize=False)
+        if tune:
+            ep.fit_hyperparameters()
+            var_z[varies] = ep.prior_var
+            result = ep.result_
+        else:
+            result = ep.fit()
+        mean_z[varies] = result.mean
+    cov_z = np.diag(var_z)
+    if np.any(varies):
+        cov_z[np.ix_(varies, varies)] = result.cov
+    scale = part.scale
+    return (mean_z / scale, cov_z / np.outer(scale, scale),
+            var_z / scale ** 2)
 
 
 def _log_gaussian(theta, mean, cov):
@@ -320,22 +450,39 @@ def _log_gaussian(theta, mean, cov):
 @dataclasses.dataclass
 class DataDependentPrior:
     """The EP prior ``N(mean, cov)`` fitted on the part ``in_prior`` of a
-    sample (:func:`data_dependent_prior`)."""
+    sample (:func:`data_dependent_prior`), in the coordinates of the ``X``
+    it was given; ``prior_var``: the variances of EP's own prior on that
+    part (tuned on it by evidence when ``tuned``), in the same
+    coordinates."""
     in_prior: np.ndarray
     mean: np.ndarray
     cov: np.ndarray
     fraction: float
+    prior_var: np.ndarray = None
+    tuned: bool = False
 
 
-def data_dependent_prior(X, y, prior_var=1.0, fraction=0.3, seed=0):
-    """Split ``(X, y)`` (:func:`prior_split`) and fit EP on the prior part at
-    ``lam = n_A`` under ``N(0, prior_var)``: the prior of
-    :func:`data_dependent_candidate`, to reuse for several posteriors."""
+def data_dependent_prior(X, y, prior_var=1.0, fraction=0.3, seed=0,
+                         tune=False):
+    """Split ``(X, y)`` (:func:`prior_split`) and fit EP on the prior part
+    ``A`` at ``lam = n_A`` under ``N(0, prior_var)``: the prior of
+    :func:`data_dependent_candidate`, to reuse for several posteriors.
+
+    Nothing of the other part enters it: ``A``'s columns are centred and
+    scaled with ``A``'s own moments (the ``X`` given may be standardised
+    with every row's), EP runs in those coordinates, and its Gaussian is
+    mapped exactly into ``X``'s coordinates (:func:`_ep_prior`).
+    ``tune=True`` first maximises EP's evidence on ``A`` over per-feature
+    (ARD) prior variances starting from ``prior_var``: hyper-parameters
+    tuned on ``A`` cost nothing in a bound on the other part.
+    """
     X = np.asarray(X, dtype=float)
     positives = binary_labels(y)
     in_prior = prior_split(positives, fraction, seed)
-    mean, cov = _ep_prior(X[in_prior], positives[in_prior], prior_var)
-    return DataDependentPrior(in_prior, mean, cov, float(fraction))
+    mean, cov, variances = _ep_prior(X[in_prior], positives[in_prior],
+                                     prior_var, bool(tune))
+    return DataDependentPrior(in_prior, mean, cov, float(fraction),
+                              variances, bool(tune))
 
 
 def data_dependent_candidate(X, y, prior_var=1.0, gaussian=None,
@@ -398,13 +545,22 @@ def data_dependent_candidate(X, y, prior_var=1.0, gaussian=None,
             - _log_gaussian(theta, mu_a, cov_a)))
     kl = max(float(kl), 0.0)
     risk_b = min(max(float(risk_b), 0.0), 1.0)
+    tuned = bool(getattr(prior, "tuned", False))
     label = (f"data-dependent: EP prior on {fraction:.0%} of each class "
-             f"(lam = n_A), certified on the other {1 - fraction:.0%}")
+             f"(lam = n_A; centred and scaled on that part"
+             + ("; ARD prior variances tuned by evidence on that part"
+                if tuned else "")
+             + f"), certified on the other {1 - fraction:.0%}")
+    fields = dict(prior=label, n_candidates=1, alternatives=(),
+                  prior_fraction=float(fraction),
+                  hyperparameters_tuned_on="prior part" if tuned else "none")
+    if getattr(prior, "prior_var", None) is not None:
+        fields["hyperparameters"] = (("prior_var", tuple(
+            float(v) for v in np.atleast_1d(prior.prior_var))),)
 
     def candidate(delta_each):
         cert = auc_certificate(risk_b, kl, n_pos=len(cert_pos),
                                n_neg=len(cert_neg), delta=delta_each,
                                bounds=bounds)
-        return dataclasses.replace(cert, prior=label, n_candidates=1,
-                                   alternatives=())
+        return dataclasses.replace(cert, **fields)
     return candidate

@@ -36,12 +36,14 @@ Technical report, University of California at Berkeley.
 import dataclasses
 import math
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 from scipy import optimize
 
 from .. import parallel
-from ..checks import InputError, check_choice, resolve_lam
+from ..checks import (InputError, check_choice, check_count, check_positive,
+                      resolve_lam)
 from ..data import validate_xy
 from ..gaussian import KernelJitterWarning
 from ..auc import auc_risk
@@ -142,6 +144,14 @@ class _EPBase:
         var : (n,) LOO score variances (if ``return_var``)
         """
         run = self._require_fit()
+        if run.degenerate:
+            # the sites of a collapsed run give finite cavities and hence
+            # an AUC, but of a state that is no approximation of anything
+            raise InputError(
+                f"{self._label} failed at lam = {self.lam_pn:.4g} (the "
+                "approximation collapsed; see its warning): there are no "
+                "leave-one-out scores to give; refit with a smaller lam, or "
+                "use SMC")
         with parallel.blas_threads(self.blas_threads):
             mean, var = _loo_scores(self._C, self._sites, run.W, run.H,
                                     run.state)
@@ -271,6 +281,34 @@ def _check_bounds(bounds, name="bounds"):
     return low, high
 
 
+#: The L-BFGS-B options ``fit_hyperparameters(options=...)`` passes on: its
+#: stopping rules (scipy.optimize.minimize); counts, then tolerances. The
+#: others do nothing here (the gradient is exact, not finite differences).
+OPTIMIZER_COUNTS = ("maxiter", "maxfun", "maxcor", "maxls")
+OPTIMIZER_TOLERANCES = ("ftol", "gtol")
+
+
+def _check_optimizer_options(options):
+    """``options`` as a dict of L-BFGS-B stopping rules, or InputError: a
+    typo that scipy would only warn of, then ignore, is refused."""
+    if options is None:
+        return None
+    if not isinstance(options, Mapping):
+        raise InputError(f"options must be a dict of L-BFGS-B options, e.g. "
+                         f"{{'maxiter': 50}}, or None; got {options!r}")
+    known = OPTIMIZER_COUNTS + OPTIMIZER_TOLERANCES
+    unknown = [key for key in options if key not in known]
+    if unknown:
+        raise InputError(f"unknown optimizer option(s) {unknown}: options "
+                         f"takes {known}")
+    checked = {key: check_count(value, key) for key, value in options.items()
+               if key in OPTIMIZER_COUNTS}
+    checked.update({key: check_positive(value, key)
+                    for key, value in options.items()
+                    if key in OPTIMIZER_TOLERANCES})
+    return checked
+
+
 def _maximise(model, objective, x0, bounds, options, ep_tol):
     """Maximise ``log_z`` with L-BFGS-B; ``objective(x) -> (log_z, grad)``.
 
@@ -289,6 +327,8 @@ def _maximise(model, objective, x0, bounds, options, ep_tol):
             return 1e10, np.zeros_like(x)
         return -val, -grad
 
+    options = _check_optimizer_options(options)
+    ep_tol = check_positive(ep_tol, "ep_tol")
     tol = model.tol
     model.tol = min(tol, ep_tol)
     try:

@@ -191,7 +191,9 @@ class EPGP(_EPBase):
                             ep_tol=1e-6):
         """Maximise ``log_z`` over the kernel lengthscales (L-BFGS-B on the
         log scale, EP warm-started between evaluations). The amplitude is
-        left alone: ``log_z`` does not depend on it.
+        left alone: ``log_z`` does not depend on it. ``options`` takes
+        L-BFGS-B's stopping rules (``maxiter``, ``maxfun``, ``maxcor``,
+        ``maxls``, ``ftol``, ``gtol``), anything else is an InputError.
 
         Returns
         -------

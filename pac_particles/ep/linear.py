@@ -40,6 +40,8 @@ Technical report, University of California at Berkeley.
 large data limit. JRSS B 80(1), 199-217.
 """
 
+import functools
+
 import numpy as np
 from scipy import linalg
 
@@ -47,6 +49,23 @@ from ..checks import InputError, check_choice
 from .base import _EPBase, _check_bounds, _maximise, site_layout
 from .core import _check_finite_result, _check_fit_options
 from .prior_sites import _FixedGaussianPrior
+
+
+def _theta_cov(chol, sd, Q=None):
+    """Posterior covariance of theta from the whitened posterior precision
+    ``chol chol'`` and the prior standard deviations ``sd``.
+
+    Primal (``Q`` None): ``S0^1/2 (chol chol')^-1 S0^1/2``. Score space:
+    ``S0^1/2 (I - Q Q' + Q (chol chol')^-1 Q') S0^1/2``, the prior outside
+    the span of the data plus the posterior inside it (d x d, so
+    :class:`~pac_particles.ep.EPResult` computes it on first access).
+    """
+    if Q is None:
+        inv_chol = linalg.solve_triangular(chol, np.diag(sd), lower=True)
+        return inv_chol.T @ inv_chol
+    T = linalg.solve_triangular(chol, Q.T, lower=True)
+    inner = np.eye(Q.shape[0]) - Q @ Q.T + T.T @ T
+    return sd[:, None] * inner * sd[None, :]
 
 
 class EPLinear(_EPBase):
@@ -184,24 +203,12 @@ class EPLinear(_EPBase):
         res = self._fit_core(C, prior, self.space_, warm_start)
         st = self._run.state
         sd = np.sqrt(self.prior_var)
-        chol = st.chol
+        res.mean = sd * (st.w_mean if Q is None else Q @ st.w_mean)
+        # a module-level function, not a closure: a fitted model (and an
+        # estimator holding it) must pickle
+        res._cov_fn = functools.partial(_theta_cov, st.chol, sd, Q)
         if Q is None:
-            res.mean = sd * st.w_mean
-
-            def cov():
-                inv_chol = linalg.solve_triangular(chol, np.diag(sd), lower=True)
-                return inv_chol.T @ inv_chol
-        else:
-            res.mean = sd * (Q @ st.w_mean)
-
-            def cov():
-                # S0^1/2 (I - Q Q' + Q Lambda^-1 Q') S0^1/2
-                T = linalg.solve_triangular(chol, Q.T, lower=True)
-                inner = np.eye(Q.shape[0]) - Q @ Q.T + T.T @ T
-                return sd[:, None] * inner * sd[None, :]
-        res._cov_fn = cov
-        if Q is None:
-            res._cov = cov()
+            res._cov = res._cov_fn()
         _check_finite_result(res, self._label)
         self.result_ = res
         return res

@@ -138,7 +138,10 @@ class EPSpikeSlab(_EPBase):
 
         ``v1`` is held fixed: a common scaling of ``(v0, v1)`` does not change
         ``log_z``. With ``v0 = 0`` (or ``fit_v0=False``) only ``p`` moves.
-        Parameters are optimised on the logit scale with L-BFGS-B.
+        Parameters are optimised on the logit scale with L-BFGS-B;
+        ``options`` takes its stopping rules (``maxiter``, ``maxfun``,
+        ``maxcor``, ``maxls``, ``ftol``, ``gtol``), anything else is an
+        InputError.
 
         Returns
         -------

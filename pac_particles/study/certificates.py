@@ -16,18 +16,31 @@
   distribution whose population AUC is known (two Gaussian classes, so
   ``1 - AUC(theta) = Phi(-theta . delta / (sqrt(2) |theta|))`` in closed form)
   or estimated on a very large sample.
+* :func:`negative_control_coverage`: the power of such a study. A coverage
+  frequency is evidence only if the same harness rejects a wrong bound, so
+  it computes the correct kl bound (``m = min(n_pos, n_neg)``, the true
+  ``KL``) beside wrong variants (``m = n``, ``KL = 0``, all pairs
+  independent) in settings where the correct one is nearly tight
+  (:data:`NEGATIVE_CONTROLS`: few positives, negatives at one point so that
+  ``R_n`` is a mean of ``n_pos`` i.i.d. terms, a fixed score or a Gibbs
+  posterior over scores of equal population risk); the correct one must
+  cover and each wrong one fail (:func:`coverage_p_value`, a binomial test).
 
 Example
 -------
 ::
 
     from pac_particles.data import load_dataset
-    from pac_particles.study.certificates import certificate_row, coverage
+    from pac_particles.study.certificates import (
+        NEGATIVE_CONTROLS, certificate_row, coverage,
+        negative_control_coverage)
     X, y, _ = load_dataset("pima")
     row = certificate_row(X, y, name="pima", seed=0)
     row["certified_auc"], row["certificate"], row["test_auc_point"]
     cov = coverage(n=400, repetitions=200, seed=0)
     cov["coverage"] >= 1 - cov["delta"]
+    ctrl = negative_control_coverage(**NEGATIVE_CONTROLS["fixed score"])
+    ctrl["coverage"]["correct"], ctrl["coverage"]["m = n"]   # 0.999, 0.571
 
 References
 ----------
@@ -42,17 +55,22 @@ import math
 import time
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import logsumexp
+from scipy.stats import binom, norm
 from sklearn.model_selection import train_test_split
 
-from ..auc import auc_risk, binary_labels, linear_auc_risk
+from ..auc import auc_risk, binary_labels, linear_auc_risk, split_risk
 from ..bounds import (AUC_TRIVIAL, catoni_bound, corollary11_bound,
-                      held_out_bound)
-from ..checks import check_count, check_probability
+                      held_out_bound, kl_inverse_upper, maurer_constant)
+from ..checks import check_count, check_positive, check_probability
 
 __all__ = ["certificate_row", "classification_certificate_row", "coverage",
            "gaussian_population", "randomized_test_auc", "posterior_draws_raw",
-           "format_table", "format_classification_table"]
+           "format_table", "format_classification_table",
+           "BOUND_VARIANTS", "kl_bound_variants", "coverage_p_value",
+           "finite_gibbs_posterior", "coordinate_score_sample",
+           "NEGATIVE_CONTROLS", "negative_control_coverage",
+           "format_negative_controls"]
 
 
 def randomized_test_auc(estimator, X_test, y_test):
@@ -245,18 +263,197 @@ def posterior_draws_raw(est, rng, size=400):
     input scale, as weighted SMC particles or ``size`` equally weighted
     draws of a Gaussian posterior."""
     post, data = est.posterior_, est._data
-    if est.method == "smc" and post.is_gp:
-        # sampled in score space (d > n): theta given the training scores
+    if est.method == "smc":
+        # theta given the particles (exact draws when sampled in the
+        # design's span, d > n; the particles themselves otherwise)
         theta = post.predictor.sample_linear_coefficients(post.theta, rng)
         weights = post.weights
-    elif est.method == "smc":
-        theta, weights = post.theta, post.weights
     else:
         theta = rng.multivariate_normal(post.mean, post.cov, size=size)
         weights = np.full(size, 1.0 / size)
     out = np.zeros((theta.shape[0], est.n_features_in_))
     out[:, est._columns[data.columns]] = theta / data.scale
     return out, weights
+
+
+# The negative controls: a coverage study is evidence only if it rejects a
+# wrong bound, so the harness below computes the correct kl bound beside the
+# wrong ones, in settings where the correct one is nearly tight.
+BOUND_VARIANTS = ("correct", "m = n", "KL = 0", "all pairs")
+
+
+def kl_bound_variants(empirical_risk, kl, n_pos, n_neg, delta=0.05):
+    """The PAC-Bayes-kl bound of :func:`~pac_particles.bounds.kl_bound`,
+    vectorised over repetitions, with the AUC's correct terms and three wrong
+    ones (:data:`BOUND_VARIANTS`)::
+
+        kl(q || bound) = (KL + log(xi(m) / delta)) / m,
+
+    * ``"correct"``: ``m = min(n_pos, n_neg)``, the posterior's ``KL``;
+    * ``"m = n"``: ``m = n_pos + n_neg``, as for a point risk;
+    * ``"KL = 0"``: the correct ``m``, the posterior's ``KL`` dropped (right
+      only for a posterior fixed before the data);
+    * ``"all pairs"``: ``m = n_pos n_neg``, every pair taken as independent.
+
+    Returns a dict, variant -> array of bounds (the shape of
+    ``empirical_risk``).
+    """
+    q = np.asarray(empirical_risk, dtype=float)
+    kl = np.broadcast_to(np.asarray(kl, dtype=float), q.shape)
+    m = min(n_pos, n_neg)
+    terms = {"correct": (m, kl), "m = n": (n_pos + n_neg, kl),
+             "KL = 0": (m, np.zeros_like(kl)), "all pairs": (n_pos * n_neg, kl)}
+    return {name: kl_inverse_upper(q, (k + math.log(maurer_constant(size)
+                                                    / delta)) / size)
+            for name, (size, k) in terms.items()}
+
+
+def coverage_p_value(failures, repetitions, delta):
+    """One-sided binomial p-value of "the bound holds with probability at
+    least ``1 - delta``" given ``failures`` out of ``repetitions``:
+    ``P(Binomial(repetitions, delta) >= failures)``. Small: the bound is
+    wrong; not small: the study cannot tell it from a correct one."""
+    return float(binom.sf(failures - 1, repetitions, delta))
+
+
+def finite_gibbs_posterior(risks, lam):
+    """Gibbs posterior ``rho_k ∝ exp(-lam r_k)`` over a finite class under
+    the uniform prior, along the last axis of ``risks``: ``(weights,
+    KL(rho || uniform))``, ``KL = sum_k rho_k log(K rho_k)`` exactly (0 at
+    ``lam = 0``, ``log K`` for a point mass)."""
+    risks = np.asarray(risks, dtype=float)
+    log_w = -lam * risks
+    log_w = log_w - logsumexp(log_w, axis=-1, keepdims=True)
+    weights = np.exp(log_w)
+    kl = np.sum(weights * (log_w + math.log(risks.shape[-1])), axis=-1)
+    # rounding can leave -1e-16 where the posterior is the prior
+    return weights, np.maximum(kl, 0.0)
+
+
+def coordinate_score_sample(n_pos, n_neg, shift, negative_scale, rng,
+                            size=()):
+    """Scores of the coordinate scores ``x -> x_k`` on ``size`` independent
+    samples of ``n_pos`` positives ``N(shift, I)`` and ``n_neg`` negatives
+    ``N(0, negative_scale^2 I)``: arrays ``size + (K, n_pos)`` and ``size +
+    (K, n_neg)``, ``K = len(shift)``. The population risk of score ``k`` is
+    ``Phi(-shift_k / sqrt(1 + negative_scale^2))``; with ``negative_scale =
+    0`` every negative scores 0, so ``h(x+, x-) = 1{x+_k < 0}`` depends on
+    the positive only and ``R_n`` is a mean of ``n_pos`` i.i.d. Bernoulli
+    terms: the case where ``m = min(n_pos, n_neg)`` cannot be improved."""
+    shift = np.asarray(shift, dtype=float)
+    scores_pos = rng.normal(size=size + (shift.size, n_pos)) + shift[:, None]
+    shape = size + (shift.size, n_neg)
+    # negatives at one point need no draws (most of the cost at large n_neg)
+    scores_neg = (np.zeros(shape) if negative_scale == 0
+                  else negative_scale * rng.normal(size=shape))
+    return scores_pos, scores_neg
+
+
+# Settings of :func:`negative_control_coverage` where the correct bound is
+# nearly tight (few positives, negatives at one point): a fixed score (KL = 0
+# exactly; m = n and all pairs must fail), the Gibbs posterior at a large lam
+# over 1000 scores of equal population risk (selection is pure noise, KL near
+# log 1000; KL = 0 must fail), and, for contrast, a balanced sample where the
+# negatives vary too, which cannot reject m = n.
+NEGATIVE_CONTROLS = {
+    "fixed score": dict(n_pos=20, n_neg=2000, n_scores=1, lam=0.0),
+    "Gibbs over 1000 scores": dict(n_pos=20, n_neg=500, n_scores=1000,
+                                   lam=200.0),
+    "balanced, negatives N(0, I)": dict(n_pos=200, n_neg=200, n_scores=1,
+                                        lam=0.0, negative_scale=1.0),
+}
+
+
+def negative_control_coverage(n_pos=20, n_neg=2000, n_scores=1, lam=0.0,
+                              population_risk=0.3, negative_scale=0.0,
+                              repetitions=1000, delta=0.05, seed=0):
+    """Coverage of the correct kl bound and of its wrong variants
+    (:func:`kl_bound_variants`) for the Gibbs posterior at ``lam`` over
+    ``n_scores`` coordinate scores (:func:`coordinate_score_sample`), each of
+    population risk ``population_risk``.
+
+    The prior is uniform over the scores, fixed before the data; the
+    posterior ``rho ∝ exp(-lam R_n)`` (:func:`finite_gibbs_posterior`) has an
+    exact ``KL``, and ``E_rho[1 - AUC] = population_risk`` whatever ``rho``
+    picks, so a low ``E_rho[R_n]`` is selection noise only. One score (or
+    ``lam = 0``) is a posterior fixed in advance, ``KL = 0``. Only ``R_n``
+    per score and repetition is needed: repetitions are drawn in blocks
+    and ranked by :func:`~pac_particles.auc.split_risk`.
+
+    Returns a dict: per variant ``coverage`` (fraction of repetitions with
+    ``population_risk <= bound``), ``failures``, ``p_value``
+    (:func:`coverage_p_value`) and ``mean_bound``; the settings; per
+    repetition ``empirical`` (``E_rho[R_n]``) and ``kl``.
+    """
+    repetitions = check_count(repetitions, "repetitions")
+    n_pos, n_neg = check_count(n_pos, "n_pos"), check_count(n_neg, "n_neg")
+    n_scores = check_count(n_scores, "n_scores")
+    delta = check_probability(delta, "delta")
+    risk = check_probability(population_risk, "population_risk")
+    lam = check_positive(lam, "lam", allow_zero=True)
+    negative_scale = check_positive(negative_scale, "negative_scale",
+                                    allow_zero=True)
+    shift = np.full(n_scores, math.sqrt(1.0 + negative_scale ** 2)
+                    * norm.isf(risk))
+    rng = np.random.default_rng(seed)
+    # about 4 million scores per block
+    block = max(1, 4_000_000 // (n_scores * (n_pos + n_neg)))
+    empirical, kl = [], []
+    for start in range(0, repetitions, block):
+        size = min(block, repetitions - start)
+        pos, neg = coordinate_score_sample(n_pos, n_neg, shift,
+                                           negative_scale, rng, (size,))
+        risks = split_risk(pos.reshape(-1, n_pos),
+                           neg.reshape(-1, n_neg)).reshape(size, n_scores)
+        weights, block_kl = finite_gibbs_posterior(risks, lam)
+        empirical.append(np.sum(weights * risks, axis=1))
+        kl.append(block_kl)
+    empirical, kl = np.concatenate(empirical), np.concatenate(kl)
+    bounds = kl_bound_variants(empirical, kl, n_pos, n_neg, delta)
+    result = {"n_pos": n_pos, "n_neg": n_neg, "n_scores": n_scores,
+              "lam": lam, "population_risk": risk,
+              "negative_scale": negative_scale, "repetitions": repetitions,
+              "delta": delta, "empirical": empirical, "kl": kl,
+              "coverage": {}, "failures": {}, "p_value": {},
+              "mean_bound": {}}
+    for name, bound in bounds.items():
+        failures = int(np.sum(risk > bound))
+        result["coverage"][name] = 1.0 - failures / repetitions
+        result["failures"][name] = failures
+        result["p_value"][name] = coverage_p_value(failures, repetitions,
+                                                   delta)
+        result["mean_bound"][name] = float(bound.mean())
+    return result
+
+
+def format_negative_controls(results):
+    """Markdown table of :func:`negative_control_coverage` results, keyed
+    by setting name: coverage (mean bound) of each variant, with the
+    binomial p-value of "covers at 1 - delta" where it is below 0.001 (a
+    ``KL = 0`` variant of a posterior whose KL is 0 is the correct bound)."""
+    head = ["setting", "n_pos", "n_neg", "scores", "lam", "mean KL",
+            "mean E_rho[R_n]", "R", "reps", "delta"] + list(BOUND_VARIANTS)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, res in results.items():
+        cells = [name, str(res["n_pos"]), str(res["n_neg"]),
+                 str(res["n_scores"]), f"{res['lam']:g}",
+                 f"{res['kl'].mean():.2f}", f"{res['empirical'].mean():.3f}",
+                 f"{res['population_risk']:.3f}", str(res["repetitions"]),
+                 f"{res['delta']:g}"]
+        for variant in BOUND_VARIANTS:
+            if variant == "KL = 0" and not np.any(res["kl"]):
+                cells.append("= correct (KL is 0)")
+                continue
+            cell = (f"{res['coverage'][variant]:.3f} "
+                    f"({res['mean_bound'][variant]:.3f})")
+            p_value = res["p_value"][variant]
+            if p_value < 1e-3:
+                # binom.sf underflows to 0 below about 1e-308
+                cell += (f", p = {p_value:.0e}" if p_value > 0
+                         else ", p < 1e-300")
+            cells.append(cell)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 _COLUMNS = [("dataset", "data set", "{}"), ("n_train", "n", "{}"),
