@@ -96,7 +96,14 @@ class AUCCertificates:
         fixed in advance that ``lam`` was chosen on (None for a ``lam``
         given): the bound's ``lam`` is one of its values, the union bound
         over it paid."""
-        expected, kl, data, _, risk_delta = terms
+        expected, kl, data, rho, risk_delta = terms
+        if self._evidence_tuned():
+            # the prior's hyper-parameters were tuned on the prior part A:
+            # the bound rests on the other rows B alone
+            expected_b, n_pos, n_neg = self._part_b_risk(data, rho, risk_delta)
+            return pac_bayes_bound(expected_b, kl, approx.lam, n_pos=n_pos,
+                                   n_neg=n_neg, eps=self.eps - risk_delta,
+                                   lam_grid=lam_grid)
         return pac_bayes_bound(expected, kl, approx.lam, risk=AUCRisk(data.y),
                                eps=self.eps - risk_delta,
                                lam_grid=lam_grid)
@@ -277,10 +284,11 @@ class AUCCertificates:
                 delta=(delta_each - delta_log_z) / grid_size,
                 expected_risk=post.expected_risk)
             tuned = grid_size > 1
-            prior = ("data-free" + (
-                f": hyper-parameters chosen by SMC's evidence among "
-                f"{grid_size} values fixed in advance (union bound: log "
-                f"{grid_size} paid)" if tuned else ""))
+            notes = ([f"hyper-parameters chosen by SMC's evidence among "
+                      f"{grid_size} values fixed in advance (union bound: "
+                      f"log {grid_size} paid)"] if tuned else [])
+            notes += self._standardisation_note()
+            prior = "data-free" + (": " + "; ".join(notes) if notes else "")
             return dataclasses.replace(
                 cert, delta=delta_each, note=how, prior=prior,
                 delta_shares=(("kl", delta_each - delta_log_z),
@@ -384,6 +392,20 @@ class AUCCertificates:
                                else tuple(float(v) for v in value)))
         return tuple(record)
 
+    def _standardisation_note(self):
+        """What a data-free prior on standardised columns leaves unpaid:
+        its coordinates are the columns centred and scaled by the whole
+        sample's inputs (never its labels), so the prior over scores is
+        fixed only up to those ``2 d`` statistics. Said in the certificate
+        rather than hidden (the data-dependent candidate preprocesses on
+        its own part and carries no such caveat)."""
+        if not self.standardize:
+            return []
+        return ["the prior's coordinates are the inputs standardised with "
+                "the whole sample's column means and scales (inputs only, "
+                "not labels; not paid for: fit with standardize=False for a "
+                "prior fixed in advance)"]
+
     def _whole_sample_candidate(self, expected, kl, data, risk_delta):
         """The data-free prior's kl bound on the whole sample. When SMC's
         evidence chose the hyper-parameters among the ``K`` values of its
@@ -400,6 +422,7 @@ class AUCCertificates:
         if risk_delta:
             notes.append(f"E_rho[R_n] bounded from {RISK_SAMPLE_PAIRS} "
                          f"sampled pairs at level {risk_delta:g}")
+        notes += self._standardisation_note()
         fields = dict(
             prior="data-free" + (": " + "; ".join(notes) if notes else ""),
             n_candidates=1, alternatives=(), delta_shares=(),
@@ -415,14 +438,11 @@ class AUCCertificates:
             return dataclasses.replace(cert, delta=delta_each, **fields)
         return candidate
 
-    def _prior_part_candidate(self, kl, data, rho, risk_delta):
-        """The kl bound of a GP or spike-and-slab posterior whose prior's
-        hyper-parameters EP's evidence tuned on the prior part ``A``
-        (:meth:`_evidence_on_prior_part`): that prior depends on ``A`` only,
-        so it is free for a bound on the other rows ``B``, with
-        ``E_rho[R_B]`` (``rho``'s marginal on ``B``'s scores, exact or an
-        upper confidence bound at ``risk_delta`` as for the whole sample),
-        the same ``KL(rho || prior)`` and ``m_B = min(n_pos_B, n_neg_B)``."""
+    def _part_b_risk(self, data, rho, risk_delta):
+        """``(E_rho[R_B], n_pos_B, n_neg_B)`` on the rows ``B`` outside the
+        prior part: ``rho``'s marginal on ``B``'s scores, exact, or an upper
+        confidence bound at ``risk_delta`` from sampled pairs as for the
+        whole sample."""
         in_b = ~self._prior_part(data.y)
         mean, cov = rho["gaussian"]
         rows = np.eye(data.n) if self.kernel is not None else data.X
@@ -433,6 +453,17 @@ class AUCCertificates:
                 seed=self._prior_seed())
         else:
             expected_b = expected_auc_risk(mean, cov, pos, neg)
+        return expected_b, len(pos), len(neg)
+
+    def _prior_part_candidate(self, kl, data, rho, risk_delta):
+        """The kl bound of a GP or spike-and-slab posterior whose prior's
+        hyper-parameters EP's evidence tuned on the prior part ``A``
+        (:meth:`_evidence_on_prior_part`): that prior depends on ``A`` only,
+        so it is free for a bound on the other rows ``B``, with
+        ``E_rho[R_B]`` (``rho``'s marginal on ``B``'s scores, exact or an
+        upper confidence bound at ``risk_delta`` as for the whole sample),
+        the same ``KL(rho || prior)`` and ``m_B = min(n_pos_B, n_neg_B)``."""
+        expected_b, n_pos, n_neg = self._part_b_risk(data, rho, risk_delta)
         kind = "GP" if self.kernel is not None else "spike-and-slab"
         fields = dict(
             prior=(f"data-dependent: {kind} prior with hyper-parameters tuned "
@@ -445,8 +476,8 @@ class AUCCertificates:
             hyperparameters_tuned_on="prior part")
 
         def candidate(delta_each):
-            cert = auc_certificate(expected_b, kl, n_pos=len(pos),
-                                   n_neg=len(neg), delta=delta_each,
+            cert = auc_certificate(expected_b, kl, n_pos=n_pos,
+                                   n_neg=n_neg, delta=delta_each,
                                    bounds=CERTIFICATE_BOUNDS)
             return dataclasses.replace(cert, **fields)
         return candidate

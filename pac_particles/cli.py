@@ -255,9 +255,10 @@ def certificate_fields(estimator):
                      " is no better than a coin (0.5); the sample is too "
                      "small for this posterior to be certified")
     else:
+        posterior = cert.posterior or "the fitted posterior"
         statement = (f"with probability >= {1 - cert.delta:g}, the randomised "
-                     "posterior score (theta drawn from the posterior at each "
-                     f"use) has expected AUC >= {certified_auc:.4f}")
+                     f"score (theta drawn from {posterior} at each use) has "
+                     f"expected AUC >= {certified_auc:.4f}")
     return {"certificate": {
         "bound": cert.name, "prior": cert.prior, "delta": cert.delta,
         "certified_auc": certified_auc,
@@ -265,6 +266,12 @@ def certificate_fields(estimator):
         "vacuous": cert.vacuous,
         "empirical_randomized_auc": 1.0 - cert.empirical_randomized_risk,
         "kl": cert.kl, "m": cert.m,
+        # what the certificate rests on: the posterior it certifies, how its
+        # prior's hyper-parameters were chosen, and each part's share of delta
+        "posterior": cert.posterior, "prior_fraction": cert.prior_fraction,
+        "hyperparameters": dict(cert.hyperparameters),
+        "hyperparameters_tuned_on": cert.hyperparameters_tuned_on,
+        "delta_shares": dict(cert.delta_shares), "note": cert.note,
         "candidates": {name: 1.0 - b for name, b in cert.alternatives},
         "corollary19_certified_auc": 1.0 - estimator.bound_.auc_risk_bound_rigorous,
         "corollary19_vacuous": estimator.bound_.auc_risk_bound_rigorous >= 0.5,
@@ -297,10 +304,11 @@ def _print_demo(r):
     print(f"  logistic regression        test AUC {r['test_auc_logistic']:.4f}")
     c, t = r["certificate"], r["test_set_certificate"]
     print(f"  PAC-Bayes certificate ({100 * (1 - c['delta']):g}%, {c['bound']} "
-          f"bound, {c['prior'].split(':')[0]} prior): the randomised Gibbs "
-          f"score has expected {_auc_claim(c['certified_auc'], c['vacuous'])} "
-          f"(its empirical AUC {c['empirical_randomized_auc']:.3f}, test AUC "
-          f"{r['gibbs_expected_test_auc']:.3f}); Corollary 19: "
+          f"bound, {c['prior'].split(':')[0]} prior): the randomised score "
+          f"of the {c['posterior'] or 'posterior'} has expected "
+          f"{_auc_claim(c['certified_auc'], c['vacuous'])} (its empirical AUC "
+          f"{c['empirical_randomized_auc']:.3f}; the particles' randomised "
+          f"test AUC {r['gibbs_expected_test_auc']:.3f}); Corollary 19: "
           f"{_auc_claim(c['corollary19_certified_auc'], c['corollary19_vacuous'])}")
     print(f"  held-out bound ({100 * (1 - t['delta']):g}%) for the Bayes point: "
           f"test-population {_auc_claim(t['certified_auc'], t['vacuous'])}")

@@ -476,6 +476,20 @@ def test_ep_evidence_fit_is_not_certified_as_data_free():
                                   est.hyperparameters_["prior_var"])
 
 
+def test_corollary_19_of_an_ep_evidence_fit_rests_on_the_other_rows():
+    """The ARD variances were tuned on the prior part: Corollary 19
+    (``bound_``) counts only the other rows' pairs (with all rows it
+    would use data the prior has seen)."""
+    from pac_particles.bounds import prior_split
+    X, y = _reviewed_data()
+    est = PACBayesAUC(method="ep", lam=200.0, hyperparameters="evidence",
+                      random_state=0).fit(X, y)
+    in_b = ~prior_split(y, 0.3, seed=0)
+    assert est.bound_.n_pos == np.sum(in_b & (y == 1))
+    assert est.bound_.n_neg == np.sum(in_b & (y == 0))
+    assert 0.0 <= est.bound_.bound <= 1.0
+
+
 def test_ep_evidence_tunes_the_ard_variances_on_the_prior_part_only():
     """Part B's rows rescaled and shifted: the ARD variances and the
     data-dependent prior, in the raw inputs' coordinates, stay put up to
