@@ -16,27 +16,66 @@ Caveat: as v0 / v1 shrinks z hardly moves under MCMC, so SMC's inclusion
 probabilities at small v0 come from reweighting the initial population and
 are noisy unless the run is large; EP is smooth but approximate.
 
+Data: a built-in data set (--dataset) or any CSV with a header row
+(--csv PATH, label column --target, default the last; read by
+pac_particles.data.load_csv), e.g. the paper's DNA (180 binary features,
+3186 rows; ../shared/datasets/dna.csv, never copied into the repository).
+The figure's third panel is the paper's Fig. 3b: the posterior means at the
+smallest v0 against the coefficient's index, filled where the inclusion
+probability is >= 0.5.
+
 Writes spike_slab_path.png and spike_slab_path.csv (one row per method, v0,
-coefficient: mean, inclusion probability, log Z).
+coefficient: mean, inclusion probability, log Z); --name changes the stem.
 
     .venv/bin/python diagnostics/spike_slab_path.py --quick
     .venv/bin/python diagnostics/spike_slab_path.py --dataset breast_cancer
+    .venv/bin/python diagnostics/spike_slab_path.py \
+        --csv ../shared/datasets/dna.csv --target y --particles 200 \
+        --len-chain 5 --n-jobs 2 --name spike_slab_path_dna
 """
 import argparse
 import os
 import sys
 
+import matplotlib.pyplot as plt
 import numpy as np
 
-from pac_particles.data import DATASETS, load_dataset, validate_xy
+from pac_particles.data import DATASETS, load_csv, load_dataset, validate_xy
 from pac_particles.ep import EPSpikeSlab
 from pac_particles.plots import plot_spike_slab_path, save, save_rows
 from pac_particles.study import SpikeSlabPath, spike_slab_path
 
 
+def _plot_estimate(ax, path, ep=None, threshold=0.5):
+    """The paper's Fig. 3b: posterior means at the smallest v0 against the
+    coefficient's index, filled where the inclusion probability is at least
+    ``threshold``; EP's (at the same v0) as crosses."""
+    index = np.arange(1, path.means.shape[1] + 1)
+    means, on = path.means[0], path.inclusion_probs[0] >= threshold
+    ax.vlines(index, 0.0, means, color="grey", lw=0.6)
+    ax.scatter(index[on], means[on], s=22, color="C0", zorder=3,
+               label=f"SMC, inclusion >= {threshold:g}")
+    ax.scatter(index[~on], means[~on], s=10, facecolors="none",
+               edgecolors="grey", lw=0.6, zorder=3, label="SMC, below")
+    if ep is not None:
+        k = int(np.argmin(np.abs(ep.v0 - path.v0[0])))
+        ax.scatter(index, ep.means[k], marker="x", s=12, color="C3", lw=0.7,
+                   label="EP")
+    ax.axhline(0.0, color="grey", lw=0.6)
+    ax.set_xlabel("coefficient index")
+    ax.set_ylabel("posterior mean")
+    ax.set_title(f"estimate at v0 = {path.v0[0]:.2g}")
+    ax.legend(fontsize=7)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="sonar", choices=sorted(DATASETS))
+    parser.add_argument("--csv", default=None,
+                        help="a CSV with a header row instead of --dataset "
+                             "(e.g. ../shared/datasets/dna.csv)")
+    parser.add_argument("--target", default=None,
+                        help="label column of --csv (default: the last)")
     parser.add_argument("--lam", type=float, default=None, help="default: n")
     parser.add_argument("--p", type=float, default=0.1,
                         help="prior inclusion probability")
@@ -53,18 +92,25 @@ def main(argv=None):
                         help="numba threads per run (default cores / n-jobs)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="results/diagnostics")
+    parser.add_argument("--name", default="spike_slab_path",
+                        help="stem of the PNG and CSV written into --out")
     parser.add_argument("--quick", action="store_true",
                         help="3 values of v0, M = 30, chain 3: a smoke test")
     args = parser.parse_args(argv)
     if args.quick:
         args.n_v0, args.particles, args.len_chain, args.n_jobs = 3, 30, 3, 1
 
-    X, y, names = load_dataset(args.dataset)
+    if args.csv:
+        X, y, names = load_csv(args.csv, target=args.target)
+        label = os.path.splitext(os.path.basename(args.csv))[0]
+    else:
+        X, y, names = load_dataset(args.dataset)
+        label = args.dataset
     lam = args.lam or float(len(y))
     names = names or [f"x{k + 1}" for k in range(X.shape[1])]
     names = [names[k] for k in validate_xy(X, y).columns]
     v0_grid = np.geomspace(args.v0_min, args.v0_max, args.n_v0)
-    print(f"{args.dataset}: n = {len(y)}, d = {len(names)}, lam = {lam:g}, "
+    print(f"{label}: n = {len(y)}, d = {len(names)}, lam = {lam:g}, "
           f"p = {args.p:g}, v1 = {args.v1:g}, {args.n_v0} values of v0, "
           f"M = {args.particles}, chain {args.len_chain}", file=sys.stderr)
     path = spike_slab_path(X, y, lam, v0_grid, p=args.p, v1=args.v1,
@@ -79,13 +125,16 @@ def main(argv=None):
             ep_v0, [EPSpikeSlab(X, y, lam, p=args.p, v0=v0, v1=args.v1).fit()
                     for v0 in ep_v0], args.p, args.v1)
         rows += ep.rows(names)
-    axes = plot_spike_slab_path(
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    plot_spike_slab_path(
         v0_grid, path.means, path.inclusion_probs, names=names,
-        ep=None if ep is None else (ep.v0, ep.means, ep.inclusion_probs))
-    axes[1].set_title(f"{args.dataset}: lam = {lam:g}, p = {args.p:g}, "
+        ep=None if ep is None else (ep.v0, ep.means, ep.inclusion_probs),
+        axes=axes[:2])
+    axes[1].set_title(f"{label}: lam = {lam:g}, p = {args.p:g}, "
                       f"v1 = {args.v1:g}")
-    png = save(axes[0].figure, os.path.join(args.out, "spike_slab_path.png"))
-    save_rows(rows, os.path.join(args.out, "spike_slab_path.csv"))
+    _plot_estimate(axes[2], path, ep)
+    png = save(fig, os.path.join(args.out, f"{args.name}.png"))
+    save_rows(rows, os.path.join(args.out, f"{args.name}.csv"))
     for i, v0 in enumerate(v0_grid):
         ep_text = "" if ep is None else (
             f"   EP log Z {ep.log_z[i + 1]:8.3f}, "

@@ -13,12 +13,17 @@ posterior into PAC-Bayes certificates (:mod:`pac_particles.bounds`):
   estimate enters a certificate without its own share of ``eps``;
 * the headline certificate ``certificate_``: the kl bound under the
   data-free and the data-dependent prior, the tighter at ``eps / 2`` each;
-  hyper-parameters chosen by the evidence are paid for (SMC's grid: a
-  union bound) or tuned on the data-dependent prior's part only (EP), and
-  the certificate records which, with each part's share of ``eps``;
+  no candidate's prior has seen the rows whose risk it uses: SMC's
+  evidence grid is paid for by a union bound; EP's evidence tunes the
+  *posterior's* hyper-parameters on every row (the kl bound holds for
+  every posterior), and is certified under the prior with the
+  hyper-parameters as given (all rows) and under one tuned on the prior
+  part ``A`` only (the other rows); the certificate records which, with
+  each part's share of ``eps``;
 * the dissertation's Corollary 19 (``bound_``) of the Gaussian
-  approximations, from the same terms, at a ``lam`` of the grid fixed in
-  advance when ``lam`` was chosen with the data;
+  approximations, from the data-free terms (for an EP evidence fit: the
+  prior as given, all rows), at a ``lam`` of the grid fixed in advance
+  when ``lam`` was chosen with the data;
 * SMC's ``cv_rule="certified"``: among the tempering steps the folds cannot
   tell apart from the best (one standard error), the Gibbs posterior with
   the tightest certificate, free in ``eps`` since the kl bound holds for
@@ -45,15 +50,18 @@ References
 Statistical Learning, 2nd ed. Springer, section 7.10.
 """
 
+import copy
 import dataclasses
+import math
 
 import numpy as np
+from scipy import linalg, optimize
 
 from .bounds import (EVIDENCE_SHARE, EXACT_RISK_MAX_PAIRS, RISK_SAMPLE_PAIRS,
                      auc_certificate, data_dependent_candidate,
                      data_dependent_prior, gibbs_certificate, pac_bayes_bound,
                      prior_split, sampled_expected_risk_bound, tightest)
-from .gaussian import gaussian_kl
+from .gaussian import gaussian_kl, jittered_cholesky
 from .kernels import SquaredExponential
 from .moves.base import weighted_gaussian_fit
 from .priors import SpikeSlabPrior, prior_gaussian_factor
@@ -80,6 +88,10 @@ PRIOR_FRACTION = 0.3
 PARTICLE_FIT_RIDGE = 1e-8
 #: ``Certificate.posterior`` of SMC's candidates on that Gaussian
 PARTICLE_GAUSSIAN = "Gaussian fitted to the particles"
+#: What the data-free candidate of an EP evidence fit says of its prior
+EVIDENCE_DATA_FREE_NOTE = (
+    "the prior's hyper-parameters as given (the posterior's were tuned by "
+    "EP's evidence on all rows; the bound holds for every posterior)")
 
 
 class AUCCertificates:
@@ -95,15 +107,10 @@ class AUCCertificates:
         ``pac_bayes_bound_gp`` would compute again. ``lam_grid``: the grid
         fixed in advance that ``lam`` was chosen on (None for a ``lam``
         given): the bound's ``lam`` is one of its values, the union bound
-        over it paid."""
+        over it paid. For an EP evidence fit the terms are those of the
+        prior with the hyper-parameters as given, on all rows: Corollary 19
+        holds for every posterior, whatever tuned its hyper-parameters."""
         expected, kl, data, rho, risk_delta = terms
-        if self._evidence_tuned():
-            # the prior's hyper-parameters were tuned on the prior part A:
-            # the bound rests on the other rows B alone
-            expected_b, n_pos, n_neg = self._part_b_risk(data, rho, risk_delta)
-            return pac_bayes_bound(expected_b, kl, approx.lam, n_pos=n_pos,
-                                   n_neg=n_neg, eps=self.eps - risk_delta,
-                                   lam_grid=lam_grid)
         return pac_bayes_bound(expected, kl, approx.lam, risk=AUCRisk(data.y),
                                eps=self.eps - risk_delta,
                                lam_grid=lam_grid)
@@ -162,16 +169,25 @@ class AUCCertificates:
         return prior_split(positives, PRIOR_FRACTION, self._prior_seed())
 
     def _evidence_tuned(self):
-        """Whether EP's evidence tuned the prior's hyper-parameters (on the
-        prior part ``A``: :meth:`_evidence_on_prior_part`)."""
+        """Whether EP's evidence tuned the posterior's hyper-parameters (on
+        every row: :meth:`_evidence_on_all_rows`)."""
         return self.hyperparameters == "evidence" and self.method == "ep"
+
+    def _given_hyperparameters(self, d):
+        """The hyper-parameters of the data-free candidate's prior: the
+        fit's, unless EP's evidence tuned them on the data; then the ones
+        given as parameters (``prior_var``, ``spike_slab``, ``kernel``, or
+        their defaults), fixed before seeing the data."""
+        if not self._evidence_tuned():
+            return self.hyperparameters_
+        return self._initial_hyperparameters(d)
 
     def _fit_data_dependent_prior(self, data):
         """Fit the data-dependent prior on the prior part of ``data`` (the
         fit's validated data) and keep it for this fit. Its EP starts from
-        the prior variance given as a parameter, fixed in advance (the ARD
-        variances, when EP's evidence tunes them, are tuned on ``A``
-        here)."""
+        the prior variance given as a parameter, fixed in advance (when
+        EP's evidence tunes the posterior's ARD variances on every row, this
+        prior's are tuned on ``A`` alone, here)."""
         prior = data_dependent_prior(
             data.X, data.y, prior_var=self.prior_var, fraction=PRIOR_FRACTION,
             seed=self._prior_seed(), tune=self._evidence_tuned())
@@ -195,26 +211,57 @@ class AUCCertificates:
         Spike-and-slab EP reports a Gaussian for theta: its KL to the
         mixture prior (:meth:`pac_particles.priors.SpikeSlabPrior.
         kl_gaussian`), not ``-log Z_EP - lam E[R_n]``, which falls short of
-        it by ``KL(q || Gibbs)``."""
+        it by ``KL(q || Gibbs)``.
+
+        When EP's evidence tuned the posterior's hyper-parameters on every
+        row, the prior here keeps the ones given as parameters
+        (:meth:`_given_hyperparameters`): ``N(0, prior_var I)``, the
+        spike-and-slab prior with the ``p, v0, v1`` given, or ``N(0, K)``
+        with ``K`` the untuned kernel's Gram matrix of the training inputs
+        (plus the jitter its Cholesky factor needs); the KL to it is exact,
+        of ``rho`` at its best scale (:meth:`_rho_kl`: the same randomised
+        ranking), and the bound holds for the tuned posterior as for any
+        other."""
         if self.method == "smc":
             return self._particle_gaussian(post)
         approx = self.approximation_
         data = approx.data
         rho = dict(gaussian=(post.mean, post.cov))
+        hyper = self._given_hyperparameters(data.d)
         if self.kernel is not None:
             eye = np.eye(data.n)
             expected = expected_auc_risk(post.mean, post.cov, eye[data.y],
                                          eye[~data.y])
-            kl = max(gaussian_kl(post.mean, post.cov, approx.prior_cov()), 0.0)
+            prior = (_jittered_gram(hyper["kernel"], data.X)
+                     if self._evidence_tuned() else approx.prior_cov())
+            kl, self._data_free_scale = self._rho_kl(post.mean, post.cov,
+                                                     prior)
             return expected, kl, data, rho, 0.0
         expected, risk_delta = self._expected_risk(post.mean, post.cov,
                                                    data.X_pos, data.X_neg)
         if self.prior == "spike_slab":
-            kl = SpikeSlabPrior(data.d, p=approx.p, v0=approx.v0,
-                                v1=approx.v1).kl_gaussian(post.mean, post.cov)
+            prior = SpikeSlabPrior(data.d, p=hyper["p"], v0=hyper["v0"],
+                                   v1=hyper["v1"])
         else:
-            kl = max(gaussian_kl(post.mean, post.cov, self._prior_var()), 0.0)
+            prior = hyper["prior_var"]
+        kl, self._data_free_scale = self._rho_kl(post.mean, post.cov, prior)
         return expected, kl, data, rho, risk_delta
+
+    def _rho_kl(self, mean, cov, prior, prior_mean=None):
+        """``(KL, c)``: ``KL(rho || prior)`` of ``rho = N(mean, cov)``
+        (``prior`` a :class:`~pac_particles.priors.SpikeSlabPrior` or the
+        covariance of ``N(prior_mean, prior)``), at ``c = 1``; for an EP
+        evidence fit, of ``rho`` rescaled by the ``c > 0`` that makes it
+        smallest (:func:`_rescaled_kl`). Scores scaled by ``c`` rank alike,
+        so ``N(c mean, c^2 cov)`` is the same randomised ranking, with the
+        same ``E[R]`` and ``E[R_n]``; the kl bound holds for every
+        posterior at once, so choosing ``c`` with the data is free. It
+        matters there: the evidence sets the posterior's scale (the ARD
+        variances' geometric mean is held, their spread is not), which a
+        prior that did not see those rows can be far from."""
+        if self._evidence_tuned():
+            return _rescaled_kl(mean, cov, prior, prior_mean)
+        return _scaled_kl(1.0, mean, cov, prior, prior_mean), 1.0
 
     def _expected_risk(self, mean, cov, X_pos, X_neg):
         """``(E_rho[R_n], risk_delta)`` for ``rho = N(mean, cov)`` on the
@@ -307,7 +354,7 @@ class AUCCertificates:
         (:func:`pac_particles.bounds.data_dependent_candidate`). The kl bound
         holds for every posterior at once, so the data-driven ``lam_`` costs
         nothing. Catoni's bound is not a candidate: on every data set of the
-        README's certificates table it was within 0.001 of the kl bound or
+        certificates table of docs/benchmarks.md it was within 0.001 of the kl bound or
         looser, so its share of ``eps`` only loosened the others
         (:data:`CERTIFICATE_BOUNDS`). ``post`` (default ``posterior_``) and
         ``prior`` (the data-dependent prior already fitted, or None for
@@ -328,35 +375,47 @@ class AUCCertificates:
         (``hyperparameters_tuned_on``, ``prior_fraction``,
         ``delta_shares``): SMC's evidence grid chooses among values fixed in
         advance on the whole sample, so the data-free candidate runs at
-        ``delta / grid size`` (:meth:`_whole_sample_candidate`); EP's
-        evidence is a continuous optimisation, which no union bound pays
-        for, so it tunes on the prior part ``A`` only
-        (:meth:`_evidence_on_prior_part`) and no data-free candidate is
-        offered: linear scores are certified under the data-dependent prior
-        (its ARD variances tuned on ``A``), GP and spike-and-slab posteriors
-        on the other rows (:meth:`_prior_part_candidate`)."""
+        ``delta / grid size`` (:meth:`_whole_sample_candidate`). EP's
+        evidence tunes the posterior's hyper-parameters on every row
+        (:meth:`_evidence_on_all_rows`); the kl bound holds for every
+        posterior at once, so only the priors must be kept off the rows
+        they certify: the data-free candidate keeps the hyper-parameters
+        given as parameters (:meth:`_data_free_terms`, all rows), and the
+        data-dependent one has its own tuned on the prior part ``A`` alone,
+        certified on the other rows: for linear scores the EP prior on
+        ``A`` with its ARD variances tuned there, for GP and spike-and-slab
+        posteriors the model's prior with the hyper-parameters EP's evidence
+        finds on ``A`` (:meth:`_prior_part_candidate`); the latter is not
+        offered at the scale where ``E_rho[R_n]`` is sampled, nor with
+        fewer than two points of a class. Both take the KL of ``rho``
+        rescaled by the ``c > 0`` that makes it smallest (:meth:`_rho_kl`):
+        the same randomised ranking, which the evidence's scale would
+        otherwise make look far from any prior that did not see the rows."""
         post = self.posterior_ if post is None else post
         if terms is None:
             terms = self._data_free_terms(post)
         expected, kl, data, rho, risk_delta = terms
-        tuned_on_part = self._evidence_tuned()
         if prior is _FIT_HERE:
             # at the scale where the risk is sampled, so would the
-            # data-dependent candidate's be (and its EP prior fit): not
-            # used, unless it is the only valid one (ARD tuned on A)
-            prior = (None if risk_delta and not tuned_on_part
-                     else self._data_dependent_prior(post))
-        candidates = []
-        if not tuned_on_part:
-            candidates.append(self._whole_sample_candidate(expected, kl, data,
-                                                           risk_delta))
+            # data-dependent candidate's be (and its EP prior fit): not used
+            prior = None if risk_delta else self._data_dependent_prior(post)
+        candidates = [self._whole_sample_candidate(expected, kl, data,
+                                                   risk_delta)]
         if prior is not None:
-            candidates.append(data_dependent_candidate(
+            dd_rho, note = rho, ""
+            if self._evidence_tuned():
+                # the same randomised ranking, rescaled (_rho_kl)
+                mean, cov = rho["gaussian"]
+                _, c = self._rho_kl(mean, cov, prior.cov, prior.mean)
+                dd_rho = dict(gaussian=(c * mean, c * c * cov))
+                note = "; " + _rescaled_note(c)
+            candidates.append(_with_note(data_dependent_candidate(
                 data.X, data.y, prior_var=self._prior_var(), prior=prior,
-                bounds=CERTIFICATE_BOUNDS, **rho))
-        elif tuned_on_part:
-            candidates.append(self._prior_part_candidate(kl, data, rho,
-                                                         risk_delta))
+                bounds=CERTIFICATE_BOUNDS, **dd_rho), note))
+        elif (self._evidence_tuned()
+              and (self.kernel is not None or self.prior == "spike_slab")
+              and not risk_delta and min(data.n_pos, data.n_neg) >= 2):
+            candidates.append(self._prior_part_candidate(data, rho))
         if self.method == "smc":
             # the Gaussian fitted to the particles, and the exact Gibbs
             # posterior they sample (a confidence bound on log Z inside)
@@ -364,8 +423,8 @@ class AUCCertificates:
                 lambda d, make=make: dataclasses.replace(
                     make(d), posterior=PARTICLE_GAUSSIAN)
                 for make in candidates] + [self._gibbs_candidate(post, data)]
-        # the sampled risk's share is spent where a candidate uses it
-        spent = risk_delta if (not tuned_on_part or prior is None) else 0.0
+        # the sampled risk's share: the data-free candidate uses it
+        spent = risk_delta
         cert = tightest(candidates, self.eps - spent)
         if spent:
             cert = dataclasses.replace(
@@ -374,12 +433,13 @@ class AUCCertificates:
                      spent),))
         return cert
 
-    def _hyperparameter_record(self):
-        """``hyperparameters_`` as the certificate records them: ``(name,
-        value)`` pairs, a value a float, a tuple of floats (ARD variances,
-        lengthscales) or a kernel's repr."""
+    def _hyperparameter_record(self, hyper=None):
+        """``hyper`` (default ``hyperparameters_``) as the certificate
+        records them: ``(name, value)`` pairs, a value a float, a tuple of
+        floats (ARD variances, lengthscales) or a kernel's repr."""
         record = []
-        for name, value in sorted(self.hyperparameters_.items()):
+        hyper = self.hyperparameters_ if hyper is None else hyper
+        for name, value in sorted(hyper.items()):
             if isinstance(value, SquaredExponential):
                 record += [("lengthscale", tuple(float(v)
                                                  for v in value.lengthscale)),
@@ -411,10 +471,17 @@ class AUCCertificates:
         evidence chose the hyper-parameters among the ``K`` values of its
         grid (fixed before seeing the data: multiples of the default), the
         bound holds for each of the ``K`` priors at ``delta / K``: it runs
-        at that level (``log K`` in its complexity term)."""
+        at that level (``log K`` in its complexity term). When EP's evidence
+        tuned the posterior's hyper-parameters, the prior keeps the ones
+        given (:meth:`_data_free_terms`) and the certificate records
+        those."""
         grid = getattr(self, "evidence_grid_", None)
         grid_size = 1 if grid is None else len(grid.params)
         notes = []
+        if self._evidence_tuned():
+            notes.append(EVIDENCE_DATA_FREE_NOTE)
+            notes.append(_rescaled_note(getattr(self, "_data_free_scale",
+                                                1.0)))
         if grid_size > 1:
             notes.append(f"hyper-parameters chosen by SMC's evidence among "
                          f"{grid_size} values fixed in advance (union bound: "
@@ -426,7 +493,8 @@ class AUCCertificates:
         fields = dict(
             prior="data-free" + (": " + "; ".join(notes) if notes else ""),
             n_candidates=1, alternatives=(), delta_shares=(),
-            hyperparameters=self._hyperparameter_record(),
+            hyperparameters=self._hyperparameter_record(
+                self._given_hyperparameters(data.d)),
             hyperparameters_tuned_on="whole sample" if grid_size > 1
             else "none", hyperparameter_grid_size=grid_size)
         risk = AUCRisk(data.y)
@@ -438,41 +506,36 @@ class AUCCertificates:
             return dataclasses.replace(cert, delta=delta_each, **fields)
         return candidate
 
-    def _part_b_risk(self, data, rho, risk_delta):
+    def _part_b_risk(self, data, rho):
         """``(E_rho[R_B], n_pos_B, n_neg_B)`` on the rows ``B`` outside the
-        prior part: ``rho``'s marginal on ``B``'s scores, exact, or an upper
-        confidence bound at ``risk_delta`` from sampled pairs as for the
-        whole sample."""
+        prior part: ``rho``'s marginal on ``B``'s scores, exact."""
         in_b = ~self._prior_part(data.y)
         mean, cov = rho["gaussian"]
         rows = np.eye(data.n) if self.kernel is not None else data.X
         pos, neg = rows[in_b & data.y], rows[in_b & ~data.y]
-        if risk_delta:
-            expected_b, _ = sampled_expected_risk_bound(
-                mean, cov, pos, neg, risk_delta, n_pairs=RISK_SAMPLE_PAIRS,
-                seed=self._prior_seed())
-        else:
-            expected_b = expected_auc_risk(mean, cov, pos, neg)
-        return expected_b, len(pos), len(neg)
+        return expected_auc_risk(mean, cov, pos, neg), len(pos), len(neg)
 
-    def _prior_part_candidate(self, kl, data, rho, risk_delta):
-        """The kl bound of a GP or spike-and-slab posterior whose prior's
-        hyper-parameters EP's evidence tuned on the prior part ``A``
-        (:meth:`_evidence_on_prior_part`): that prior depends on ``A`` only,
-        so it is free for a bound on the other rows ``B``, with
-        ``E_rho[R_B]`` (``rho``'s marginal on ``B``'s scores, exact or an
-        upper confidence bound at ``risk_delta`` as for the whole sample),
-        the same ``KL(rho || prior)`` and ``m_B = min(n_pos_B, n_neg_B)``."""
-        expected_b, n_pos, n_neg = self._part_b_risk(data, rho, risk_delta)
+    def _prior_part_candidate(self, data, rho):
+        """The data-dependent candidate of a GP or spike-and-slab EP fit
+        whose hyper-parameters EP's evidence tuned on every row: the
+        model's prior with hyper-parameters tuned by EP's evidence on the
+        prior part ``A`` alone (:meth:`_prior_part_tuned`), certified on
+        the other rows ``B`` with ``E_rho[R_B]`` (``rho``'s marginal on
+        ``B``'s scores), ``KL(rho || that prior)`` (exact for a GP; the
+        spike-and-slab bound of :meth:`pac_particles.priors.SpikeSlabPrior.
+        kl_gaussian`) and ``m_B = min(n_pos_B, n_neg_B)``."""
+        expected_b, n_pos, n_neg = self._part_b_risk(data, rho)
+        (kl, scale), tuned = self._prior_part_tuned(data, rho)
         kind = "GP" if self.kernel is not None else "spike-and-slab"
         fields = dict(
             prior=(f"data-dependent: {kind} prior with hyper-parameters tuned "
                    f"by EP's evidence on {PRIOR_FRACTION:.0%} of each class "
-                   f"(lam = n_A), certified on the other "
-                   f"{1 - PRIOR_FRACTION:.0%}"),
+                   f"(lam = n_A; centred and scaled on that part), certified "
+                   f"on the other {1 - PRIOR_FRACTION:.0%}; "
+                   + _rescaled_note(scale)),
             n_candidates=1, alternatives=(), delta_shares=(),
             prior_fraction=PRIOR_FRACTION,
-            hyperparameters=self._hyperparameter_record(),
+            hyperparameters=self._hyperparameter_record(tuned),
             hyperparameters_tuned_on="prior part")
 
         def candidate(delta_each):
@@ -481,3 +544,122 @@ class AUCCertificates:
                                    bounds=CERTIFICATE_BOUNDS)
             return dataclasses.replace(cert, **fields)
         return candidate
+
+    def _prior_part_tuned(self, data, rho):
+        """``((KL(rho || prior_A), c), hyper-parameters)`` (:meth:`_rho_kl`)
+        of the GP or
+        spike-and-slab prior whose hyper-parameters EP's evidence tunes on
+        the prior part ``A`` alone, from the values given as parameters:
+        EP at ``lam = n_A`` on ``A``'s rows, preprocessed with ``A``'s own
+        moments (as the linear data-dependent prior: nothing of ``B``
+        enters). The prior is then written in the fit's coordinates: GP,
+        the tuned kernel's Gram matrix of the training inputs mapped through
+        ``A``'s preprocessing (plus the jitter its Cholesky factor needs);
+        spike-and-slab, the tuned ``p, v0, v1`` on ``A``'s coordinates,
+        i.e. variances divided by the squared scale on ``A`` of each of the
+        fit's columns (a column constant on ``A`` keeps them unscaled). The
+        hyper-parameters returned are in ``A``'s coordinates."""
+        from .ep import EPGP, EPSpikeSlab     # EP beside the certificates
+        mean, cov = rho["gaussian"]
+        in_a = self._prior_part(data.y)
+        given = self._initial_hyperparameters(data.d)
+        common = dict(standardize=self.standardize, pu_prior=self.pu_prior)
+        # the fit's columns: standardising them on A is standardising the
+        # raw inputs on A (an affine map of a column changes nothing)
+        X_a, y_a, lam_a = data.X[in_a], data.y[in_a], float(in_a.sum())
+        if self.kernel is not None:
+            model = EPGP(X_a, y_a, lam_a, kernel=copy.deepcopy(given["kernel"]),
+                         **common)
+            model.fit_hyperparameters()
+            K = _jittered_gram(model.kernel, model.data.transform(data.X))
+            return self._rho_kl(mean, cov, K), {"kernel": model.kernel}
+        model = EPSpikeSlab(X_a, y_a, lam_a, p=given["p"], v0=given["v0"],
+                            v1=given["v1"], **common)
+        model.fit_hyperparameters()
+        # theta on the fit's columns = theta on A's coordinates / A's scale
+        factor = np.ones(data.d)
+        factor[model.data.columns] = model.data.scale ** -2.0
+        prior = SpikeSlabPrior(data.d, p=model.p, v0=model.v0 * factor,
+                               v1=model.v1 * factor)
+        return (self._rho_kl(mean, cov, prior),
+                {"p": model.p, "v0": model.v0, "v1": model.v1})
+
+
+def _jittered_gram(kernel, Z):
+    """``K + jitter I``, ``K = kernel(Z, Z)`` symmetrised, with the jitter
+    its Cholesky factor needs (:func:`pac_particles.gaussian.
+    jittered_cholesky`, as EP's GP fit): a prior covariance of the scores
+    fixed by the kernel and the inputs."""
+    K = np.asarray(kernel(Z, Z), dtype=float)
+    K = 0.5 * (K + K.T)
+    _, jitter = jittered_cholesky(K, label="the certificate's kernel matrix",
+                                  warn=False)
+    return K + jitter * np.eye(K.shape[0]) if jitter else K
+
+
+#: Bounds of ``log c`` in :func:`_rescaled_kl`'s search under a
+#: spike-and-slab prior
+RESCALE_LOG_BOUNDS = (-20.0, 20.0)
+
+
+def _scaled_kl(c, mean, cov, prior, prior_mean=None):
+    """``KL(N(c mean, c^2 cov) || prior)``, ``prior`` a SpikeSlabPrior or
+    the covariance of ``N(prior_mean, prior)`` (default mean 0)."""
+    mean, cov = c * np.asarray(mean, float), c * c * np.asarray(cov, float)
+    if isinstance(prior, SpikeSlabPrior):
+        return float(prior.kl_gaussian(mean, cov))
+    shift = mean if prior_mean is None else mean - np.asarray(prior_mean,
+                                                               float)
+    return max(float(gaussian_kl(shift, cov, prior)), 0.0)
+
+
+def _rescaled_kl(mean, cov, prior, prior_mean=None):
+    """``(min_c KL, c)`` over ``c > 0`` of :func:`_scaled_kl`. Gaussian
+    prior ``N(mu0, S0)``: ``KL(c) = (a c^2 - 2 b c - d log c^2) / 2 +
+    const`` with ``a = tr(S0^-1 S) + m' S0^-1 m`` and ``b = m' S0^-1 mu0``,
+    convex in ``c``, least at the positive root of ``a c^2 - b c - d``;
+    spike-and-slab: a bounded search over ``log c``. ``c = 1`` is kept
+    when it is no worse (rounding)."""
+    mean = np.asarray(mean, dtype=float)
+    d = mean.size
+    at_one = _scaled_kl(1.0, mean, cov, prior, prior_mean)
+    if isinstance(prior, SpikeSlabPrior):
+        found = optimize.minimize_scalar(
+            lambda t: _scaled_kl(math.exp(t), mean, cov, prior),
+            bounds=RESCALE_LOG_BOUNDS, method="bounded",
+            options=dict(xatol=1e-6))
+        c = math.exp(found.x)
+    else:
+        S0 = np.asarray(prior, dtype=float)
+        if S0.ndim < 2:
+            S0 = np.diag(np.broadcast_to(S0, (d,)))
+        L = np.linalg.cholesky(S0)
+        w = linalg.solve_triangular(L, mean, lower=True)
+        half = linalg.solve_triangular(L, np.asarray(cov, float), lower=True)
+        a = float(np.trace(linalg.solve_triangular(L, half.T, lower=True))
+                  + w @ w)
+        b = 0.0 if prior_mean is None else float(
+            w @ linalg.solve_triangular(L, np.asarray(prior_mean, float),
+                                        lower=True))
+        c = (b + math.sqrt(b * b + 4.0 * a * d)) / (2.0 * a)
+    kl = _scaled_kl(c, mean, cov, prior, prior_mean)
+    return (kl, c) if kl < at_one else (at_one, 1.0)
+
+
+def _rescaled_note(c):
+    """What a certificate on ``rho`` rescaled by ``c`` says
+    (:meth:`AUCCertificates._rho_kl`)."""
+    return (f"KL of the posterior rescaled by c = {c:.3g} (the same "
+            f"randomised ranking)")
+
+
+def _with_note(make, note):
+    """The candidate ``make`` with ``note`` appended to its prior's
+    description."""
+    if not note:
+        return make
+
+    def candidate(delta_each):
+        cert = make(delta_each)
+        return dataclasses.replace(cert, prior=cert.prior + note)
+    return candidate

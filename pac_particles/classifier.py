@@ -47,6 +47,7 @@ NIPS 13.
 """
 
 import dataclasses
+import warnings
 
 import numpy as np
 from particles import collectors
@@ -61,17 +62,18 @@ from .checks import (InputError, check_choice, check_count, check_positive,
 from .gaussian import gaussian_kl
 from .gaussian_losses import GaussianPointRisk
 from .models import ClassificationGibbsModel
-from .posterior import run_smc
+from .inference_data import to_inference_data
+from .posterior import chain_seeds, run_smc, run_smc_chains
 from .moves.base import weighted_gaussian_fit
 from .priors import gaussian_prior, param_array, prior_gaussian_factor
 from .risks import LOSSES, ClassificationRisk
 from .selection import cross_validate_lam, lam_grid, loo_lambda
 from .vb import FAMILIES, ClassificationVB
-from .ep import EPClassification
+from .ep import EPClassification, EPConvergenceWarning
 from .ep.base import lam_path_scores
 
 __all__ = ["PACBayesClassifier", "BinaryEstimatorMixin", "PathVotes",
-           "vote_probability"]
+           "vote_probability", "ep_grid_choice"]
 
 METHODS = ("smc", "vb", "ep")
 # score entries per block of the vote (about 32 MB of float64)
@@ -155,18 +157,70 @@ class BinaryEstimatorMixin:
         return tags
 
 
-def _ep_loo_choice(X, positives, grid, ep_kwargs):
-    """EP's choice of ``lam`` by leave-one-out accuracy (each point's site
-    removed, no refit) along the grid, each fit warm-started from the
-    previous one, among the values where EP converged."""
-    model = EPClassification(X, positives, grid[0], **ep_kwargs)
+def ep_grid_choice(grid, scores, verbose=False, stride=1):
+    """EP's choice of ``lam`` on ``grid`` by a leave-one-out criterion,
+    among the values where EP converged, for both estimators.
+
+    ``scores(lam) -> float or None`` is EP's path scorer
+    (:func:`pac_particles.ep.base.lam_path_scores`: None where EP did not
+    converge); :func:`pac_particles.selection.loo_lambda` chooses, with
+    ``verbose`` and ``stride``. Returns the :class:`LamCVResult` and the
+    sorted array of the grid values where EP did not converge (the
+    estimators' ``lam_grid_failures_``). Values that a ``stride`` > 1 did
+    not score are not failures.
+
+    EP fails along a grid as a matter of routine (it collapses once ``lam``
+    per pair or point is too large, typically at the top of the grid), and
+    a failure is recorded, not warned of. An
+    :class:`~pac_particles.ep.EPConvergenceWarning` is raised only where
+    the failure could have changed the choice: at a grid neighbour of the
+    chosen value. The leave-one-out curve is smooth along a grid of a few
+    values a decade, so a value whose neighbours both scored lower is a
+    maximum of the curve whatever the failed values farther away would
+    have scored; next to a failure the curve may still be rising.
+
+    Raises
+    ------
+    InputError
+        When EP converged at no value of the grid.
+    """
+    grid = np.asarray(grid, dtype=float)
+    failed = []
+
+    def recorded(lam):
+        value = scores(lam)
+        if value is None:
+            failed.append(float(lam))
+        return value
+
     try:
-        return loo_lambda(grid, lam_path_scores(
-            model, EPClassification.loo_accuracy))
+        cv = loo_lambda(grid, recorded, verbose=verbose, stride=stride)
     except InputError:
         raise InputError(f"EP did not converge at any lam of the grid "
                          f"[{grid[0]:.4g}, {grid[-1]:.4g}]: lower lam_max or "
                          "use method='smc'") from None
+    failed = np.array(sorted(failed), dtype=float)
+    best = int(np.argmin(np.abs(grid - cv.best_lam)))
+    beside = [grid[k] for k in (best - 1, best + 1)
+              if 0 <= k < grid.size and np.any(np.isclose(failed, grid[k]))]
+    if beside:
+        warnings.warn(f"EP did not converge at lam = "
+                      f"{', '.join(f'{v:.4g}' for v in beside)}, next to the "
+                      f"chosen lam = {cv.best_lam:.4g}: the best leave-one-out "
+                      "value may lie there (every failure: "
+                      "lam_grid_failures_); compare with method='smc' or "
+                      "change lam_max", EPConvergenceWarning, stacklevel=4)
+    return cv, failed
+
+
+def _ep_loo_choice(X, positives, grid, ep_kwargs):
+    """EP's choice of ``lam`` by leave-one-out accuracy (each point's site
+    removed, no refit) along the grid, each fit warm-started from the
+    previous one, among the values where EP converged
+    (:func:`ep_grid_choice`: the result and the failed values)."""
+    model = EPClassification(X, positives, grid[0], **ep_kwargs)
+    return ep_grid_choice(grid, lam_path_scores(
+        model, EPClassification.loo_accuracy))
 
 
 class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
@@ -197,13 +251,28 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         labelled positives, the other class unlabelled points of which a
         fraction ``pu_prior`` is positive (the PU risk of du Plessis et al.).
     eps : float in (0, 1), the certificate holds with probability ``1 - eps``.
-    random_state : int, optional; n_jobs : folds in parallel (joblib).
+    random_state : int, optional; n_jobs : folds, and the extra runs of
+        ``chains``, in parallel (joblib).
+    chains : int >= 1
+        SMC: independent runs of the final posterior with different seeds
+        (:func:`pac_particles.posterior.run_smc_chains`), the chains of
+        :meth:`to_inference_data` (``r_hat`` needs two or more). Default 1.
+        ``posterior_`` stays the first run (the fit of ``chains=1``: its
+        coefficients and certificate do not change with ``chains``); all
+        are in ``posteriors_``. Ignored by VB and EP.
 
     Attributes
     ----------
     classes_, lam_, log_evidence_, cv_ (with ``lam="cv"``), coef_ and
     intercept_ (of the posterior mean on raw inputs), posterior_ (SMC) or
     approximation_ (VB, EP), data_ (the preprocessing).
+    posteriors_ : SMC only: the ``chains`` independent SMCPosterior at
+        ``lam_``, ``posteriors_[0] is posterior_``.
+    lam_grid_failures_ : (k,) array, the grid values where EP did not
+        converge with ``lam="cv"``, left out of the choice (EP fails at the
+        top of the grid as a matter of routine: it warns only where a
+        failure could have changed the choice, :func:`ep_grid_choice`).
+        Empty when none failed, with a float ``lam`` and for SMC and VB.
     certificate_ : :class:`pac_particles.bounds.Certificate` or None, the
         tightest PAC-Bayes-kl / Catoni bound (``m = n``) on the population
         misclassification rate of the *randomised* classifier (``theta``
@@ -224,7 +293,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                  n_folds=5, grid_size=20, grid_decades=3.0, prior_var=1.0,
                  fit_intercept=True, standardize=True, vb_family="full",
                  n_particles=200, len_chain=10, pu_prior=None, eps=0.05,
-                 random_state=None, n_jobs=1):
+                 random_state=None, n_jobs=1, chains=1):
         self._store_params(locals())
 
     def _check_params(self):
@@ -243,6 +312,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         check_count(self.n_folds, "n_folds", minimum=2)
         check_count(self.n_particles, "n_particles", minimum=2)
         check_count(self.len_chain, "len_chain")
+        check_count(self.chains, "chains")
         if self.pu_prior is not None:
             check_pu_prior(self.pu_prior)
 
@@ -273,13 +343,17 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         positives = y == self.classes_[1]
         self._d = X.shape[1]
         seed = self.random_state
+        # a refit must not report what a previous fit left
+        self.__dict__.pop("posteriors_", None)
+        self.lam_grid_failures_ = np.empty(0)
         smc_kwargs = dict(n_particles=self.n_particles,
                           len_chain=self.len_chain)
         if isinstance(self.lam, str):
             lam_max = self.lam_max if self.lam_max is not None else 10.0 * len(y)
             grid = lam_grid(lam_max, self.grid_size, self.grid_decades)
         if isinstance(self.lam, str) and self.method == "ep":
-            self.cv_ = _ep_loo_choice(X, positives, grid, self._ep_kwargs())
+            self.cv_, self.lam_grid_failures_ = _ep_loo_choice(
+                X, positives, grid, self._ep_kwargs())
             self.lam_ = self.cv_.best_lam
         elif isinstance(self.lam, str):
             scorer = (_SMCFolds(float(lam_max), self._model_kwargs(),
@@ -296,6 +370,14 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
             model = ClassificationGibbsModel(X, positives, lam=self.lam_,
                                              **self._model_kwargs())
             self.posterior_ = run_smc(model, seed=refit_seed, **smc_kwargs)
+            self.posteriors_ = [self.posterior_]
+            if self.chains > 1:
+                # independent runs for the export's r_hat: posterior_
+                # stays the first, the fit of chains=1
+                self.posteriors_ += run_smc_chains(
+                    model, chains=self.chains - 1,
+                    seed=chain_seeds(refit_seed, self.chains)[1:],
+                    n_jobs=self.n_jobs, **smc_kwargs)
             self._model = model
             self.data_ = model.data
             self.log_evidence_ = float(self.posterior_.log_z)
@@ -406,6 +488,27 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         else:
             p = self.approximation_.predict_proba(X)
         return np.column_stack([1.0 - p, p])
+
+    def to_inference_data(self, n_draws=None, seed=0):
+        """ArviZ ``InferenceData`` of the fitted posterior
+        (:func:`pac_particles.inference_data.to_inference_data`): resampled
+        SMC particles, one chain per run of ``posteriors_``, or draws from
+        VB's or EP's Gaussian. ``theta`` and ``direction`` have the
+        coordinate ``feature``: the input columns' names
+        (``feature_names_in_``, else ``x1..xd``) and ``"intercept"`` last
+        with ``fit_intercept``; coefficients on the model's (standardised)
+        scale."""
+        check_is_fitted(self)
+        source = (getattr(self, "posteriors_", [self.posterior_])
+                  if self.method == "smc" else self.approximation_)
+        names = getattr(self, "feature_names_in_", None)
+        names = ([str(name) for name in names] if names is not None
+                 else [f"x{k + 1}" for k in range(self.n_features_in_)])
+        names = [names[k] for k in self.data_.columns]
+        if self.data_.intercept:
+            names.append("intercept")
+        return to_inference_data(source, n_draws=n_draws, seed=seed,
+                                 feature_names=names)
 
     def predict(self, X):
         """The class of highest posterior predictive probability."""

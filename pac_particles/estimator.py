@@ -41,7 +41,6 @@ PAC-Bayesian AUC classification and scoring. NIPS 27.
 import copy
 import math
 import numbers
-import warnings
 
 import numpy as np
 from scipy import optimize
@@ -58,13 +57,13 @@ from .checks import (InputError, check_choice, check_count,
                      check_finite_array, check_positive, check_probability,
                      check_pu_prior)
 from .data import validate_xy
-from .ep import EPGP, EPConvergenceWarning, EPLinear, EPSpikeSlab
+from .ep import EPGP, EPLinear, EPSpikeSlab
 from .ep.base import lam_path_scores, refit_from_path
 from .importance_evidence import refine_log_z
 from .inference_data import to_inference_data
 from .models import AUCGibbsModel, GPAUCModel, linear_score_model
 from .parallel import concurrent_folds, one_blas_thread
-from .posterior import POINT_ESTIMATES, run_smc
+from .posterior import POINT_ESTIMATES, chain_seeds, run_smc, run_smc_chains
 from .kernels import SquaredExponential
 from .priors import SpikeSlabPrior
 from .selection import (RefitScorer, cross_validate_lam, cv_lambda,
@@ -73,7 +72,8 @@ from .selection import (RefitScorer, cross_validate_lam, cv_lambda,
 from .vb import FAMILIES as VB_FAMILIES
 # the classification estimator lives beside this one, importable from here;
 # both take their parameter storage and tags from BinaryEstimatorMixin
-from .classifier import BinaryEstimatorMixin, PACBayesClassifier
+from .classifier import (BinaryEstimatorMixin, PACBayesClassifier,
+                         ep_grid_choice)
 from .vb import GaussianVB, auto_pairs
 
 __all__ = ["PACBayesAUC", "PACBayesClassifier"]
@@ -153,7 +153,7 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         holds for every posterior at once, so the choice costs nothing in
         ``eps``. On small data sets the validation AUC is flat in ``lam``
         within its noise and the argmax is a coin toss; the certificate is
-        not (README, "PAC-Bayes certificates"). EP and VB use ``'best'``:
+        not (docs/user_guide.md, "PAC-Bayes certificates"). EP and VB use ``'best'``:
         their final fit is one Gaussian at one ``lam`` (no path of
         posteriors), and EP's leave-one-out curve has no spread.
     vb_family : {'isotropic', 'diagonal', 'full'}
@@ -183,11 +183,14 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         isotropic Gaussian prior has nothing to tune: the risk is
         scale-invariant, so ``log Z`` does not depend on ``prior_var``.
         The certificate pays for the choice: SMC's grid is fixed in advance,
-        so its data-free bound runs at ``eps / grid size``; EP's ascent
-        cannot be union-bounded, so EP tunes on the certificate's prior
-        part only (30% of each class, at ``lam = n_A``), fits the posterior
-        on every row with the values found, and certifies on the other 70%
-        (no data-free candidate): ``certificate_.hyperparameters_tuned_on``.
+        so its data-free bound runs at ``eps / grid size``; EP tunes the
+        posterior's hyper-parameters on every row (the kl bound holds for
+        every posterior) and certifies it under the prior with the
+        hyper-parameters as given (all rows) and under one tuned on the
+        prior part only (30% of each class), on the other 70%:
+        ``certificate_.hyperparameters_tuned_on``. Tuned priors sit far
+        from untuned ones, so expect a weaker certificate than with
+        ``'fixed'``.
     prior_var : float
         Variance of the iid Gaussian prior (irrelevant for the ranking: the
         risk is scale-invariant; kept for the evidence's bookkeeping).
@@ -201,9 +204,21 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         (M P particles). The default M = 100 (run_smc's is 200) keeps a
         default fit within about 10x of ``LogisticRegressionCV`` on data
         sets of a few hundred rows; test AUCs and certified AUCs were
-        within 0.003 and 0.012 of those of M = 200 (README, "Default
+        within 0.003 and 0.012 of those of M = 200 (docs/benchmarks.md, "Default
         fits"). Raise it for the evidence:
         the variance of ``log_evidence_`` falls as 1 / M.
+    ess_rmin : float in (0, 1)
+        Target ESS ratio of the adaptive tempering (``ESSrmin`` of
+        :func:`~pac_particles.posterior.run_smc` and of ``particles``): each
+        next exponent keeps an effective sample size of ``ess_rmin`` times
+        the population, so a larger value makes a denser schedule (more
+        tempering steps). Every SMC run of the fit uses it: the final run,
+        the folds and the refit of ``lam='cv'``, the evidence grid and the
+        extra ``chains``.
+        The default 0.5 is ``run_smc``'s; denser schedules did not pay for
+        their time on every problem of the efficiency study
+        (docs/benchmarks.md, "Efficiency of the SMC sampler"). Ignored by
+        EP and VB.
     fold_particles, fold_len_chain : int, optional
         M and P of the folds' samplers for ``lam='cv'``; default half of
         ``n_particles`` and of ``len_chain``
@@ -232,6 +247,21 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         (:func:`pac_particles.parallel.concurrent_folds`; on small data a
         fold's pair kernel runs on one thread, so only concurrent folds use
         the cores); EP has no folds; the evidence grid runs in sequence.
+        The extra runs of ``chains`` run in parallel the same way (one per
+        core up to ``chains`` when None).
+    chains : int >= 1
+        SMC: independent runs of the final posterior, with different seeds
+        (:func:`pac_particles.posterior.run_smc_chains`), so that
+        :meth:`to_inference_data` has several chains and ArviZ's ``r_hat``
+        and ``ess`` are defined (as the chains of PyMC's ``sample_smc``).
+        Default 1 (no extra run). ``posterior_`` stays the first chain --
+        the fit with ``chains=1``, whose coefficients, evidence and
+        certificates do not change with ``chains`` --, and the other runs,
+        at ``lam_``, are in ``posteriors_``: they check the first, they do
+        not join it (a pooled population would need its own evidence and
+        certificate). With ``lam='cv'`` the first chain comes from the
+        path refit and the others run at the chosen ``lam_``. Ignored by
+        EP and VB (deterministic: one Gaussian).
     verbose : bool or str
         Progress on stderr (:mod:`pac_particles.progress`): ``True`` a tqdm
         bar on a terminal, one line per step otherwise; ``"bar"``,
@@ -299,6 +329,21 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
     threshold_ : the cut on the score used by ``predict``;
         ``decision_function`` is shifted by it so that the cut is 0.
     posterior_ : the SMCPosterior, EPResult or VBResult.
+    posteriors_ : SMC only: the list of ``chains`` independent
+        SMCPosterior at ``lam_``, ``posteriors_[0] is posterior_``
+        (:meth:`to_inference_data` exports them as chains).
+    lam_grid_failures_ : (k,) array, the values of the ``lam='cv'`` grid
+        left out of the choice because the fit failed there: EP did not
+        converge (routinely at the top of the grid, where EP collapses),
+        or VB's leave-one-out was undefined (Hessian not positive
+        definite). Empty when none failed, with a float ``lam`` and for
+        SMC. Values that the coarse-then-fine scan did not score
+        (:data:`LOO_GRID_STRIDE`) are not failures; ``cv_.grid`` holds the
+        values scored. A failure warns
+        (:class:`~pac_particles.ep.EPConvergenceWarning`) only when it
+        could have changed the choice, at a grid neighbour of ``lam_``
+        (:func:`pac_particles.classifier.ep_grid_choice`); a final fit at
+        ``lam_`` that does not converge warns too.
     cv_ : the LamCVResult when ``lam='cv'`` (for EP, one row: the
         leave-one-out AUC).
     n_features_in_ : number of input features.
@@ -329,9 +374,11 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
                  prior="gaussian",
                  spike_slab=None, kernel=None, hyperparameters="fixed",
                  prior_var=1.0, point="bayes_point", standardize=True,
-                 n_particles=100, len_chain=10, fold_particles=None,
+                 n_particles=100, len_chain=10, ess_rmin=0.5,
+                 fold_particles=None,
                  fold_len_chain=None, move=None, eps=0.05,
-                 pu_prior=None, random_state=None, n_jobs=None, verbose=False):
+                 pu_prior=None, random_state=None, n_jobs=None, chains=1,
+                 verbose=False):
         self._store_params(locals())
 
     def _check_params(self):
@@ -374,6 +421,7 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         check_choice(self.cv_rule, "cv_rule", CV_RULES)
         check_count(self.n_particles, "n_particles", minimum=2)
         check_count(self.len_chain, "len_chain", minimum=2)
+        check_probability(self.ess_rmin, "ess_rmin")
         for name in ("fold_particles", "fold_len_chain"):
             if getattr(self, name) is not None:
                 check_count(getattr(self, name), name, minimum=2)
@@ -386,6 +434,7 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
             raise InputError(f"n_jobs must be a non-zero integer (-1: all "
                              f"cores), got {self.n_jobs!r}")
         check_count(self.n_folds, "n_folds", minimum=2)
+        check_count(self.chains, "chains")
         if self.pu_prior is not None:
             check_pu_prior(self.pu_prior)
         check_probability(self.eps, "eps")
@@ -403,8 +452,10 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
     def _fit(self, X, y):
         self._check_params()
         # a refit must not report figures left over from a previous fit
-        for name in ("cv_", "cv_auc_", "inclusion_probs_", "evidence_grid_"):
+        for name in ("cv_", "cv_auc_", "inclusion_probs_", "evidence_grid_",
+                     "posteriors_"):
             self.__dict__.pop(name, None)
+        self.lam_grid_failures_ = np.empty(0)
         X, y = validate_data(self, X, y, dtype=float)
         check_classification_targets(y)
         self.classes_ = unique_labels(y)
@@ -490,16 +541,84 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         return _series(self.inclusion_probs_, self._kept_feature_names(),
                        "inclusion_probability")
 
+    def coefficient_intervals(self, level=0.95):
+        """Posterior intervals of the coefficients on the raw inputs.
+
+        A pandas DataFrame indexed by feature name (``coefficients_``'s
+        index) with columns ``coefficient`` (``coef_``), ``lower`` and
+        ``upper``: the equal-tailed interval of posterior probability
+        ``level`` of the quantity ``coef_`` estimates, mapped to the raw
+        inputs through the same standardisation. SMC: weighted quantiles of
+        the particles -- of their directions ``theta / ||theta||`` when
+        ``point='bayes_point'`` (``coef_`` is then the mean direction), of
+        ``theta`` otherwise; sampled in score space (``d > n``), of the
+        coefficients ``E[theta | w]`` each particle stands for. EP and VB:
+        the Gaussian's marginals, ``mean -+ z sd``. Dropped constant columns
+        get zeros.
+
+        The AUC only sees the direction of the score: the coefficients'
+        common scale is set by the prior, so read signs, ratios and whether
+        an interval holds 0, not magnitudes. Intervals of SMC carry its
+        Monte Carlo error (``coef_se_``). GP scores have no coefficients
+        (InputError).
+        """
+        level = check_probability(level, "level")
+        if self.kernel is not None:
+            raise InputError("GP-kernel scores have no coefficients, so no "
+                             "coefficient intervals")
+        check_is_fitted(self, "coef_")
+        alpha = 0.5 * (1.0 - level)
+        if self.method == "smc":
+            draws, weights = self._coefficient_draws()
+            lower, upper = (_weighted_quantiles(draws, weights, q)
+                            for q in (alpha, 1.0 - alpha))
+        else:
+            from scipy.special import ndtri
+            mean = np.asarray(self.posterior_.mean, dtype=float)
+            half = ndtri(1.0 - alpha) * np.sqrt(np.maximum(
+                np.diag(self.posterior_.cov), 0.0))
+            lower, upper = mean - half, mean + half
+        import pandas as pd
+        return pd.DataFrame(
+            {"coefficient": self.coef_,
+             "lower": self._raw_coefficients(lower),
+             "upper": self._raw_coefficients(upper)},
+            index=pd.Index(self._feature_names(), name="feature"))
+
+    def _coefficient_draws(self, n_draws=2000, seed=None):
+        """Posterior draws of the point estimate's quantity on the fit's
+        standardised kept columns (:meth:`coefficient_intervals`), with
+        their weights: SMC's particles (directions for the Bayes point;
+        ``E[theta | w]`` in score space), ``n_draws`` draws of EP's or VB's
+        Gaussian (``seed``, default ``random_state``) otherwise."""
+        if self.method == "smc":
+            from .weighted_particles import directions
+            post = self.posterior_
+            theta = (directions(post.theta) if self.point == "bayes_point"
+                     else post.theta)
+            return (np.atleast_2d(post.predictor.linear_coefficients(theta)),
+                    np.asarray(post.weights, dtype=float))
+        rng = np.random.default_rng(self.random_state if seed is None else seed)
+        draws = rng.multivariate_normal(self.posterior_.mean,
+                                        self.posterior_.cov, size=n_draws,
+                                        method="eigh")
+        return draws, np.full(n_draws, 1.0 / n_draws)
+
     def to_inference_data(self, n_draws=None, seed=0):
         """ArviZ ``InferenceData`` of the fitted posterior, coordinates
         named by feature (:func:`pac_particles.inference_data.to_inference_data`:
         resampled SMC particles or draws from the Gaussian approximation;
-        coefficients on the standardised scale)."""
+        coefficients on the standardised scale). SMC fits export one chain
+        per run of ``posteriors_`` (``chains=2`` or more: ``az.summary``
+        gives ``r_hat``); the attrs say which estimate the log evidence is
+        and its standard error."""
         check_is_fitted(self)
-        source = self.approximation_ if self.method != "smc" else self.posterior_
+        source = (self.approximation_ if self.method != "smc"
+                  else getattr(self, "posteriors_", [self.posterior_]))
         # coordinates are features only for coefficients on the design
-        primal = (self.kernel is None and (self.method != "smc"
-                                           or source.predictor.space == "primal"))
+        primal = (self.kernel is None and (
+            self.method != "smc"
+            or self.posterior_.predictor.space == "primal"))
         names = self._kept_feature_names() if primal else None
         return to_inference_data(source, n_draws=n_draws, seed=seed,
                                  feature_names=names)
@@ -584,7 +703,7 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
 
     def _fit_smc(self, X, positives, d, lam_max, choose_lam):
         smc_kwargs = dict(n_particles=self.n_particles, len_chain=self.len_chain,
-                          move=self.move)
+                          move=self.move, ESSrmin=self.ess_rmin)
         if choose_lam:
             if self.kernel is not None or self.prior == "spike_slab":
                 raise InputError("lam='cv' with SMC is for the linear Gaussian "
@@ -622,6 +741,16 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
             model = self._smc_model(X, positives, self.lam_, self.hyperparameters_)
             self.posterior_ = run_smc(model, seed=self.random_state,
                                       verbose=self.verbose, **smc_kwargs)
+        self.posteriors_ = [self.posterior_]
+        if self.chains > 1:
+            # independent runs at lam_ for the export's r_hat: posterior_
+            # stays the first, the fit of chains=1
+            model = self._smc_model(X, positives, self.lam_,
+                                    self.hyperparameters_)
+            self.posteriors_ += run_smc_chains(
+                model, chains=self.chains - 1,
+                seed=chain_seeds(self.random_state, self.chains)[1:],
+                n_jobs=self.n_jobs, verbose=self.verbose, **smc_kwargs)
         self.log_evidence_ = self.posterior_.log_z
         # the exact Gibbs posterior, log Z from a confidence bound; a lam
         # chosen with the data (a tempering step): the bound's is a grid value
@@ -719,7 +848,7 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         if approx is None or self.hyperparameters == "evidence":
             approx = self._approximation(X, positives, self.lam_)
         if self.hyperparameters == "evidence" and self.method == "ep":
-            approx = self._evidence_on_prior_part(X, positives, approx)
+            approx = self._evidence_on_all_rows(approx)
         self.approximation_ = approx
         if polish is not None and self.hyperparameters != "evidence":
             # the grid path's model: polish its sites at the chosen lam
@@ -753,7 +882,7 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         (:meth:`pac_particles.vb.GaussianVB.loo_auc`) instead of ``n_folds``
         refits per value. Returns the :class:`LamCVResult` and
         ``path_fit(lam)``, the path's fit at a grid value."""
-        fits, fitted = {}, {}
+        fits, fitted, failed = {}, {}, []
 
         def loo_auc(lam):
             # warm start at the nearest value fitted (the grid is scored
@@ -765,12 +894,14 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
             try:
                 score = vb.loo_auc()
             except InputError:         # Hessian not positive definite
+                failed.append(float(lam))
                 return None            # loo_lambda leaves this value out
             fits[float(lam)] = fitted[float(lam)]
             return score
 
         cv = loo_lambda(grid, loo_auc, verbose=self.verbose,
                         stride=LOO_GRID_STRIDE)
+        self.lam_grid_failures_ = np.array(sorted(failed), dtype=float)
         return cv, lambda lam: fits[float(lam)]
 
     def _ep_loo_lambda(self, X, positives, grid):
@@ -780,7 +911,9 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         as AUC 1) and must not be chosen. One model fitted along the grid
         from small to large ``lam``, each fit warm-started from the last
         converged one (:func:`pac_particles.ep.base.lam_path_scores`), at
-        the looser tolerance :data:`EP_PATH_TOL`. Returns the
+        the looser tolerance :data:`EP_PATH_TOL`; the values where EP did
+        not converge go to ``lam_grid_failures_``
+        (:func:`~pac_particles.classifier.ep_grid_choice`). Returns the
         :class:`LamCVResult`, the model, and ``polish(lam)``: the final fit
         at the model's own tolerance, warm-started from the path's sites at
         ``lam`` (:func:`pac_particles.ep.base.refit_from_path`)."""
@@ -788,53 +921,32 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         final_tol, model.tol = model.tol, EP_PATH_TOL
         best = {}
         scores = lam_path_scores(model, lambda m: m.loo_auc(), best)
-        try:
-            cv = loo_lambda(grid, scores, verbose=self.verbose,
-                            stride=LOO_GRID_STRIDE)
-        except InputError:
-            raise InputError(f"EP did not converge at any lam of the grid "
-                             f"[{grid[0]:.4g}, {grid[-1]:.4g}]: lower "
-                             "lam_max or use method='smc'") from None
-        failed = np.setdiff1d(grid, cv.grid)
-        if failed.size:
-            warnings.warn(f"EP did not converge at {failed.size} of the "
-                          f"{grid.size} grid values of lam (from "
-                          f"{failed.min():.4g} to {failed.max():.4g}); lam is "
-                          "chosen among the others", EPConvergenceWarning,
-                          stacklevel=3)
+        # failures are recorded (lam_grid_failures_), and warned of only
+        # where they could have changed the choice (ep_grid_choice)
+        cv, self.lam_grid_failures_ = ep_grid_choice(
+            grid, scores, verbose=self.verbose, stride=LOO_GRID_STRIDE)
         return cv, model, lambda lam: refit_from_path(model, lam, best,
                                                       final_tol)
 
-    def _evidence_on_prior_part(self, X, positives, approx):
-        """``hyperparameters='evidence'`` with EP: the hyper-parameters are
-        tuned on the certificate's prior part ``A`` alone (:meth:`_prior_part`,
-        EP at ``lam = n_A`` on ``A``'s rows standardised with ``A``'s own
-        moments), then the posterior is fitted on every row with them.
-        EP's tuning is a continuous optimisation, which no union bound can
-        pay for: tuned on all the rows, the prior would have seen the data
-        the certificate rests on; tuned on ``A``, it is free for a
-        certificate on the other rows (:meth:`_certificate`). ARD variances
-        come from the data-dependent prior's own fit on ``A``, mapped into
-        the fit's coordinates; spike-and-slab ``p, v0, v1`` and GP
-        lengthscales are used as found on ``A``. Returns the model to fit."""
-        if min(positives.sum(), (~positives).sum()) < 2:
-            raise InputError("hyperparameters='evidence' with method='ep' "
-                             "tunes on part of each class: it needs at least "
-                             "two points of each class")
-        if self.kernel is None and self.prior == "gaussian":
-            prior = self._fit_data_dependent_prior(approx.data)
-            approx.prior_var = prior.prior_var.copy()
-            self.hyperparameters_ = {"prior_var": prior.prior_var.copy()}
-            return approx
-        part = self._prior_part(positives)
+    def _evidence_on_all_rows(self, approx):
+        """``hyperparameters='evidence'`` with EP: maximise EP's evidence
+        over the prior's hyper-parameters (ARD variances, spike-and-slab
+        ``p`` and ``v0 / v1``, GP lengthscales) on every row, and fit the
+        posterior with them: ``hyperparameters_``.
+
+        The certificate does not restrict this: the kl bound holds for every
+        posterior at once, so ``rho`` may use all the data; only the bound's
+        prior must not have seen the rows whose risk it uses
+        (:meth:`_certificate`: the prior with the hyper-parameters as given,
+        on all rows, and one with hyper-parameters tuned on the prior part
+        ``A`` alone, on the other rows). A kernel given as a parameter is
+        tuned as a copy. Returns the model to fit."""
         if self.kernel is not None:
             # tune a copy: the kernel given as a parameter stays as it was
-            self.hyperparameters_ = {
-                "kernel": copy.deepcopy(self.hyperparameters_["kernel"])}
-        model = self._approximation(X[part], positives[part], float(part.sum()))
-        model.fit_hyperparameters()
-        self.hyperparameters_ = _ep_hyperparameters(model)
-        return self._approximation(X, positives, self.lam_)
+            approx.kernel = copy.deepcopy(approx.kernel)
+        approx.fit_hyperparameters()
+        self.hyperparameters_ = _ep_hyperparameters(approx)
+        return approx
 
     def _grid_size(self):
         """The grid size of ``lam='cv'`` (:data:`DEFAULT_GRID_SIZE` when
@@ -974,3 +1086,15 @@ def _ep_hyperparameters(approx):
                 "v1": float(np.mean(approx.v1))}
     return {"prior_var": np.array(approx.prior_var, dtype=float)}
 
+
+
+def _weighted_quantiles(values, weights, prob):
+    """Quantile ``prob`` of each column of a weighted sample ``values``
+    (N, d), each point at the middle of its mass (as
+    :func:`pac_particles.plots.plot_directions` draws them)."""
+    order = np.argsort(values, axis=0, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=0)
+    mass = np.asarray(weights, dtype=float)[order] / np.sum(weights)
+    middle = np.cumsum(mass, axis=0) - 0.5 * mass
+    return np.array([np.interp(prob, middle[:, k], ordered[:, k])
+                     for k in range(values.shape[1])])

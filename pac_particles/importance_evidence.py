@@ -8,7 +8,7 @@ chooses them from the particles: only asymptotically so), but at
 variance is large, and where the M chains of a step miss part of the
 posterior it falls short of ``log Z`` by more than its error bar: on Sonar
 (d = 60, ``lam = n``) the default runs gave -40.0 to -40.3 while runs of
-10,000 to 50,000 particles rose towards -39.4 (README, "Efficiency of the
+10,000 to 50,000 particles rose towards -39.4 (docs/benchmarks.md, "Efficiency of the
 SMC sampler"). Importance sampling from a good Gaussian approximation ``q``
 of the posterior (EP's, which a converged EP fit gives in well under a
 second) has neither problem: its draws are independent, its weights

@@ -34,11 +34,29 @@ Groups and variables
     ``tempering_step`` (``t = 0..T``): ``beta`` (the exponent, PyMC's name),
     ``gamma = lam * beta``, ``log_z`` (``log Z_t``, 0 at ``t = 0``) and
     ``ess`` (ESS of the weights at each step; the prior draws at ``t = 0``
-    are equally weighted, ESS = N). Runs of different lengths are padded
-    with NaN after their last step. ``lam`` (chain) and ``n_particles``
-    (chain) complete it.
+    are equally weighted, ESS = N); ``tempering_step`` is a coordinate
+    (``0..T``), so ``sample_stats.gamma.sel(tempering_step=3)`` works.
+    Runs of different lengths are padded with NaN after their last step.
+    ``lam`` (chain), ``n_particles`` (chain) and, for SMC,
+    ``log_marginal_likelihood_se`` (chain; NaN where a run has none)
+    complete it.
 
-Attributes record the method, the seed and how the draws were made.
+Attributes record the method, the seed and how the draws were made; the
+``InferenceData``'s own ``attrs`` (and those of ``sample_stats``) say which
+estimate ``log_marginal_likelihood`` is
+(``log_marginal_likelihood_estimate``: ``"importance sampling"`` or
+``"tempering"`` for SMC -- :func:`~pac_particles.posterior.run_smc` keeps
+the tempering estimate where the importance weights' tail is unreliable
+--, ``"EP energy"``, or for VB ``"ELBO"`` under ``elbo``) and its Monte
+Carlo standard error (``log_marginal_likelihood_se``: one value per chain,
+for SMC only; EP and VB are deterministic).
+
+Chains
+------
+One SMC run is one chain: ``r_hat`` needs two or more, independent runs of
+one model (:func:`~pac_particles.posterior.run_smc_chains`, or the
+estimators' ``chains=``), given here as a list. The runs belong to the fit,
+not to the export: this function never runs a sampler.
 
 Example
 -------
@@ -257,12 +275,56 @@ def to_inference_data(posterior, n_draws=None, seed=0, feature_names=None):
     # ArviZ's dict_to_dataset requires: build the Dataset directly, with the
     # posterior's chain coordinate and attributes
     stats, stat_dims = _sample_stats(results, [u[3] for u in unwrapped])
+    coords = {"chain": posterior_group.chain.values}
+    if any("tempering_step" in dims for dims in stat_dims.values()):
+        coords["tempering_step"] = np.arange(stats["beta"].shape[1])
+    evidence = _evidence_attrs(results)
     stats_group = xarray.Dataset(
         {key: (["chain"] + stat_dims.get(key, []), value)
          for key, value in stats.items()},
-        coords={"chain": posterior_group.chain.values},
-        attrs=dict(posterior_group.attrs))
-    return az.InferenceData(posterior=posterior_group, sample_stats=stats_group)
+        coords=coords, attrs=dict(posterior_group.attrs, **evidence))
+    return az.InferenceData(attrs=evidence, posterior=posterior_group,
+                            sample_stats=stats_group)
+
+
+def _evidence_name(result):
+    """Which estimate of ``log Z`` a result's evidence is (see the module
+    notes); None for a result without one."""
+    if hasattr(result, "elbo"):
+        return "ELBO"
+    if not hasattr(result, "log_z"):
+        return None
+    if not hasattr(result, "exponents"):
+        return "EP energy"
+    importance = getattr(result, "importance", None)
+    return ("importance sampling"
+            if importance is not None and importance.reliable else "tempering")
+
+
+def _evidence_attrs(results):
+    """``log_marginal_likelihood_estimate`` (one name, or the chains of
+    each where they differ: ``"importance sampling (chains 0, 1);
+    tempering (chain 2)"``) and, for SMC,
+    ``log_marginal_likelihood_se`` (a float for one chain, a list for
+    several; NaN where a run has none)."""
+    names = [_evidence_name(r) for r in results]
+    if names[0] is None:
+        return {}
+    groups = {name: [c for c, other in enumerate(names) if other == name]
+              for name in dict.fromkeys(names)}
+    attrs = {"log_marginal_likelihood_estimate": (
+        names[0] if len(groups) == 1 else "; ".join(
+            f"{name} (chain{'s' if len(chains) > 1 else ''} "
+            f"{', '.join(map(str, chains))})"
+            for name, chains in groups.items()))}
+    if hasattr(results[0], "exponents"):
+        se = [_float_or_nan(getattr(r, "log_z_se", None)) for r in results]
+        attrs["log_marginal_likelihood_se"] = se[0] if len(se) == 1 else se
+    return attrs
+
+
+def _float_or_nan(value):
+    return float("nan") if value is None else float(value)
 
 
 def _sample_stats(results, lams):
@@ -277,6 +339,8 @@ def _sample_stats(results, lams):
     if all(lam is not None for lam in lams):  # a bare EPResult has none
         stats["lam"] = np.array(lams, dtype=float)
     if hasattr(first, "exponents"):
+        stats["log_marginal_likelihood_se"] = np.array(
+            [_float_or_nan(getattr(r, "log_z_se", None)) for r in results])
         length = max(r.n_steps for r in results) + 1
         paths = [_path(r, length) for r in results]
         for key in ("beta", "gamma", "log_z", "ess"):

@@ -30,11 +30,12 @@ from sklearn.metrics import roc_curve  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from .auc import auc_risk, binary_labels  # noqa: E402
+from .weighted_particles import directions  # noqa: E402
 # the numbers behind a figure are written by the package's one table writer
 from .results import write_rows as save_rows  # noqa: E402
 
 __all__ = ["plot_roc", "plot_directions", "plot_tempering_path",
-           "plot_marginals", "plot_cv_curve",
+           "plot_marginals", "plot_cv_curve", "plot_fitted_directions",
            "plot_adjusted_variance", "plot_boxplots_vs_k",
            "plot_spike_slab_path", "save", "save_rows"]
 
@@ -195,9 +196,35 @@ def plot_marginals(theta, weights, names=None, gaussians=None, axes=None,
     return axes
 
 
-def plot_cv_curve(cv, ax=None):
-    """Validation AUC vs ``gamma`` from :func:`pac_particles.selection.cv_lambda`:
-    each fold's path, the mean over folds with a +/- 1 sd band, the chosen lam."""
+#: x-axis labels of :func:`plot_cv_curve`: SMC scores its folds along one
+#: tempering path, EP and VB fit once per grid value of lam
+CV_XLABELS = {"path": "lam (gamma = lam_max * tempering exponent along "
+                      "each fold's path)",
+              "grid": "lam (one fit per grid value)"}
+
+
+def plot_cv_curve(cv, ax=None, ylabel="validation AUC", along="path",
+                  marks=None):
+    """Validation score vs ``lam`` from :func:`pac_particles.selection.cv_lambda`
+    or :func:`~pac_particles.selection.cross_validate_lam`: each fold's
+    curve, the mean over folds with a +/- 1 sd band, and the chosen lam.
+
+    Parameters
+    ----------
+    cv : :class:`~pac_particles.selection.LamCVResult`.
+    ax : matplotlib Axes, optional.
+    ylabel : the validation score (``"validation accuracy"`` for a
+        classifier).
+    along : ``"path"`` (SMC: each fold's curve is scored along its
+        tempering path) or ``"grid"`` (EP, VB: one fit per grid value);
+        labels the x axis (:data:`CV_XLABELS`).
+    marks : dict ``label -> lam``, optional: vertical lines; default the
+        best mean, ``{"best mean: lam = ...": cv.best_lam}``.
+
+    Returns
+    -------
+    matplotlib Axes.
+    """
     ax = _axes(ax, figsize=(6, 4))
     for k, (gammas, aucs) in enumerate(cv.fold_paths):
         ax.plot(gammas, aucs, color="grey", lw=0.7, alpha=0.6,
@@ -205,12 +232,35 @@ def plot_cv_curve(cv, ax=None):
     ax.plot(cv.grid, cv.mean_auc, color="C0", label="mean over folds")
     ax.fill_between(cv.grid, cv.mean_auc - cv.std_auc, cv.mean_auc + cv.std_auc,
                     color="C0", alpha=0.2)
-    ax.axvline(cv.best_lam, color="C3", ls="--", label=f"lam = {cv.best_lam:.4g}")
+    if marks is None:
+        marks = {f"best mean: lam = {cv.best_lam:.4g}": cv.best_lam}
+    for k, (label, lam) in enumerate(marks.items()):
+        ax.axvline(lam, color=("C3", "C2", "C4")[k % 3],
+                   ls=("--", ":", "-.")[k % 3], label=label)
     ax.set_xscale("log")
-    ax.set_xlabel("gamma = lam * tempering exponent")
-    ax.set_ylabel("validation AUC")
-    ax.legend()
+    ax.set_xlabel(CV_XLABELS[along])
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize="small")
     return ax
+
+
+def plot_fitted_directions(estimator, names=None, title=None, ax=None,
+                           max_features=30):
+    """:func:`plot_directions` of a fitted
+    :class:`~pac_particles.estimator.PACBayesAUC` with linear scores: SMC's
+    weighted particles (in score space, the coefficients ``E[theta | w]``
+    they stand for), or 2000 draws of EP's or VB's Gaussian, on the fit's
+    standardised columns.
+
+    ``names``: names of all the input columns (default the estimator's
+    feature names); the plot shows the columns the fit kept.
+    """
+    draws, weights = estimator._coefficient_draws()
+    names = list(names) if names is not None else estimator._feature_names()
+    kept = estimator._columns[estimator._data.columns]
+    return plot_directions(directions(draws), weights,
+                           names=[names[k] for k in kept], ax=ax,
+                           max_features=max_features, title=title)
 
 
 def plot_adjusted_variance(k, adjusted_var, names=None, ax=None, title=None,

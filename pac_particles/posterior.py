@@ -56,6 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import particles
+from joblib import Parallel, delayed
 from particles import collectors
 from particles import smc_samplers as ssp
 
@@ -65,15 +66,16 @@ from .importance_evidence import (log_z_lower_bound, refine_log_z,
 from .inference_data import to_inference_data
 from .models import RobustAdaptiveTempering, check_reached_target
 from .priors import SpikeSlabPrior, param_array
-from .parallel import one_blas_thread
-from .progress import Progress
+from .parallel import concurrent_folds, limited_threads, one_blas_thread
+from .progress import Progress, tracked
 from .single_run_variance import (LineageVariance, lineage_groups,
                                   log_z_standard_error, mean_standard_error,
                                   single_run_errors)
 from .weighted_particles import POINT_ESTIMATES, WeightedParticles, directions
 
-__all__ = ["run_smc", "SMCPosterior", "StepParticles", "single_run_errors",
-           "POINT_ESTIMATES", "directions"]
+__all__ = ["run_smc", "run_smc_chains", "chain_seeds", "SMCPosterior",
+           "StepParticles", "single_run_errors", "POINT_ESTIMATES",
+           "directions"]
 
 
 def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
@@ -136,7 +138,7 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         and its draws are pooled with the particles (weights in inverse
         proportion to the two Bayes points' variances), else the
         tempering estimate stays. Measured on the study's four problems:
-        README, "Efficiency of the SMC sampler". Spike-and-slab priors,
+        docs/benchmarks.md, "Efficiency of the SMC sampler". Spike-and-slab priors,
         near-singular GP priors and models of more than
         :data:`~pac_particles.importance_evidence.MAX_DIMENSION` parameters
         keep the tempering estimate.
@@ -219,6 +221,85 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         - evaluations_before)
 
 
+def chain_seeds(seed, chains):
+    """Seeds of ``chains`` independent runs: chain 0 gets ``seed`` itself
+    (so that it is ``run_smc(model, seed=seed)``), chain ``c >= 1`` the
+    ``c``-th child of ``numpy.random.SeedSequence(seed)`` (fresh entropy
+    when ``seed`` is None), a 32-bit integer as :func:`run_smc` takes.
+    Children of a seed sequence are independent streams, where ``seed + c``
+    would collide with the seeds the package gives folds (``seed + k``)."""
+    chains = check_count(chains, "chains")
+    if seed is not None:
+        seed = check_count(seed, "seed", minimum=0)
+    children = np.random.SeedSequence(seed).spawn(chains)
+    return [seed] + [int(child.generate_state(1, dtype=np.uint32)[0])
+                     for child in children[1:]]
+
+
+def _chain(model, seed, threads, kwargs):
+    """One run of :func:`run_smc_chains`, on ``threads`` numba and BLAS
+    threads (None: unchanged)."""
+    with limited_threads(threads):
+        return run_smc(model, seed=seed, **kwargs)
+
+
+def run_smc_chains(model, chains=4, seed=None, n_jobs=None, verbose=False,
+                   **kwargs):
+    """Independent SMC runs of one model: the chains of an ArviZ export.
+
+    ArviZ's ``r_hat`` compares chains, and one SMC run is one chain: the
+    runs here differ only by their seed (:func:`chain_seeds`: chain 0 is
+    ``run_smc(model, seed=seed)``, the others independent streams), as the
+    chains of PyMC's ``sample_smc`` are independent runs. Pass the list to
+    :func:`pac_particles.inference_data.to_inference_data`. Between runs
+    of one target, the spread of ``log_z`` checks each run's ``log_z_se``.
+
+    Parameters
+    ----------
+    model : a particles StaticModel (as :func:`run_smc`).
+    chains : int >= 1, the number of runs.
+    seed : int, list of ints, or None
+        An int or None: :func:`chain_seeds`; a list: one seed per chain
+        (its length must be ``chains``).
+    n_jobs : int or None
+        Runs in parallel through joblib (-1: all cores); None (default):
+        one job per core up to ``chains``, the cores shared among the
+        runs' numba and BLAS threads
+        (:func:`pac_particles.parallel.concurrent_folds`).
+    verbose : bool or str, progress over the chains
+        (:mod:`pac_particles.progress`).
+    **kwargs : passed to :func:`run_smc` (``n_particles``, ``len_chain``,
+        ``move``, ``ESSrmin``, ``evidence``, ...).
+
+    Returns
+    -------
+    list of SMCPosterior, chain 0 first.
+
+    Example
+    -------
+    ::
+
+        import arviz as az
+        from pac_particles.inference_data import to_inference_data
+        runs = run_smc_chains(AUCGibbsModel(X, y, lam=len(y)), chains=4,
+                              seed=0, n_particles=100)
+        az.summary(to_inference_data(runs))      # r_hat, ess over 4 chains
+    """
+    chains = check_count(chains, "chains")
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        seeds = list(seed)
+        if len(seeds) != chains:
+            raise InputError(f"{len(seeds)} seeds for {chains} chains")
+    else:
+        seeds = chain_seeds(seed, chains)
+    jobs, threads = concurrent_folds(chains, n_jobs)
+    with Progress(verbose, total=chains, desc="SMC chains",
+                  unit="chain") as progress:
+        return list(tracked(Parallel(n_jobs=jobs, return_as="generator")(
+            delayed(_chain)(model, s, threads, kwargs) for s in seeds),
+            progress, "chain"))
+
+
 class StepParticles(collectors.Collector):
     """Collector: the weighted particles of every tempering step (parameter
     array, normalised weights and each particle's risk), so that the Gibbs posterior at any
@@ -293,7 +374,7 @@ class SMCPosterior(WeightedParticles):
         [DC22, Sec. 3.4] (``particles.smc_samplers.var_wf``) and the lineage
         estimate that groups those chains by ancestor
         (:func:`~pac_particles.single_run_variance.single_run_errors`).
-        Their coverage is measured in README.md ("Single-run error bars").
+        Their coverage is measured in docs/benchmarks.md ("Single-run error bars").
     summaries : the ``particles`` summaries of the run (one entry per
         tempering step for each collector).
     prior : the model's prior (used for Rao-Blackwellised inclusion

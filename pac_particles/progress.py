@@ -128,8 +128,12 @@ class Progress:
 def tracked(results, progress, label, start=0):
     """Yield ``results`` (an iterable, e.g. joblib's ``return_as="generator"``)
     and advance ``progress`` by one per item, with the line
-    ``"{label} k/total done"`` (``k`` counted from ``start``)."""
+    ``"{label} k/total done"`` (``k`` counted from ``start``), or, when
+    ``label`` is a list of one label per item (jobs of different kinds,
+    e.g. ``["refit", "fold 1/5", ...]``), ``"{label[k]} done"``."""
     for k, item in enumerate(results, start=start):
-        progress.update(advance=1, text=f"{label} {k + 1}/{progress.total} done "
+        name = (label[k] if not isinstance(label, str)
+                else f"{label} {k + 1}/{progress.total}")
+        progress.update(advance=1, text=f"{name} done "
                         f"({progress.elapsed:.1f} s)")
         yield item

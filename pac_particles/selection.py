@@ -82,7 +82,8 @@ from particles import smc_samplers as ssp
 from sklearn.model_selection import StratifiedKFold
 
 from .auc import auc_risk, binary_labels
-from .checks import InputError, check_choice, check_count, check_positive
+from .checks import (InputError, check_choice, check_count, check_positive,
+                     check_probability)
 from .models import AUCGibbsModel
 from .parallel import concurrent_folds, limited_threads, one_blas_thread
 from .posterior import POINT_ESTIMATES, run_smc
@@ -123,7 +124,7 @@ class PathScores(collectors.Collector):
 #: chosen ``lam`` lay below 0.8 n on nine of ten seeds and splits of Pima
 #: (the validation AUC is flat above it within its noise) and the
 #: certificate's optimum near ``m``; tempering the folds to 20 n (the
-#: earlier default) took twice as long (README, "Default fits").
+#: earlier default) took twice as long (docs/benchmarks.md, "Default fits").
 LAM_MAX_PER_POINT = 5.0
 
 
@@ -322,10 +323,14 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
         # the full population), and the pool takes jobs in order; last, it
         # started after the folds (German credit: cv 3.4 s -> 2.7 s)
         jobs.insert(0, delayed(alongside)())
-    with Progress(verbose, total=len(jobs), desc="CV folds",
-                  unit="fold") as progress:
+    # "fold k/K" for the folds, "refit" for the job alongside (not a fold)
+    labels = ["refit on all rows"] * (alongside is not None) + [
+        f"fold {k + 1}/{len(folds)}" for k in range(len(folds))]
+    with Progress(verbose, total=len(jobs), desc="CV folds" + (
+            " + refit" if alongside is not None else ""),
+                  unit="job") as progress:
         done = list(tracked(Parallel(n_jobs=n_jobs, return_as="generator")(
-            jobs), progress, "fold"))
+            jobs), progress, labels))
     posterior = done.pop(0) if alongside is not None else None
     result = _on_grid(grid, done)
     result.posterior = posterior
@@ -462,7 +467,7 @@ class RefitScorer:
 def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
               point="bayes_point",
               refit=True, refit_to="best", n_particles=200, len_chain=10,
-              move=None, fold_particles=None, fold_len_chain=None,
+              move=None, ESSrmin=0.5, fold_particles=None, fold_len_chain=None,
               model_kwargs=None, make_model=AUCGibbsModel, seed=None,
               n_jobs=None, verbose=False):
     """Choose ``lam`` by K-fold cross-validation along the tempering path.
@@ -499,6 +504,9 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
         do.
     n_particles, len_chain : passed to :func:`run_smc` for the refit.
     move : passed to :func:`run_smc` for the refit and the folds.
+    ESSrmin : float in (0, 1), the tempering's target ESS ratio, passed to
+        :func:`run_smc` for the refit and the folds (the estimator's
+        ``ess_rmin``).
     fold_particles, fold_len_chain : int, optional
         ``n_particles`` and ``len_chain`` of the folds' samplers; default
         half of each (at least 2; ``len_chain`` itself when ``move`` is a
@@ -507,7 +515,7 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
         more between folds than between samplers, so the folds run on a
         quarter of the refit's population: on Pima and German credit the
         same ``lam`` was chosen in 2.6-3x less CPU time; on Sonar one seed
-        of two chose another (README, "Default fits").
+        of two chose another (docs/benchmarks.md, "Default fits").
     model_kwargs : dict, passed to ``make_model`` (e.g. prior).
     make_model : callable ``(X, y, lam, **model_kwargs) -> model``; default
         :class:`AUCGibbsModel`; :func:`~pac_particles.models.linear_score_model`
@@ -529,7 +537,8 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     model_kwargs = dict(model_kwargs or {})
     n_particles = check_count(n_particles, "n_particles", minimum=2)
     len_chain = check_count(len_chain, "len_chain", minimum=2)
-    smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move)
+    smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move,
+                      ESSrmin=check_probability(ESSrmin, "ESSrmin"))
     if fold_particles is None:
         fold_particles = max(2, n_particles // 2)
     if fold_len_chain is None:
@@ -591,7 +600,7 @@ def _evidence_run(make_model, params, smc_kwargs, seed):
 
 def evidence_grid(make_model, param_grid, n_particles=200, len_chain=10,
                   move=None, seed=None, n_jobs=1, keep_posteriors=False,
-                  verbose=False):
+                  verbose=False, ESSrmin=0.5):
     """Estimate ``log Z`` by SMC for each hyper-parameter setting.
 
     Parameters
@@ -601,7 +610,7 @@ def evidence_grid(make_model, param_grid, n_particles=200, len_chain=10,
         a spike-and-slab prior built from ``params``).
     param_grid : iterable of dict
         The settings; e.g. ``sklearn.model_selection.ParameterGrid(...)``.
-    n_particles, len_chain, move : passed to :func:`run_smc`.
+    n_particles, len_chain, move, ESSrmin : passed to :func:`run_smc`.
     seed : int, optional; setting k uses ``seed + k``.
     n_jobs : int, runs in parallel through joblib.
     keep_posteriors : bool, keep every SMCPosterior (memory).
@@ -615,7 +624,8 @@ def evidence_grid(make_model, param_grid, n_particles=200, len_chain=10,
     params = [dict(p) for p in param_grid]
     if not params:
         raise InputError("param_grid is empty")
-    smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move)
+    smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move,
+                      ESSrmin=check_probability(ESSrmin, "ESSrmin"))
     with Progress(verbose, total=len(params), desc="evidence grid",
                   unit="setting") as progress:
         posts = list(tracked(Parallel(n_jobs=n_jobs, return_as="generator")(

@@ -11,7 +11,7 @@ previous step carries that error forward, so the errors of the steps are
 correlated and the chains of one step that share an ancestor err together.
 Where the move does not forget its start within one chain (few particles
 per dimension, the prior-ellipse slice of GP models) the per-step estimates
-were 0.36-0.76 times the spread over runs (README, "Single-run error
+were 0.36-0.76 times the spread over runs (docs/benchmarks.md, "Single-run error
 bars").
 
 :class:`LineageVariance` adds these covariances from the chains' genealogy,

@@ -80,7 +80,7 @@ over-confident about the direction. Only the *mean direction* (and the
 ``bayes_point``, the default of :meth:`SVGDResult.score`) is reliable: use
 SVGD for a point score, not for uncertainty about the direction, credible
 intervals or inclusion statements (SMC for those; the measured figures are
-in the README). Each iteration costs O(N P) against
+in docs/benchmarks.md). Each iteration costs O(N P) against
 O(N n log n) per SMC risk evaluation, so SVGD is slower than
 :func:`~pac_particles.posterior.run_smc` (``n_pairs`` narrows the gap). It
 is an alternative approximation, not a replacement: SMC targets the exact

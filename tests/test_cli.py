@@ -321,8 +321,11 @@ def test_out_of_range_options_and_failed_fits_exit_2(tmp_path, capsys, args,
         main([a.format(csv=csv) for a in args]
              + ["--out", str(tmp_path / "out"), "--quiet"])
     assert info.value.code == 2
-    err = capsys.readouterr().err
-    assert message in err and len(err.strip().splitlines()) == 1
+    # the error is one line, last; a warning it refers to ("see the
+    # warning") is one line before it
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert message in lines[-1] and lines[-1].startswith("pac-particles: error:")
+    assert all(line.startswith("pac-particles: warning:") for line in lines[:-1])
 
 
 # ------------------------------------------------------ the classify command

@@ -151,3 +151,67 @@ def test_binary_or_empty_csv_is_an_input_error_naming_the_file(tmp_path):
         warnings.simplefilter("error")        # no numpy warning on the way
         with pytest.raises(ValueError, match="no data rows"):
             load_csv(header_only)
+
+
+# ------------------------------------------------ CSVs through pandas, labels
+
+def test_csv_errors_name_the_column_and_the_data_row(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,y\n1,2,0\n2,3,1\n3,NA,0\n4,x,1\n")
+    with pytest.raises(ValueError, match=r"column 'b' has no value in data "
+                                         r"row 3 \(2 rows in all\)"):
+        load_csv(path)
+    path.write_text("a,b,y\n1,2,0\n2,3,1\n3,4,0\n4,x,1\n")
+    with pytest.raises(ValueError, match="column 'b' is not numeric: data "
+                                         "row 4 holds 'x'"):
+        load_csv(path)
+
+
+def test_csv_options_pick_separator_header_and_columns(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("id;a;y;b\nr1;1;0;2\nr2;3;1;4\nr3;5;0;7\n")
+    X, y, names = load_csv(path, target="y", delimiter=";", drop=["id"])
+    assert names == ["a", "b"] and y.tolist() == [0, 1, 0]
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4], [5, 7]])
+    X, _, names = load_csv(path, target="3", delimiter=";", features="b,a")
+    assert names == ["b", "a"] and X[:, 0].tolist() == [2, 4, 7]
+    bare = tmp_path / "bare.csv"
+    bare.write_text("1,0,2\n3,1,4\n")
+    X, y, names, target = load_csv(bare, header=False, target="2",
+                                   return_target=True)
+    assert names == ["col1", "col3"] and target == "col2"
+    assert y.tolist() == [0, 1]
+
+
+def test_an_unnamed_first_column_is_taken_as_an_index(tmp_path):
+    from pac_particles.data import CSVIndexWarning
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "y": [0, 1, 0]},
+                         index=[10, 11, 12])
+    frame.to_csv(tmp_path / "d.csv")
+    with pytest.warns(CSVIndexWarning, match="row index"):
+        X, y, names = load_csv(tmp_path / "d.csv")
+    assert names == ["a"] and X[:, 0].tolist() == [1, 2, 3]
+
+
+def test_string_labels_are_encoded_with_the_documented_rule():
+    from pac_particles.data import LabelChoiceWarning, encode_labels
+    with pytest.warns(LabelChoiceWarning, match="'yes' .*lexicographically"):
+        codes, classes = encode_labels(np.array(["no", "yes", "no"], object))
+    assert codes.tolist() == [0, 1, 0] and classes == ["no", "yes"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        codes, classes = encode_labels(np.array(["no", "yes", "no"], object),
+                                       positive_label="no")
+    assert codes.tolist() == [1, 0, 1] and classes == ["yes", "no"]
+    # numbers: the larger, and "1" names 1.0
+    codes, classes = encode_labels(np.array([-1.0, 1.0, 1.0]))
+    assert codes.tolist() == [0, 1, 1] and classes == [-1, 1]
+    codes, classes = encode_labels(np.array([0.0, 1.0]), positive_label="0")
+    assert codes.tolist() == [1, 0] and classes == [1, 0]
+    with pytest.raises(ValueError, match="'2' is not one of the labels"):
+        encode_labels(np.array([0.0, 1.0]), positive_label="2")
+    with pytest.raises(ValueError, match="one class only"):
+        encode_labels(np.array(["a", "a"], object))
+    with pytest.raises(ValueError, match="binary"):
+        encode_labels(np.array(["a", "b", "c"], object))

@@ -179,6 +179,8 @@ SCRIPTS = {
     "roc_curves.py": ([], ["roc_curves.png", "roc_curves.csv"]),
     "ep_vs_smc.py": ([], ["ep_vs_smc.png", "ep_vs_smc.csv"]),
     "kgs_boundaries.py": ([], ["kgs_boundaries.png"]),
+    "vb_convexity.py": ([], ["vb_convexity.png"]),
+    "kgs_figure1.py": ([], ["kgs_figure1.png"]),
     "kgs_label_noise.py": ([], ["kgs_label_noise.png", "kgs_label_noise.csv",
                                 "kgs_label_noise_summary.csv"]),
     "kgs_breast_cancer.py": ([], ["kgs_breast_cancer.png", "kgs_breast_cancer.csv",

@@ -454,57 +454,120 @@ def test_smc_evidence_grid_is_paid_by_a_union_bound():
     assert dict(cert.hyperparameters)["v0"] == est.hyperparameters_["v0"]
 
 
-def test_ep_evidence_fit_is_not_certified_as_data_free():
-    """EP's ARD is a continuous optimisation, which no union bound pays
-    for: no data-free candidate, only the split one, with the variances
-    tuned on the prior part and the bound on the other rows (on the
-    reviewed data the data-free candidate certified AUC 0.81 at no cost)."""
-    from pac_particles.bounds import prior_split
+def _candidate_certificates(est, monkeypatch):
+    """Every candidate of the fit's certificate (``_certificate``), each at
+    its share of ``eps``, in the order of ``alternatives``."""
+    import pac_particles.certify as certify
+    from pac_particles.bounds import tightest as real
+    seen = []
+
+    def spy(candidates, delta):
+        seen.extend(make(delta / len(candidates)) for make in candidates)
+        return real(candidates, delta)
+    monkeypatch.setattr(certify, "tightest", spy)
+    est._certificate()
+    return seen
+
+
+@pytest.fixture(scope="module")
+def ep_evidence_fit():
+    """EP's ARD on the reviewed data (a fit shared by the tests below)."""
     X, y = _reviewed_data()
-    est = PACBayesAUC(method="ep", lam=200.0, hyperparameters="evidence",
-                      random_state=0).fit(X, y)
+    return X, y, PACBayesAUC(method="ep", lam=200.0,
+                             hyperparameters="evidence",
+                             random_state=0).fit(X, y)
+
+
+def test_ep_evidence_fit_is_certified_under_priors_that_never_saw_its_rows(
+        ep_evidence_fit, monkeypatch):
+    """EP's ARD variances of the posterior are tuned on every row: the kl
+    bound holds for every posterior, so only the priors must be kept off
+    the rows they certify. Two candidates at eps / 2: the prior as given,
+    ``N(0, prior_var I)``, on all rows, and the EP prior on the prior part
+    with its ARD variances tuned there, on the other rows. Both take the
+    KL of the posterior rescaled by the best ``c > 0``: the same
+    randomised ranking."""
+    from pac_particles.bounds import prior_split
+    from pac_particles.certify import EVIDENCE_DATA_FREE_NOTE, _scaled_kl
+    X, y, est = ep_evidence_fit
     cert = est.certificate_
-    assert [name for name, _ in cert.alternatives] == ["kl, data-dependent"]
-    assert "tuned by evidence on that part" in cert.prior
-    assert cert.hyperparameters_tuned_on == "prior part"
-    assert cert.prior_fraction == 0.3
+    assert [name for name, _ in cert.alternatives] == ["kl",
+                                                       "kl, data-dependent"]
+    assert dict(cert.delta_shares) == pytest.approx(
+        {"kl": est.eps / 2, "kl, data-dependent": est.eps / 2})
+    free, part = _candidate_certificates(est, monkeypatch)
+    post = est.posterior_
+    # the data-free candidate: the prior's hyper-parameters as given
+    assert free.prior.startswith("data-free: " + EVIDENCE_DATA_FREE_NOTE)
+    assert free.hyperparameters == (("prior_var", 1.0),)
+    assert free.hyperparameters_tuned_on == "none"
+    assert free.m == min(np.sum(y == 1), np.sum(y == 0))
+    # its KL: to N(0, I), at the best scale of the posterior (no larger
+    # than at c = 1, nor at a nearby c)
+    assert free.kl <= _scaled_kl(1.0, post.mean, post.cov, 1.0)
+    c = float(free.prior.split("rescaled by c = ")[1].split(" ")[0])
+    for near in (0.99 * c, 1.01 * c):
+        assert free.kl <= _scaled_kl(near, post.mean, post.cov, 1.0)
+    # the data-dependent candidate: ARD variances tuned on the prior part,
+    # certified on the other rows
+    assert "tuned by evidence on that part" in part.prior
+    assert part.hyperparameters_tuned_on == "prior part"
+    assert part.prior_fraction == 0.3
     in_b = ~prior_split(y, 0.3, seed=0)
-    assert cert.m == min(np.sum(in_b & (y == 1)), np.sum(in_b & (y == 0)))
-    assert dict(cert.delta_shares) == {"kl, data-dependent": est.eps}
-    # the variances recorded are the ones the posterior was fitted with
-    np.testing.assert_array_equal(dict(cert.hyperparameters)["prior_var"],
-                                  est.hyperparameters_["prior_var"])
+    assert part.m == min(np.sum(in_b & (y == 1)), np.sum(in_b & (y == 0)))
+    assert not np.allclose(dict(part.hyperparameters)["prior_var"],
+                           est.hyperparameters_["prior_var"])
 
 
-def test_corollary_19_of_an_ep_evidence_fit_rests_on_the_other_rows():
-    """The ARD variances were tuned on the prior part: Corollary 19
-    (``bound_``) counts only the other rows' pairs (with all rows it
-    would use data the prior has seen)."""
-    from pac_particles.bounds import prior_split
-    X, y = _reviewed_data()
-    est = PACBayesAUC(method="ep", lam=200.0, hyperparameters="evidence",
-                      random_state=0).fit(X, y)
-    in_b = ~prior_split(y, 0.3, seed=0)
-    assert est.bound_.n_pos == np.sum(in_b & (y == 1))
-    assert est.bound_.n_neg == np.sum(in_b & (y == 0))
+def test_corollary_19_of_an_ep_evidence_fit_is_under_the_given_prior(
+        ep_evidence_fit):
+    """Corollary 19 holds for every posterior: ``bound_`` of an evidence
+    fit takes the data-free candidate's terms, the prior as given and every
+    row's pairs."""
+    from pac_particles.bounds import pac_bayes_bound
+    from pac_particles.certify import _rescaled_kl
+    from pac_particles.risks import AUCRisk
+    X, y, est = ep_evidence_fit
+    post = est.posterior_
+    expected, kl, data, _, _ = est._data_free_terms(post)
+    assert kl == pytest.approx(_rescaled_kl(post.mean, post.cov, 1.0)[0])
+    assert est.bound_.n_pos == np.sum(y == 1)
+    assert est.bound_.n_neg == np.sum(y == 0)
+    ref = pac_bayes_bound(expected, kl, 200.0, risk=AUCRisk(data.y),
+                          eps=est.eps)
+    assert est.bound_.bound == pytest.approx(ref.bound)
     assert 0.0 <= est.bound_.bound <= 1.0
 
 
-def test_ep_evidence_tunes_the_ard_variances_on_the_prior_part_only():
-    """Part B's rows rescaled and shifted: the ARD variances and the
-    data-dependent prior, in the raw inputs' coordinates, stay put up to
-    the optimiser's tolerance (tuned on every row they moved by 60-90%)."""
+def test_ep_evidence_tunes_the_posterior_on_every_row_and_no_prior_on_b(
+        monkeypatch):
+    """Part B's rows rescaled and shifted: the data-dependent prior, in the
+    raw inputs' coordinates, stays put up to the optimiser's tolerance (it
+    saw part A only; 2% here); the data-free candidate's prior is the one
+    given (``N(0, prior_var I)``); the posterior's ARD variances are those
+    EP's evidence finds on every row (a direct ``EPLinear`` fit), so they
+    move."""
     from pac_particles.bounds import prior_split
+    from pac_particles.ep import EPLinear
     X, y = _reviewed_data()
     in_b = ~prior_split(y, 0.3, seed=0)
     moved = X.copy()
     moved[in_b] = moved[in_b] * 3.0 + 1.0
-    fits = [_raw_prior(PACBayesAUC(method="ep", lam=200.0,
-                                   hyperparameters="evidence",
-                                   random_state=0).fit(Z, y))
+    fits = [PACBayesAUC(method="ep", lam=200.0, hyperparameters="evidence",
+                        random_state=0).fit(Z, y)
             for Z in (X, moved)]
-    for before, after in zip(*fits):
-        assert np.max(np.abs(after - before)) < 0.1 * np.max(np.abs(before))
+    for before, after in zip(*(_raw_prior(est)[:2] for est in fits)):
+        assert np.max(np.abs(after - before)) < 0.05 * np.max(np.abs(before))
+    for est in fits:
+        free = _candidate_certificates(est, monkeypatch)[0]
+        assert free.prior.startswith("data-free")
+        assert free.hyperparameters == (("prior_var", 1.0),)
+    direct = EPLinear(X, y, 200.0, prior_var=1.0)
+    direct.fit_hyperparameters()
+    np.testing.assert_allclose(fits[0].hyperparameters_["prior_var"],
+                               direct.prior_var, rtol=1e-6)
+    assert not np.allclose(fits[0].hyperparameters_["prior_var"],
+                           fits[1].hyperparameters_["prior_var"], rtol=0.1)
 
 
 def test_data_dependent_prior_does_not_see_the_certified_rows():
@@ -524,28 +587,64 @@ def test_data_dependent_prior_does_not_see_the_certified_rows():
         np.testing.assert_allclose(after, before, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("kwargs", [dict(kernel="rbf"),
-                                    dict(prior="spike_slab")])
-def test_ep_evidence_of_gp_and_spike_slab_certifies_on_the_other_part(kwargs):
-    """GP lengthscales and spike-and-slab ``p, v0`` are tuned by EP's
-    evidence on the prior part: the certificate is the kl bound of the
-    whole posterior's KL with ``E_rho[R_B]`` and ``m_B`` of the other rows."""
+@pytest.mark.parametrize("kwargs", [
+    dict(kernel="rbf"), dict(prior="spike_slab", spike_slab=(0.2, 0.01, 1.0))])
+def test_ep_evidence_of_gp_and_spike_slab_certifies_on_given_and_part_priors(
+        kwargs, monkeypatch):
+    """GP lengthscales and spike-and-slab ``p, v0`` of the posterior are
+    tuned by EP's evidence on every row; the certificate's candidates are
+    the prior as given (all rows) and the prior with hyper-parameters tuned
+    on the prior part alone: the kl bound of ``KL(rho || that prior)`` with
+    ``E_rho[R_B]`` and ``m_B`` of the other rows. The data-free
+    candidate's hyper-parameters are the constructor's; part B's rows
+    rescaled and shifted: the prior part's hyper-parameters stay, the
+    posterior's move."""
     from pac_particles.bounds import auc_certificate, prior_split
+    from pac_particles.ep import EPGP, EPSpikeSlab
     from pac_particles.probit_risk import expected_auc_risk
     X, y = _sparse(n=120)
-    est = PACBayesAUC(method="ep", lam=120.0, hyperparameters="evidence",
-                      random_state=0, **kwargs).fit(X, y)
-    cert, post = est.certificate_, est.posterior_
-    assert cert.n_candidates == 1 and cert.prior.startswith("data-dependent")
-    assert cert.hyperparameters_tuned_on == "prior part"
+    d = X.shape[1]
     in_b = ~prior_split(y, 0.3, seed=0)
+    moved = X.copy()
+    moved[in_b] = moved[in_b] * 3.0 + 1.0
+    fits = [PACBayesAUC(method="ep", lam=120.0, hyperparameters="evidence",
+                        random_state=0, **kwargs).fit(Z, y)
+            for Z in (X, moved)]
+    est = fits[0]
+    cert, post = est.certificate_, est.posterior_
+    assert [name for name, _ in cert.alternatives] == ["kl",
+                                                       "kl, data-dependent"]
+    free, part = _candidate_certificates(est, monkeypatch)
+    given = dict(free.hyperparameters)
+    assert free.hyperparameters_tuned_on == "none"
+    assert free.m == min(np.sum(y == 1), np.sum(y == 0))
+    if "kernel" in kwargs:
+        assert given == {"lengthscale": (np.sqrt(d),), "amplitude": 1.0}
+        direct = EPGP(X, y, 120.0, kernel="rbf")
+        direct.fit_hyperparameters()
+        np.testing.assert_allclose(est.hyperparameters_["kernel"].lengthscale,
+                                   direct.kernel.lengthscale, rtol=1e-6)
+    else:
+        assert given == {"p": 0.2, "v0": 0.01, "v1": 1.0}
+        direct = EPSpikeSlab(X, y, 120.0, p=0.2, v0=0.01, v1=1.0)
+        direct.fit_hyperparameters()
+        assert est.hyperparameters_["p"] == pytest.approx(direct.p)
+        assert est.hyperparameters_["v0"] == pytest.approx(direct.v0)
+    assert part.prior.startswith("data-dependent")
+    assert part.hyperparameters_tuned_on == "prior part"
+    assert dict(part.hyperparameters) != given
     rows = np.eye(len(y)) if "kernel" in kwargs else est.approximation_.data.X
     pos, neg = rows[in_b & (y == 1)], rows[in_b & (y == 0)]
     expected = auc_certificate(expected_auc_risk(post.mean, post.cov, pos, neg),
-                               cert.kl, n_pos=len(pos), n_neg=len(neg),
-                               delta=est.eps, bounds="kl")
-    assert cert.bound == pytest.approx(expected.bound)
-    assert cert.m == expected.m
+                               part.kl, n_pos=len(pos), n_neg=len(neg),
+                               delta=est.eps / 2, bounds="kl")
+    assert part.bound == pytest.approx(expected.bound)
+    assert part.m == expected.m
+    moved_part = _candidate_certificates(fits[1], monkeypatch)[1]
+    for (name, value), (_, other) in zip(part.hyperparameters,
+                                         moved_part.hyperparameters):
+        np.testing.assert_allclose(other, value, rtol=1e-4, err_msg=name)
+    assert fits[1].hyperparameters_ != est.hyperparameters_
 
 
 def test_ep_evidence_leaves_the_kernel_parameter_as_given():
@@ -759,8 +858,11 @@ def test_ep_lam_by_leave_one_out_never_picks_a_collapsed_fit():
     assert est.posterior_.converged and not est.posterior_.degenerate
     assert np.linalg.norm(est.coef_) > 0.1
     assert est.lam_ < 300
-    assert any(issubclass(w.category, EPConvergenceWarning)
-               and "did not converge at" in str(w.message) for w in caught)
+    # issue 31: the collapsed values are recorded; no warning, since none
+    # is next to the chosen lam (the curve is flat: one positive)
+    assert est.lam_grid_failures_.size and est.lam_grid_failures_.min() > 300
+    assert not any(issubclass(w.category, EPConvergenceWarning)
+                   for w in caught)
 
 
 def test_ep_fit_at_a_lam_where_ep_collapses_is_an_error():
@@ -873,3 +975,40 @@ def test_the_data_dependent_prior_is_fitted_once_per_fit(monkeypatch):
                for name, _ in est.certificate_.alternatives)
     est.fit(X[:100], y[:100])
     assert len(calls) == 2
+
+
+def test_ess_rmin_sets_the_schedule_of_every_smc_run_of_the_fit(monkeypatch):
+    """``ess_rmin`` reaches run_smc in the final run, the folds and the
+    refit of ``lam='cv'`` and the evidence grid, and a larger target ESS
+    ratio makes a denser schedule (more tempering steps, same seed)."""
+    from sklearn.base import clone
+    from pac_particles import estimator, posterior, selection
+    X, y = _data(n=60)
+    steps = {}
+    for ess in (0.3, 0.9):
+        est = PACBayesAUC(lam=30.0, n_particles=10, len_chain=3, ess_rmin=ess,
+                          random_state=0).fit(X, y)
+        steps[ess] = est.posterior_.n_steps
+    assert steps[0.9] > steps[0.3]
+    received = []
+
+    def spy(model, **kwargs):
+        received.append(kwargs["ESSrmin"])
+        return posterior.run_smc(model, **kwargs)
+    monkeypatch.setattr(estimator, "run_smc", spy)
+    monkeypatch.setattr(selection, "run_smc", spy)
+    small = dict(n_particles=10, len_chain=3, ess_rmin=0.7, random_state=0,
+                 n_jobs=1)
+    clone(PACBayesAUC(lam=30.0, **small)).fit(X, y)
+    PACBayesAUC(lam="cv", n_folds=2, grid_size=3, **small).fit(X, y)
+    PACBayesAUC(lam=30.0, prior="spike_slab", hyperparameters="evidence",
+                **small).fit(X, y)
+    # 1 run; 2 folds + the path refit; 4 spike variances + the final run
+    assert received == [0.7] * (1 + 3 + 5)
+
+
+@pytest.mark.parametrize("ess_rmin", [0.0, 1.0, 1.5, "half"])
+def test_ess_rmin_outside_zero_one_is_refused(ess_rmin):
+    X, y = _data(n=40)
+    with pytest.raises(ValueError, match="ess_rmin"):
+        PACBayesAUC(lam=20.0, ess_rmin=ess_rmin).fit(X, y)

@@ -160,3 +160,113 @@ def test_spike_slab_indicators_and_gp_latent_scores_are_exported():
                  len_chain=3, seed=0)
     latent = gp.to_inference_data().posterior
     assert "theta" not in latent and latent.latent_score.shape == (1, gp.n_particles, 30)
+
+
+# ------------------------------------------------ chains of the estimators
+def _summary_raising_on_any_warning(idata, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return az.summary(idata, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def two_chain_fit():
+    from pac_particles.estimator import PACBayesAUC
+    X, y = noisy_linear(80, [1.0, -1.0], seed=4, d=3)
+    return PACBayesAUC(lam=80.0, chains=2, n_particles=30, len_chain=3,
+                       random_state=0, n_jobs=1).fit(X, y), X, y
+
+
+def test_two_chains_give_a_finite_r_hat_and_ess_without_warning(two_chain_fit):
+    est = two_chain_fit[0]
+    idata = est.to_inference_data()
+    assert idata.posterior.sizes["chain"] == 2
+    summary = _summary_raising_on_any_warning(idata)
+    assert np.all(np.isfinite(summary["r_hat"]))
+    assert np.all(summary["ess_bulk"] > 10)
+    np.testing.assert_array_equal(idata.sample_stats.log_marginal_likelihood,
+                                  [p.log_z for p in est.posteriors_])
+
+
+def test_extra_chains_leave_the_fit_as_with_one_chain(two_chain_fit):
+    from sklearn.base import clone
+    est, X, y = two_chain_fit
+    one = clone(est).set_params(chains=1).fit(X, y)
+    assert est.get_params()["chains"] == 2 and one.posteriors_ == [one.posterior_]
+    assert est.posteriors_[0] is est.posterior_
+    np.testing.assert_array_equal(est.coef_, one.coef_)
+    assert est.log_evidence_ == one.log_evidence_
+    assert est.posteriors_[1].lam == est.lam_
+    assert not np.array_equal(est.posteriors_[1].theta, est.posterior_.theta)
+
+
+def test_run_smc_chains_starts_with_the_run_of_the_seed():
+    from pac_particles.posterior import chain_seeds, run_smc_chains
+    X, y = noisy_linear(60, [1.0, -1.0], seed=5, d=2)
+    model = AUCGibbsModel(X, y, lam=60.0)
+    runs = run_smc_chains(model, chains=3, seed=7, n_jobs=1, n_particles=20,
+                          len_chain=3)
+    np.testing.assert_array_equal(
+        runs[0].theta, run_smc(model, seed=7, n_particles=20,
+                               len_chain=3).theta)
+    seeds = chain_seeds(7, 3)
+    assert seeds[0] == 7 and len(set(seeds)) == 3
+    assert len({p.log_z for p in runs}) == 3
+    with pytest.raises(InputError, match="2 seeds for 3 chains"):
+        run_smc_chains(model, chains=3, seed=[1, 2])
+
+
+def test_tempering_step_is_a_coordinate_of_sample_stats(smc_runs):
+    stats = to_inference_data(smc_runs).sample_stats
+    steps = max(p.n_steps for p in smc_runs) + 1
+    np.testing.assert_array_equal(stats.tempering_step, np.arange(steps))
+    assert float(stats.beta.sel(tempering_step=0)[0]) == 0.0
+
+
+def test_log_evidence_attrs_name_the_estimate_and_its_standard_error():
+    X, y = noisy_linear(150, [1.0, -0.5], seed=6, d=2)
+    model = AUCGibbsModel(X, y, lam=150.0)
+    tempering = run_smc(model, n_particles=50, len_chain=5, seed=1,
+                        evidence="tempering")
+    idata = tempering.to_inference_data()
+    assert idata.attrs["log_marginal_likelihood_estimate"] == "tempering"
+    assert idata.attrs["log_marginal_likelihood_se"] == tempering.log_z_se
+    assert float(idata.sample_stats.log_marginal_likelihood_se[0]) == \
+        tempering.log_z_se
+    importance = run_smc(model, n_particles=50, len_chain=5, seed=0)
+    assert importance.importance.reliable      # d = 2: EP's proposal fits
+    runs = [importance, tempering]
+    both = to_inference_data(runs).attrs
+    assert both["log_marginal_likelihood_estimate"] == \
+        "importance sampling (chain 0); tempering (chain 1)"
+    assert both["log_marginal_likelihood_se"] == [p.log_z_se for p in runs]
+    ep = to_inference_data(EPLinear(X, y, lam=150.0).fit())
+    assert ep.attrs == {"log_marginal_likelihood_estimate": "EP energy"}
+
+
+def test_classifier_export_has_the_feature_coordinates():
+    pd = pytest.importorskip("pandas")
+    from pac_particles.estimator import PACBayesClassifier
+    X, y = noisy_linear(80, [1.0, -1.0], seed=7, d=3)
+    frame = pd.DataFrame(X, columns=NAMES)
+    for est in (PACBayesClassifier(lam=40.0, n_particles=20, len_chain=3,
+                                   chains=2, random_state=0),
+                PACBayesClassifier(method="vb", lam=40.0),
+                PACBayesClassifier(method="ep", lam=40.0)):
+        idata = est.fit(frame, y).to_inference_data(n_draws=50)
+        assert list(idata.posterior.feature.values) == NAMES + ["intercept"]
+        assert idata.posterior.sizes["chain"] == est.chains
+    no_intercept = PACBayesClassifier(method="vb", lam=40.0,
+                                      fit_intercept=False).fit(X, y)
+    assert list(no_intercept.to_inference_data().posterior.feature.values) \
+        == ["x1", "x2", "x3"]
+
+
+@pytest.mark.parametrize("chains", [0, 1.5, "2"])
+def test_a_chain_count_below_one_or_not_an_integer_is_refused(chains):
+    from pac_particles.estimator import PACBayesAUC, PACBayesClassifier
+    X, y = noisy_linear(40, [1.0], seed=8, d=2)
+    for est in (PACBayesAUC(lam=20.0, chains=chains),
+                PACBayesClassifier(lam=20.0, chains=chains)):
+        with pytest.raises(InputError, match="chains"):
+            est.fit(X, y)

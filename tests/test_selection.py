@@ -149,7 +149,7 @@ def test_cv_picks_an_interior_lam_when_large_lam_overfits():
     included; the best lam is inside. (With the covariance fit of the move
     unshrunk, 1000 particles in d = 60 sampled that cone poorly and the drop
     at large lam looked like 0.07; the shrunk fit samples it better and the
-    drop is about 0.01-0.02: README, "Efficiency of the SMC sampler".)"""
+    drop is about 0.01-0.02: docs/benchmarks.md, "Efficiency of the SMC sampler".)"""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 60))
     y = (X[:, :2] @ [1.0, 1.0] + rng.normal(size=120) > 0).astype(int)

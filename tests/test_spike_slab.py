@@ -278,3 +278,30 @@ def test_ep_spike_slab_certificate_uses_the_kl_of_its_gaussian():
     for kl in (est.certificate_.kl, est.bound_.kl):
         assert kl == pytest.approx(prior.kl_gaussian(post.mean, post.cov))
         assert mc - 4 * se <= kl <= mc + 0.008 + 4 * se
+
+
+# ------------------------------------------------------------ power EP
+
+def test_power_ep_spike_slab_stays_as_close_to_exact_as_plain_ep():
+    """Fractional EP (``alpha`` on the pair sites, the prior sites plain)
+    against the exact d = 2 spike-and-slab posterior. Measured on 12 designs
+    (seeds 3-5, n in {100, 200}, (v0, lam / n) in {(0.01, 1), (0.05, 0.5)},
+    p = 0.5): plain EP's log Z is 0.53-1.34 below exact and its inclusion
+    probabilities 0.14-0.44 off (an error of the spike-and-slab EP itself,
+    whatever alpha); alpha = 0.5 moves log Z down by 0.002-0.008 and the
+    inclusion probabilities by less than 0.001."""
+    from pac_particles.ep import EPSpikeSlab
+    X, y = sparse_two_d_problem(100, seed=5)
+    exact = SpikeSlabQuadrature(X, y, 100.0, 0.5, 0.01, 1.0)
+    fits = {alpha: EPSpikeSlab(X, y, 100.0, p=0.5, v0=0.01, v1=1.0,
+                               standardize=False, tol=1e-6, max_sweeps=5000,
+                               alpha=alpha).fit()
+            for alpha in (1.0, 0.5)}
+    plain, power = fits[1.0], fits[0.5]
+    assert plain.converged and power.converged
+    assert -0.02 < power.log_z - plain.log_z < 0.0
+    assert -0.8 < power.log_z - exact.log_z < 0.0
+    np.testing.assert_allclose(power.inclusion_probs, plain.inclusion_probs,
+                               atol=0.005)
+    np.testing.assert_allclose(power.inclusion_probs, exact.inclusion_probs,
+                               atol=0.2)

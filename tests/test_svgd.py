@@ -373,7 +373,7 @@ def test_bad_svgd_arguments_are_named(kwargs, init, message):
 
 
 def test_svgd_mean_direction_agrees_with_smc_but_its_directions_under_spread():
-    # what the module docstring and the README state: the mean direction is
+    # what the module docstring and the user guide state: the mean direction is
     # reliable, the spread of theta / ||theta|| is too narrow (reference: SMC)
     from pac_particles.models import AUCGibbsModel
     from pac_particles.posterior import run_smc

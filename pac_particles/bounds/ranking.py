@@ -505,7 +505,7 @@ def data_dependent_candidate(X, y, prior_var=1.0, gaussian=None,
         prior ``N(0, prior_var)`` (for SMC: :func:`gibbs_kl`).
     fraction : float in (0, 1), default 0.3
         Share of each class in the prior part (0.3 certified Pima best
-        among 0.2, 0.3, 0.4, 0.5; see the README's certificates table).
+        among 0.2, 0.3, 0.4, 0.5; see the certificates table of docs/benchmarks.md).
     seed : int
     bounds : names among ``'kl'``, ``'catoni'`` (tightest of them, inside
         this candidate's ``delta``).

@@ -57,6 +57,9 @@ class _EPBase:
     """Shared plumbing: data order, the EP loop, LOO, result assembly."""
 
     _label = "EP"
+    #: Power-EP fraction of the margin sites (:mod:`pac_particles.ep.core`);
+    #: 1 is plain EP, the models that take ``alpha=`` set their own.
+    alpha = 1.0
     #: Compute EP's log evidence at the end of a fit (one O(P) energy pass);
     #: off along a grid path scored by leave-one-out (:func:`lam_path_scores`).
     compute_log_z = True
@@ -90,8 +93,12 @@ class _EPBase:
         (:mod:`pac_particles.ep.averaged`) when :attr:`sites_` says so."""
         tied = self.risk.tied_sites(duplicate_groups(self._Xs))
         if getattr(self, "sites_", "per_pair") == "averaged":
+            if self.alpha != 1.0:
+                raise InputError("sites='averaged' runs plain EP (alpha = "
+                                 f"1); got alpha = {self.alpha}: use "
+                                 "sites='per_pair' for power EP")
             return _AveragedSites(self.risk, tied, self.lam)
-        return _Sites(self.risk, tied, self.lam)
+        return _Sites(self.risk, tied, self.lam, self.alpha)
 
     def _fit_core(self, C, prior, space, warm_start):
         init = None

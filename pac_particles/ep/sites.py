@@ -12,6 +12,18 @@ margin ``u_ij = s_i - s_j`` [RACL14, section 3.3]::
 Each site is approximated by ``q_ij(u) = exp(-site_precision u^2 / 2 +
 site_shift u)``.
 
+Fractional (power) EP [Min04; RACL14, Fig. 4] with a fraction ``alpha`` in
+(0, 1] refines only the fraction ``alpha`` of each site: cavity
+``q / q_ij^alpha`` (natural parameters ``(tau - alpha W, nu - alpha H)``),
+tilted ``cavity * t_ij^alpha`` -- for a step site ``t^alpha = exp(-alpha
+kappa 1{u < 0})``, the same closed form with ``kappa -> alpha kappa`` -- and
+site ``(q_new / cavity)^(1 / alpha)``: the natural parameters of the moment
+match minus the cavity's, divided by ``alpha``. Its share of the EP energy
+is ``(log Z_alpha + phi(cavity) - phi(marginal)) / alpha`` per site. The
+kernels take ``alpha`` and the weights ``(c, a, log a)`` of ``alpha kappa``;
+``alpha = 1`` is plain EP, bit for bit (every ``alpha`` enters as a product
+or quotient by 1.0).
+
 The numba kernels do one EP pass over every pair at once: from the node
 marginals of the scores and the pos x neg block of their covariance (what
 :meth:`pac_particles.risks.AUCRisk.cross_block` gives), the pair marginal,
@@ -35,6 +47,9 @@ appendix B.2.
 
 Minka, T. (2001). Expectation Propagation for approximate Bayesian inference.
 UAI 17, 362-369.
+
+[Min04] Minka, T. (2004). Power EP. Technical report MSR-TR-2004-149,
+Microsoft Research.
 """
 
 import math
@@ -47,8 +62,9 @@ from .. import parallel
 __all__ = ["pair_tilted_moments", "pair_sweep", "pair_energy"]
 
 
-def pair_tilted_moments(mu, var, kappa):
-    """Moments of a pair site times a Gaussian cavity, in closed form.
+def pair_tilted_moments(mu, var, kappa, alpha=1.0):
+    """Moments of a pair site (to the power ``alpha``) times a Gaussian
+    cavity, in closed form.
 
     For ``u ~ N(mu, var)`` and ``t(u) = exp(-kappa 1{u < 0})``::
 
@@ -57,22 +73,26 @@ def pair_tilted_moments(mu, var, kappa):
         var' = var (1 - beta (beta + z))
 
     computed in log space where ``Z`` underflows (large ``kappa`` and
-    ``z`` far below 0), so that any finite ``kappa`` works.
+    ``z`` far below 0), so that any finite ``kappa`` works. Power EP's
+    tilted distribution ``t(u)^alpha N(u; mu, var)`` [Min04] is the same
+    with ``kappa -> alpha kappa``.
 
     Parameters
     ----------
     mu, var : arrays (broadcastable), ``var > 0``
     kappa : float > 0
+    alpha : float in (0, 1], the power of the site (1: plain EP).
 
     Returns
     -------
-    log_z, mean, var : arrays of the tilted distribution ``t(u) N(u; mu, var)``.
+    log_z, mean, var : arrays of the tilted distribution ``t(u)^alpha
+    N(u; mu, var)``.
     """
     mu, var = np.broadcast_arrays(np.asarray(mu, dtype=float),
                                   np.asarray(var, dtype=float))
     s = np.sqrt(var)
     z = np.ravel(mu / s)
-    log_z, beta = _tilted_log_z_beta(z, float(kappa))
+    log_z, beta = _tilted_log_z_beta(z, float(alpha) * float(kappa))
     log_z, beta = log_z.reshape(mu.shape), beta.reshape(mu.shape)
     z = z.reshape(mu.shape)
     return log_z, mu + s * beta, var * (1.0 - beta * (beta + z))
@@ -167,40 +187,47 @@ def _moment_change(m, v, inv_v, old_mean, old_var):
 
 
 @numba.njit(cache=True, inline="always")
-def _site_update(m, inv_v, prec, shift, c, a, kappa, log_a):
-    """Undamped EP update of one step site from its margin marginal
+def _site_update(m, inv_v, prec, shift, c, a, kappa, log_a, alpha):
+    """Undamped (power) EP update of one step site from its margin marginal
     ``N(m, 1/inv_v)`` and its current parameters: ``(ok, prec, shift)``,
     ``ok`` False (parameters unchanged) when the cavity is improper or the
-    update not finite."""
-    tau_c = inv_v - prec
-    nu_c = m * inv_v - shift
+    update not finite.
+
+    Cavity ``q / site^alpha``; ``(c, a, kappa, log_a)`` are the weights of
+    ``alpha kappa`` (the tilted ``cavity * t^alpha``); the new site is
+    ``(q_new / cavity)^(1/alpha)`` [Min04]."""
+    tau_c = inv_v - alpha * prec
+    nu_c = m * inv_v - alpha * shift
     if not (tau_c > 0.0 and math.isfinite(tau_c) and math.isfinite(nu_c)):
         return False, prec, shift
     _, new_prec, new_shift = _pair_tilted(tau_c, nu_c, c, a, kappa, log_a)
     if not (math.isfinite(new_prec) and math.isfinite(new_shift)):
         return False, prec, shift
-    return True, new_prec, new_shift
+    return True, new_prec / alpha, new_shift / alpha
 
 
 @numba.njit(cache=True, inline="always")
-def _site_energy(m, v, prec, shift, c, a, kappa, log_a):
-    """``(ok, log Z + phi(cavity) - phi(marginal))`` of one site, ``phi(tau,
-    nu) = nu^2 / (2 tau) - log(tau) / 2`` the log-normaliser of a 1-D
-    Gaussian in natural parameters (the 2 pi cancels); ``ok`` False when the
-    cavity is improper."""
+def _site_energy(m, v, prec, shift, c, a, kappa, log_a, alpha):
+    """``(ok, (log Z_alpha + phi(cavity) - phi(marginal)) / alpha)`` of one
+    site, ``phi(tau, nu) = nu^2 / (2 tau) - log(tau) / 2`` the
+    log-normaliser of a 1-D Gaussian in natural parameters (the 2 pi
+    cancels), the cavity ``q / site^alpha`` and ``Z_alpha`` the normaliser of
+    ``cavity * t^alpha`` (weights of ``alpha kappa``): ``log`` of the site's
+    constant ``C`` in ``t^alpha ~ C^alpha site^alpha`` [Min04]; ``ok`` False
+    when the cavity is improper."""
     tau = 1.0 / v
-    tau_c = tau - prec
-    nu_c = m * tau - shift
+    tau_c = tau - alpha * prec
+    nu_c = m * tau - alpha * shift
     if not (tau_c > 0.0 and math.isfinite(tau_c)):
         return False, 0.0
     log_z, _, _ = _pair_tilted(tau_c, nu_c, c, a, kappa, log_a)
     return True, (log_z + 0.5 * (nu_c / tau_c) * nu_c - 0.5 * math.log(tau_c)
-                  - 0.5 * m * m * tau + 0.5 * math.log(tau))
+                  - 0.5 * m * m * tau + 0.5 * math.log(tau)) / alpha
 
 
 @numba.njit(cache=True, inline="always")
 def _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift, active,
-              c, a, kappa, log_a, has_previous, pair_mean, pair_var,
+              c, a, kappa, log_a, alpha, has_previous, pair_mean, pair_var,
               target_prec, target_shift, row_change, row_improper):
     """The pairs (i, .) of positive i: see :func:`pair_sweep`."""
     n_pos, n_neg = site_prec.shape
@@ -221,7 +248,8 @@ def _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift, active,
         pair_mean[i, j] = m
         pair_var[i, j] = v
         ok, prec, shift = _site_update(m, inv_v, site_prec[i, j],
-                                       site_shift[i, j], c, a, kappa, log_a)
+                                       site_shift[i, j], c, a, kappa, log_a,
+                                       alpha)
         target_prec[i, j] = prec
         target_shift[i, j] = shift
         if not ok:
@@ -232,33 +260,39 @@ def _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift, active,
 
 @numba.njit(cache=True)
 def _pair_sweep_serial(score_mean, score_var, cov_pn, site_prec, site_shift,
-                       active, kappa, has_previous, pair_mean, pair_var,
-                       target_prec, target_shift, row_change, row_improper):
+                       active, kappa, alpha, has_previous, pair_mean,
+                       pair_var, target_prec, target_shift, row_change,
+                       row_improper):
+    # the tilted distribution is cavity * t^alpha: a site of weight alpha kappa
+    kappa = alpha * kappa
     c, a = math.exp(-kappa), -math.expm1(-kappa)
     log_a = math.log(a)
     for i in range(site_prec.shape[0]):
         _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift,
-                  active, c, a, kappa, log_a, has_previous, pair_mean,
+                  active, c, a, kappa, log_a, alpha, has_previous, pair_mean,
                   pair_var, target_prec, target_shift, row_change,
                   row_improper)
 
 
 @numba.njit(cache=True, parallel=True)
 def _pair_sweep_parallel(score_mean, score_var, cov_pn, site_prec, site_shift,
-                         active, kappa, has_previous, pair_mean, pair_var,
-                         target_prec, target_shift, row_change, row_improper):
+                         active, kappa, alpha, has_previous, pair_mean,
+                         pair_var, target_prec, target_shift, row_change,
+                         row_improper):
+    # the tilted distribution is cavity * t^alpha: a site of weight alpha kappa
+    kappa = alpha * kappa
     c, a = math.exp(-kappa), -math.expm1(-kappa)
     log_a = math.log(a)
     for i in numba.prange(site_prec.shape[0]):
         _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift,
-                  active, c, a, kappa, log_a, has_previous, pair_mean,
+                  active, c, a, kappa, log_a, alpha, has_previous, pair_mean,
                   pair_var, target_prec, target_shift, row_change,
                   row_improper)
 
 
 def pair_sweep(score_mean, score_var, cov_pn, site_prec, site_shift, active,
                kappa, has_previous, pair_mean, pair_var, target_prec,
-               target_shift, row_change, row_improper):
+               target_shift, row_change, row_improper, alpha=1.0):
     """One fused O(P) pass over the pairs (writes into the last six arrays).
 
     From the node marginals (``score_mean``, ``score_var``, positives first)
@@ -269,23 +303,34 @@ def pair_sweep(score_mean, score_var, cov_pn, site_prec, site_shift, active,
     entry) and the undamped EP update of each site (``target_*``). A site
     whose cavity is improper keeps its value (removing it would not define a
     tilted distribution) and is counted in ``row_improper``. Sites outside
-    ``active`` (tied pairs) are skipped.
+    ``active`` (tied pairs) are skipped. ``alpha`` < 1: the power-EP update
+    (see the module docstring).
     """
     kernel = parallel.dispatch(_pair_sweep_serial, _pair_sweep_parallel,
                                work=site_prec.size)
     kernel(score_mean, score_var, cov_pn, site_prec, site_shift, active,
-           kappa, has_previous, pair_mean, pair_var, target_prec,
-           target_shift, row_change, row_improper)
+           float(kappa), float(alpha), has_previous, pair_mean, pair_var,
+           target_prec, target_shift, row_change, row_improper)
 
 
-@numba.njit(cache=True)
-def pair_energy(pair_mean, pair_var, site_prec, site_shift, active, kappa):
-    """Per-row sums of ``log Z_ij + phi(cavity) - phi(posterior)``.
+def pair_energy(pair_mean, pair_var, site_prec, site_shift, active, kappa,
+                alpha=1.0):
+    """Per-row sums of ``log Z_ij + phi(cavity) - phi(posterior)``; for
+    power EP (``alpha`` < 1) ``(log Z_alpha + phi(cavity) - phi(posterior))
+    / alpha`` with the cavity ``q / site^alpha`` [Min04].
 
     ``phi(tau, nu) = nu^2 / (2 tau) - log(tau) / 2`` is the log-normaliser of
     a 1-D Gaussian in natural parameters (the 2 pi cancels). Returns
     ``(row energies, row counts of improper cavities)``.
     """
+    return _pair_energy(pair_mean, pair_var, site_prec, site_shift, active,
+                        float(kappa), float(alpha))
+
+
+@numba.njit(cache=True)
+def _pair_energy(pair_mean, pair_var, site_prec, site_shift, active, kappa,
+                 alpha):
+    kappa = alpha * kappa
     c = math.exp(-kappa)
     a = -math.expm1(-kappa)
     log_a = math.log(a)
@@ -300,7 +345,7 @@ def pair_energy(pair_mean, pair_var, site_prec, site_shift, active, kappa):
                 continue
             ok, e = _site_energy(pair_mean[i, j], pair_var[i, j],
                                  site_prec[i, j], site_shift[i, j], c, a,
-                                 kappa, log_a)
+                                 kappa, log_a, alpha)
             total += e
             bad += not ok
         energy[i] = total

@@ -7,7 +7,9 @@ positive/negative pairs, the incomplete U-statistic of [CCB16]) -- has one
 step site ``t_k(u) = exp(-kappa_k 1{u < 0})`` per listed margin, with its own
 weight ``kappa_k`` (``lam w_k`` for the weighted positive-unlabelled risk,
 ``lam / B`` for sampled pairs). The tilted moments are those of the pair
-sites (the same inline function, ``pac_particles.ep.sites._pair_tilted``).
+sites (the same inline function, ``pac_particles.ep.sites._pair_tilted``),
+and so is the power-EP update of a fraction ``alpha`` [Min04]: the kernels
+take ``alpha`` and the :func:`site_weights` of ``alpha kappa``.
 
 A margin ``k`` reads node ``first[k]`` with sign ``sign[k]`` and, for a
 pair, subtracts node ``second[k]`` (``-1`` for a point margin). Its
@@ -39,6 +41,9 @@ risk minimization: optimization of incomplete U-statistics. JMLR 17(76),
 
 Minka, T. (2001). Expectation Propagation for approximate Bayesian inference.
 UAI 17, 362-369.
+
+[Min04] Minka, T. (2004). Power EP. Technical report MSR-TR-2004-149,
+Microsoft Research.
 """
 
 import math
@@ -81,8 +86,9 @@ def _margin_moments(k, first, second, sign, score_mean, score_var, Bt):
 
 @numba.njit(cache=True, inline="always")
 def _chunk(b, first, second, sign, score_mean, score_var, Bt, site_prec,
-           site_shift, active, c, a, kappa, log_a, has_previous, margin_mean,
-           margin_var, target_prec, target_shift, change, improper):
+           site_shift, active, c, a, kappa, log_a, alpha, has_previous,
+           margin_mean, margin_var, target_prec, target_shift, change,
+           improper):
     """Margins ``[b CHUNK, (b + 1) CHUNK)``: see :func:`margin_sweep`."""
     shared = kappa.size == 1
     worst = 0.0
@@ -103,7 +109,7 @@ def _chunk(b, first, second, sign, score_mean, score_var, Bt, site_prec,
         margin_var[k] = v
         w = 0 if shared else k
         ok, prec, shift = _site_update(m, inv_v, site_prec[k], site_shift[k],
-                                       c[w], a[w], kappa[w], log_a[w])
+                                       c[w], a[w], kappa[w], log_a[w], alpha)
         target_prec[k] = prec
         target_shift[k] = shift
         if not ok:
@@ -115,11 +121,11 @@ def _chunk(b, first, second, sign, score_mean, score_var, Bt, site_prec,
 @numba.njit(cache=True)
 def _margin_sweep_serial(first, second, sign, score_mean, score_var, Bt,
                          site_prec, site_shift, active, c, a, kappa, log_a,
-                         has_previous, margin_mean, margin_var, target_prec,
-                         target_shift, change, improper):
+                         alpha, has_previous, margin_mean, margin_var,
+                         target_prec, target_shift, change, improper):
     for b in range(change.size):
         _chunk(b, first, second, sign, score_mean, score_var, Bt, site_prec,
-               site_shift, active, c, a, kappa, log_a, has_previous,
+               site_shift, active, c, a, kappa, log_a, alpha, has_previous,
                margin_mean, margin_var, target_prec, target_shift, change,
                improper)
 
@@ -127,11 +133,11 @@ def _margin_sweep_serial(first, second, sign, score_mean, score_var, Bt,
 @numba.njit(cache=True, parallel=True)
 def _margin_sweep_parallel(first, second, sign, score_mean, score_var, Bt,
                            site_prec, site_shift, active, c, a, kappa, log_a,
-                           has_previous, margin_mean, margin_var, target_prec,
-                           target_shift, change, improper):
+                           alpha, has_previous, margin_mean, margin_var,
+                           target_prec, target_shift, change, improper):
     for b in numba.prange(change.size):
         _chunk(b, first, second, sign, score_mean, score_var, Bt, site_prec,
-               site_shift, active, c, a, kappa, log_a, has_previous,
+               site_shift, active, c, a, kappa, log_a, alpha, has_previous,
                margin_mean, margin_var, target_prec, target_shift, change,
                improper)
 
@@ -143,7 +149,8 @@ def n_chunks(n_sites):
 
 def margin_sweep(first, second, sign, score_mean, score_var, Bt, site_prec,
                  site_shift, active, weights, has_previous, margin_mean,
-                 margin_var, target_prec, target_shift, change, improper):
+                 margin_var, target_prec, target_shift, change, improper,
+                 alpha=1.0):
     """One O(K) EP pass over a list of K margins (writes into the last six
     arrays), the analogue of :func:`pac_particles.ep.sites.pair_sweep`.
 
@@ -153,17 +160,19 @@ def margin_sweep(first, second, sign, score_mean, score_var, Bt, site_prec,
     have one entry per chunk (:func:`n_chunks`): the largest moment change
     since the previous pass (``|d mean| / sd``, ``|d var| / var``) and the
     number of sites left unchanged because their cavity was improper.
+    Power EP: ``alpha`` < 1 with ``weights`` of ``alpha kappa``.
     """
     kernel = parallel.dispatch(_margin_sweep_serial, _margin_sweep_parallel,
                                work=first.size * max(1, Bt.shape[1] // 4))
     kernel(first, second, sign, score_mean, score_var, Bt, site_prec,
-           site_shift, active, *weights, has_previous, margin_mean,
-           margin_var, target_prec, target_shift, change, improper)
+           site_shift, active, *weights, float(alpha), has_previous,
+           margin_mean, margin_var, target_prec, target_shift, change,
+           improper)
 
 
 @numba.njit(cache=True)
 def _margin_energy(margin_mean, margin_var, site_prec, site_shift, active, c,
-                   a, kappa, log_a):
+                   a, kappa, log_a, alpha):
     shared = kappa.size == 1
     total = 0.0
     bad = 0
@@ -172,16 +181,18 @@ def _margin_energy(margin_mean, margin_var, site_prec, site_shift, active, c,
             continue
         w = 0 if shared else k
         ok, e = _site_energy(margin_mean[k], margin_var[k], site_prec[k],
-                             site_shift[k], c[w], a[w], kappa[w], log_a[w])
+                             site_shift[k], c[w], a[w], kappa[w], log_a[w],
+                             alpha)
         total += e
         bad += not ok
     return total, bad
 
 
 def margin_energy(margin_mean, margin_var, site_prec, site_shift, active,
-                  weights):
+                  weights, alpha=1.0):
     """Sum over the listed sites of ``log Z_k + phi(cavity) -
-    phi(marginal)`` (see :func:`pac_particles.ep.sites.pair_energy`), and
-    the number of improper cavities."""
+    phi(marginal)`` (power EP: divided by ``alpha``, ``weights`` of ``alpha
+    kappa``; see :func:`pac_particles.ep.sites.pair_energy`), and the number
+    of improper cavities."""
     return _margin_energy(margin_mean, margin_var, site_prec, site_shift,
-                          active, *weights)
+                          active, *weights, float(alpha))

@@ -153,14 +153,14 @@ class CalibratedEllipticalSlice(ssp.ArrayMCMC, EvaluationCounter):
         or the origin (the centre of the model's prior; the reference is then
         ``N(0, Sigma)``, the classic elliptical slice with a fitted
         covariance). Both are exact; "mean" is the more efficient one on the
-        AUC posteriors (README, "Efficiency of the SMC sampler").
+        AUC posteriors (docs/benchmarks.md, "Efficiency of the SMC sampler").
     shrinkage : float in [0, 1)
         Pull the fitted covariance towards its diagonal,
         ``(1 - shrinkage) Sigma + shrinkage diag(Sigma)``; 0 is the plain
         fit. The default 0.3 is far more efficient with few particles per
         dimension (Sonar, d = 60: 13x on log Z, 3.3x on the Bayes point;
         DNA, d = 180: test AUC 0.993 against 0.966 with 1000 particles) and
-        neutral otherwise (Pima, d = 8) (README, "Efficiency of the SMC
+        neutral otherwise (Pima, d = 8) (docs/benchmarks.md, "Efficiency of the SMC
         sampler").
     n_slices : int >= 1
         Slice steps per call of ``step``, i.e. per link of a waste-free chain

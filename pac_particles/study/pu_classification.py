@@ -146,3 +146,91 @@ def format_pu_study(rows):
                      f"{ramp['error_pn']:.3f} | {ramp['error_pu']:.3f} | "
                      f"{hinge['error_pn']:.3f} | {hinge['error_pu']:.3f} |")
     return "\n".join(lines)
+
+
+# ------------------------------------------------- the class prior, estimated
+# The PU fits above are given the true pi; below, pi is estimated from the
+# same simulated samples (:mod:`pac_particles.pu_class_prior`) and the
+# estimates and their bootstrap intervals are compared with the true pi.
+
+from ..pu_class_prior import METHODS as PRIOR_METHODS  # noqa: E402
+from ..pu_class_prior import estimate_pu_prior  # noqa: E402
+
+__all__ += ["PRIOR_METHODS", "pu_prior_study", "summarise_pu_prior_study",
+            "format_pu_prior_study"]
+
+
+def pu_prior_study(priors=(0.2, 0.4, 0.6, 0.8), n=500, n_repeats=20,
+                   n_bootstrap=100, level=0.95, methods=PRIOR_METHODS, d=2,
+                   sep=2.0, seed=0):
+    """One row per (prior, repeat, method): the estimate of ``pi`` from
+    ``n`` labelled positives and ``n`` unlabelled points of
+    :func:`gaussian_pu_sample`, its percentile-bootstrap interval at
+    ``level`` (``n_bootstrap`` replicates), whether the interval covers the
+    true ``pi`` (``covered``) and the unlabelled sample's own fraction of
+    positives (``sample_pi``). Repeat r draws its data from
+    ``default_rng(seed + r)`` and seeds the estimator with ``seed + r``."""
+    n_repeats = check_count(n_repeats, "n_repeats")
+    n = check_count(n, "n", minimum=2)
+    check_positive(sep, "sep")
+    methods = tuple(methods)
+    for method in methods:
+        if method not in PRIOR_METHODS:
+            raise InputError(f"methods must be among {PRIOR_METHODS}, got "
+                             f"{method!r}")
+    rows = []
+    for pi in priors:
+        pi = check_pu_prior(pi)
+        if pi == 0.0:
+            raise InputError("pu_prior must be > 0: the unlabelled points "
+                             "need positives")
+        for r in range(n_repeats):
+            rng = np.random.default_rng(seed + r)
+            X_p, X_u, y_u, _, _ = gaussian_pu_sample(n, pi, rng, d=d, sep=sep,
+                                                     n_test=1)
+            X_pu = np.vstack([X_p, X_u])
+            y_pu = np.r_[np.ones(n), np.zeros(n)]
+            for method in methods:
+                est = estimate_pu_prior(X_pu, y_pu, method=method,
+                                        n_bootstrap=n_bootstrap, level=level,
+                                        seed=seed + r)
+                low, high = est.interval if est.interval else (est.pi, est.pi)
+                rows.append(dict(pi=pi, n=n, repeat=r, method=method, sep=sep,
+                                 d=d, sample_pi=float(y_u.mean()),
+                                 estimate=est.pi, low=low, high=high,
+                                 level=level, covered=bool(low <= pi <= high)))
+    return rows
+
+
+def summarise_pu_prior_study(rows):
+    """(pi, n, method) -> mean and sd of the estimates, their RMSE about the
+    true ``pi``, the intervals' coverage of it and mean width, and the
+    number of repeats."""
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["pi"], row["n"], row["method"]), []).append(row)
+    out = {}
+    for (pi, n, method), group in groups.items():
+        est = np.array([g["estimate"] for g in group])
+        out[(pi, n, method)] = dict(
+            n_repeats=len(group), level=group[0]["level"],
+            mean=float(est.mean()), sd=float(est.std(ddof=1)) if len(est) > 1
+            else 0.0, rmse=float(np.sqrt(np.mean((est - pi) ** 2))),
+            coverage=float(np.mean([g["covered"] for g in group])),
+            width=float(np.mean([g["high"] - g["low"] for g in group])),
+            sample_pi=float(np.mean([g["sample_pi"] for g in group])))
+    return out
+
+
+def format_pu_prior_study(rows):
+    """Markdown table of :func:`summarise_pu_prior_study`: estimated against
+    true ``pi`` for each method, with the bootstrap intervals' coverage."""
+    summary = summarise_pu_prior_study(rows)
+    lines = ["| true pi | n | method | mean estimate | sd | RMSE | coverage "
+             "| mean width | repeats |", "|---" * 9 + "|"]
+    for (pi, n, method), s in summary.items():
+        lines.append(f"| {pi:g} | {n} | {method} | {s['mean']:.3f} | "
+                     f"{s['sd']:.3f} | {s['rmse']:.3f} | "
+                     f"{s['coverage']:.2f} ({s['level']:.0%}) | "
+                     f"{s['width']:.3f} | {s['n_repeats']} |")
+    return "\n".join(lines)

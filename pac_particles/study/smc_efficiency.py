@@ -22,7 +22,7 @@ sum of variances, is a percentile bootstrap over runs.
 :func:`~pac_particles.posterior.run_smc` (``log_z_se``,
 ``bayes_point_se``) against the spread over the runs of a cell.
 ``diagnostics/smc_efficiency.py`` runs the study; the measured ratios are
-in README.md ("Efficiency of the SMC sampler").
+in docs/benchmarks.md ("Efficiency of the SMC sampler").
 
 Example
 -------
@@ -292,7 +292,7 @@ def coverage_table(rows, level=0.95):
     precise cell (smallest standard error of the mean): a precision-weighted
     mean of all cells would assume they are all unbiased, and tempering
     cells of few particles fall short of log Z by more than their spread
-    (Sonar, README). That of the Bayes point is the mean over the runs of
+    (Sonar, docs/benchmarks.md). That of the Bayes point is the mean over the runs of
     the cell. ``cover_log_z`` is the
     fraction of runs whose interval contains the reference,
     ``cover_bayes_point`` the same over all runs and coordinates; ``se_ratio``

@@ -7,7 +7,7 @@ method ``m`` and scikit-learn's ``LogisticRegressionCV(scoring="roc_auc")``
 (on standardised inputs, as the estimator standardises) on the same
 training rows, and reports each fit time as a ratio to the logistic
 regression's together with the test AUCs. Ratios measured in one process
-on the same machine at the same moment are what the README quotes: the
+on the same machine at the same moment are what docs/benchmarks.md quotes: the
 absolute times move with the load of a shared machine, the ratios much less.
 
 :func:`load_benchmark_data` reads the built-in data sets
