@@ -355,9 +355,12 @@ def test_run_smc_without_move_runs_the_default_move():
                        move=default_move(model))
     walk = run_smc(model, n_particles=100, len_chain=5, seed=0,
                    move=RegularizedRandomWalk())
-    assert default.log_z == explicit.log_z
-    np.testing.assert_array_equal(default.theta, explicit.theta)
-    assert default.log_z != walk.log_z
+    # the same run up to rounding: threaded BLAS and numba reductions may
+    # sum in another order from one run to the next
+    assert default.log_z == pytest.approx(explicit.log_z, rel=1e-12)
+    np.testing.assert_allclose(default.theta, explicit.theta, rtol=1e-9,
+                               atol=1e-12)
+    assert abs(default.log_z - walk.log_z) > 1e-6
     assert default.n_risk_evaluations > walk.n_risk_evaluations
 
 
