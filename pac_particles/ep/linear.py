@@ -132,11 +132,9 @@ class EPLinear(_EPBase):
         tilted ``cavity * t_ij^alpha``, i.e. ``kappa -> alpha kappa``, site
         ``(q_new / cavity)^(1/alpha)``) and ``log_z`` is the power-EP energy.
         1 is plain EP (bit for bit); ``alpha -> 0`` tends to Gaussian VB.
-        Measured on Pima (``scripts/bench_power_ep.py``): a smaller
-        ``alpha`` moves ``log_z`` and the marginal variances further from
-        SMC's (at ``lam = 10 n``, EP - SMC = -0.29, -0.64, -0.82 nat at
-        ``alpha`` = 1, 0.5, 0.25) and does not widen the range of ``kappa``
-        over which EP converges from the prior.
+        A smaller ``alpha`` is not closer to SMC on the data measured,
+        nor a cure for large ``kappa`` (``scripts/bench_power_ep.py``;
+        the user guide, "Fractional (power) EP").
         ``sites="averaged"`` takes ``alpha = 1`` only.
 
     Examples
