@@ -66,6 +66,7 @@ from .parallel import concurrent_folds, one_blas_thread
 from .posterior import POINT_ESTIMATES, chain_seeds, run_smc, run_smc_chains
 from .kernels import SquaredExponential
 from .priors import SpikeSlabPrior
+from .weighted_particles import directions, weighted_quantiles
 from .selection import (RefitScorer, cross_validate_lam, cv_lambda,
                         default_lam_max, evidence_grid, lam_grid, loo_lambda,
                         stratified_folds)
@@ -570,7 +571,7 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         alpha = 0.5 * (1.0 - level)
         if self.method == "smc":
             draws, weights = self._coefficient_draws()
-            lower, upper = (_weighted_quantiles(draws, weights, q)
+            lower, upper = (weighted_quantiles(draws, weights, q)
                             for q in (alpha, 1.0 - alpha))
         else:
             from scipy.special import ndtri
@@ -592,7 +593,6 @@ class PACBayesAUC(AUCCertificates, BinaryEstimatorMixin, ClassifierMixin,
         ``E[theta | w]`` in score space), ``n_draws`` draws of EP's or VB's
         Gaussian (``seed``, default ``random_state``) otherwise."""
         if self.method == "smc":
-            from .weighted_particles import directions
             post = self.posterior_
             theta = (directions(post.theta) if self.point == "bayes_point"
                      else post.theta)
@@ -1085,16 +1085,3 @@ def _ep_hyperparameters(approx):
         return {"p": float(np.mean(approx.p)), "v0": float(np.mean(approx.v0)),
                 "v1": float(np.mean(approx.v1))}
     return {"prior_var": np.array(approx.prior_var, dtype=float)}
-
-
-
-def _weighted_quantiles(values, weights, prob):
-    """Quantile ``prob`` of each column of a weighted sample ``values``
-    (N, d), each point at the middle of its mass (as
-    :func:`pac_particles.plots.plot_directions` draws them)."""
-    order = np.argsort(values, axis=0, kind="stable")
-    ordered = np.take_along_axis(values, order, axis=0)
-    mass = np.asarray(weights, dtype=float)[order] / np.sum(weights)
-    middle = np.cumsum(mass, axis=0) - 0.5 * mass
-    return np.array([np.interp(prob, middle[:, k], ordered[:, k])
-                     for k in range(values.shape[1])])

@@ -30,7 +30,7 @@ from sklearn.metrics import roc_curve  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from .auc import auc_risk, binary_labels  # noqa: E402
-from .weighted_particles import directions  # noqa: E402
+from .weighted_particles import directions, weighted_quantiles  # noqa: E402
 # the numbers behind a figure are written by the package's one table writer
 from .results import write_rows as save_rows  # noqa: E402
 
@@ -59,13 +59,6 @@ def plot_roc(y, scores_by_name, ax=None, title="ROC curves"):
     ax.set_title(title)
     ax.legend(loc="lower right")
     return ax
-
-
-def _weighted_quantiles(values, weights, probs):
-    """Quantiles of a weighted sample (each point at the middle of its mass)."""
-    order = np.argsort(values)
-    mass = weights[order] / weights.sum()
-    return np.interp(probs, np.cumsum(mass) - 0.5 * mass, values[order])
 
 
 def plot_directions(directions, weights, names=None, ax=None, max_features=30,
@@ -109,7 +102,7 @@ def plot_directions(directions, weights, names=None, ax=None, max_features=30,
             half = 0.42 * density / density.max()
             ax.fill_between(grid, row - half, row + half, color="C0", alpha=0.3,
                             lw=0)
-        lo95, lo50, hi50, hi95 = _weighted_quantiles(
+        lo95, lo50, hi50, hi95 = weighted_quantiles(
             col, weights, [0.025, 0.25, 0.75, 0.975])
         ax.plot([lo95, hi95], [row, row], color="C0", lw=1.2)
         ax.plot([lo50, hi50], [row, row], color="C0", lw=4, solid_capstyle="butt")

@@ -44,9 +44,26 @@ from scipy import stats
 
 from .checks import InputError, check_finite_array
 
-__all__ = ["WeightedParticles", "POINT_ESTIMATES", "directions"]
+__all__ = ["WeightedParticles", "POINT_ESTIMATES", "directions",
+           "weighted_quantiles"]
 
 POINT_ESTIMATES = ("bayes_point", "mean", "componentwise_mode")
+
+
+def weighted_quantiles(values, weights, probs):
+    """Quantiles ``probs`` of a weighted sample, each point at the middle of
+    its mass: of ``values`` (N,), or of each column of ``values`` (N, d)
+    (then one row per column)."""
+    values = np.asarray(values, dtype=float)
+    weights = np.asarray(weights, dtype=float)
+    if values.ndim == 1:
+        return weighted_quantiles(values[:, None], weights, probs)[0]
+    order = np.argsort(values, axis=0, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=0)
+    mass = weights[order] / np.sum(weights)
+    middle = np.cumsum(mass, axis=0) - 0.5 * mass
+    return np.array([np.interp(probs, middle[:, k], ordered[:, k])
+                     for k in range(values.shape[1])])
 
 
 def directions(theta):

@@ -220,7 +220,8 @@ def test_repeated_runs_report_each_run_when_asked(capsys):
 
 
 def test_direction_plot_sorts_features_by_the_absolute_posterior_mean():
-    from pac_particles.plots import _weighted_quantiles, plot_directions
+    from pac_particles.plots import plot_directions
+    from pac_particles.weighted_particles import weighted_quantiles
     rng = np.random.default_rng(0)
     theta = rng.normal([0.2, -3.0, 1.0], 0.3, size=(500, 3))
     directions = theta / np.linalg.norm(theta, axis=1, keepdims=True)
@@ -233,7 +234,7 @@ def test_direction_plot_sorts_features_by_the_absolute_posterior_mean():
     # weighted quantiles against a large equally weighted resample
     draws = directions[rng.choice(500, size=200000, p=weights), 1]
     np.testing.assert_allclose(
-        _weighted_quantiles(directions[:, 1], weights, [0.025, 0.5, 0.975]),
+        weighted_quantiles(directions[:, 1], weights, [0.025, 0.5, 0.975]),
         np.quantile(draws, [0.025, 0.5, 0.975]), atol=0.01)
 
 
