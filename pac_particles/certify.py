@@ -317,8 +317,7 @@ class AUCCertificates:
         replay), both levels are divided by ``K``: a union bound over the
         ``K`` priors and the ``K`` runs. ``delta_shares`` and ``note`` say
         so."""
-        grid = getattr(self, "evidence_grid_", None)
-        grid_size = 1 if grid is None else len(grid.params)
+        grid_size = self._evidence_grid_size()
         risk = AUCRisk(data.y)
 
         def candidate(delta_each):
@@ -452,6 +451,11 @@ class AUCCertificates:
                                else tuple(float(v) for v in value)))
         return tuple(record)
 
+    def _evidence_grid_size(self):
+        """How many priors SMC's evidence grid chose among (1 without)."""
+        grid = getattr(self, "evidence_grid_", None)
+        return 1 if grid is None else len(grid.params)
+
     def _standardisation_note(self):
         """What a data-free prior on standardised columns leaves unpaid:
         its coordinates are the columns centred and scaled by the whole
@@ -475,8 +479,7 @@ class AUCCertificates:
         tuned the posterior's hyper-parameters, the prior keeps the ones
         given (:meth:`_data_free_terms`) and the certificate records
         those."""
-        grid = getattr(self, "evidence_grid_", None)
-        grid_size = 1 if grid is None else len(grid.params)
+        grid_size = self._evidence_grid_size()
         notes = []
         if self._evidence_tuned():
             notes.append(EVIDENCE_DATA_FREE_NOTE)

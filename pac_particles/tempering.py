@@ -36,6 +36,8 @@ from scipy import optimize
 from particles import resampling as rs
 from particles import smc_samplers as ssp
 
+from .moves import check_move_fits, default_move
+
 __all__ = ["RobustAdaptiveTempering", "check_reached_target"]
 
 
@@ -61,9 +63,6 @@ class RobustAdaptiveTempering(ssp.AdaptiveTempering):
 
     def __init__(self, model=None, wastefree=True, len_chain=10, move=None,
                  **kwargs):
-        # imported here: moves build on the models' priors, and the
-        # tempering class is re-exported by models
-        from .moves import check_move_fits, default_move
         if move is None:
             move = default_move(model)
         if not isinstance(move, ssp.MCMCSequence):
