@@ -48,6 +48,16 @@ __all__ = ["gaussian_pu_sample", "bayes_error", "pu_study",
 LOSSES = ("ramp", "hinge")
 
 
+
+def _study_priors(priors):
+    """The study's class priors, checked: each in (0, 1) (the unlabelled
+    points need positives)."""
+    checked = [check_pu_prior(pi) for pi in priors]
+    if 0.0 in checked:
+        raise InputError("pu_prior must be > 0: the unlabelled points "
+                         "need positives")
+    return checked
+
 def gaussian_pu_sample(n, pi, rng, d=2, sep=2.0, n_test=20_000):
     """``X_labelled`` (n positives), ``X_unlabelled`` and their true labels
     (n points of the mixture), ``X_test``, ``y_test`` (``n_test`` points of
@@ -86,11 +96,7 @@ def pu_study(priors=(0.5, 0.7, 0.85), sizes=(200, 1000), n_repeats=5,
         if method not in ("vb", "smc"):
             raise InputError(f"methods must be 'vb' or 'smc', got {method!r}")
     rows = []
-    for pi in priors:
-        pi = check_pu_prior(pi)
-        if pi == 0.0:
-            raise InputError("pu_prior must be > 0: the unlabelled points "
-                             "need positives")
+    for pi in _study_priors(priors):
         for n in sizes:
             n = check_count(n, "n", minimum=2)
             for r in range(n_repeats):
@@ -179,11 +185,7 @@ def pu_prior_study(priors=(0.2, 0.4, 0.6, 0.8), n=500, n_repeats=20,
             raise InputError(f"methods must be among {PRIOR_METHODS}, got "
                              f"{method!r}")
     rows = []
-    for pi in priors:
-        pi = check_pu_prior(pi)
-        if pi == 0.0:
-            raise InputError("pu_prior must be > 0: the unlabelled points "
-                             "need positives")
+    for pi in _study_priors(priors):
         for r in range(n_repeats):
             rng = np.random.default_rng(seed + r)
             X_p, X_u, y_u, _, _ = gaussian_pu_sample(n, pi, rng, d=d, sep=sep,
