@@ -48,7 +48,6 @@ __all__ = ["gaussian_pu_sample", "bayes_error", "pu_study",
 LOSSES = ("ramp", "hinge")
 
 
-
 def _study_priors(priors):
     """The study's class priors, checked: each in (0, 1) (the unlabelled
     points need positives)."""
