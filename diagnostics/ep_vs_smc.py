@@ -9,11 +9,11 @@ import os
 
 import numpy as np
 
-from pac_particles.data import DATASETS, load_dataset
-from pac_particles.ep import EPLinear
-from pac_particles.models import AUCGibbsModel
-from pac_particles.plots import plot_marginals, save
-from pac_particles.posterior import run_smc
+from pac_particles.problem.data import DATASETS, load_dataset
+from pac_particles.approx.ep import EPLinear
+from pac_particles.smc.models import AUCGibbsModel
+from pac_particles.apps.plots import plot_marginals, save
+from pac_particles.smc.posterior import run_smc
 
 
 def main():

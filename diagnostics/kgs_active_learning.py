@@ -22,14 +22,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from pac_particles.committee import Committee, query_by_committee
-from pac_particles.data import load_dataset
-from pac_particles.models import (AUCGibbsModel, ClassificationGibbsModel,
+from pac_particles.sklearn.committee import Committee, query_by_committee
+from pac_particles.problem.data import load_dataset
+from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
                                   lam_from_label_noise)
-from pac_particles.moves import ExactEllipseGibbs
-from pac_particles.plots import save
-from pac_particles.posterior import run_smc
-from pac_particles.results import write_rows
+from pac_particles.smc.moves import ExactEllipseGibbs
+from pac_particles.apps.plots import save
+from pac_particles.smc.posterior import run_smc
+from pac_particles.apps.tables import write_rows
 
 
 def main():

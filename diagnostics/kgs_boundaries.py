@@ -19,12 +19,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import make_moons
 
-from pac_particles.committee import Committee
-from pac_particles.kernels import SquaredExponential
-from pac_particles.models import GPClassificationModel, lam_from_label_noise
-from pac_particles.moves import ExactEllipseGibbs
-from pac_particles.plots import save
-from pac_particles.posterior import run_smc
+from pac_particles.sklearn.committee import Committee
+from pac_particles.core.kernels import SquaredExponential
+from pac_particles.smc.models import GPClassificationModel, lam_from_label_noise
+from pac_particles.smc.moves import ExactEllipseGibbs
+from pac_particles.apps.plots import save
+from pac_particles.smc.posterior import run_smc
 
 
 def main():

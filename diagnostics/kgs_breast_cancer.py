@@ -8,7 +8,7 @@ left clean. The 0-1 Gibbs posterior of a linear classifier with intercept
 (N(0, I) prior on standardised inputs) is sampled by waste-free SMC with
 the exact ellipse move at lam = n log((1 - q) / q), q = the true flip rate
 and q chosen by the evidence (one run to q = 0.01 recording the tempering
-path, :func:`pac_particles.label_noise.label_noise_evidence_curve`). The
+path, :func:`pac_particles.smc.label_noise.label_noise_evidence_curve`). The
 SVM (linear SVC) and the L2 logistic regression (standardised inputs)
 choose their penalty by 5-fold cross-validated accuracy. Writes kgs_breast_cancer.csv (every split),
 kgs_breast_cancer_reject.csv, kgs_breast_cancer.png (reject curves and the
@@ -27,14 +27,14 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from pac_particles.committee import Committee, reject_curve
-from pac_particles.data import load_dataset
-from pac_particles.label_noise import PathLogLik, label_noise_evidence_curve
-from pac_particles.models import ClassificationGibbsModel, lam_from_label_noise
-from pac_particles.moves import ExactEllipseGibbs
-from pac_particles.plots import save
-from pac_particles.posterior import run_smc
-from pac_particles.results import write_rows
+from pac_particles.sklearn.committee import Committee, reject_curve
+from pac_particles.problem.data import load_dataset
+from pac_particles.smc.label_noise import PathLogLik, label_noise_evidence_curve
+from pac_particles.smc.models import ClassificationGibbsModel, lam_from_label_noise
+from pac_particles.smc.moves import ExactEllipseGibbs
+from pac_particles.apps.plots import save
+from pac_particles.smc.posterior import run_smc
+from pac_particles.apps.tables import write_rows
 
 Q_GRID = np.round(np.linspace(0.01, 0.3, 30), 3)
 RATES = np.linspace(0.0, 0.5, 11)

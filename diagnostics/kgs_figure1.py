@@ -1,7 +1,7 @@
 """The log posterior on the sphere with label noise [GH01, Fig. 1], with the
 draws of the kernel Gibbs sampler on it.
 
-Data in R^3 (:func:`pac_particles.kernel_gibbs_sampler.sphere_data`: unit
+Data in R^3 (:func:`pac_particles.smc.kernel_gibbs_sampler.sphere_data`: unit
 vectors, uniform on the sphere by default, labelled by ``w* = (0, 1, 0)``,
 i.e. longitude pi/2 on the equator, with a fraction ``q`` of the labels
 flipped) for three sample sizes, m = 10, 100 and 1000 (the paper's panels
@@ -20,9 +20,9 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pac_particles.kernel_gibbs_sampler import (KernelGibbsSampler,
+from pac_particles.smc.kernel_gibbs_sampler import (KernelGibbsSampler,
                                                 sphere_data, sphere_directions)
-from pac_particles.plots import save
+from pac_particles.apps.plots import save
 
 
 def main():

@@ -21,12 +21,12 @@ import os
 import numpy as np
 from sklearn.svm import SVC
 
-from pac_particles.committee import Committee
-from pac_particles.models import ClassificationGibbsModel, lam_from_label_noise
-from pac_particles.moves import ExactEllipseGibbs
-from pac_particles.plots import save
-from pac_particles.posterior import run_smc
-from pac_particles.results import write_rows
+from pac_particles.sklearn.committee import Committee
+from pac_particles.smc.models import ClassificationGibbsModel, lam_from_label_noise
+from pac_particles.smc.moves import ExactEllipseGibbs
+from pac_particles.apps.plots import save
+from pac_particles.smc.posterior import run_smc
+from pac_particles.apps.tables import write_rows
 
 Q_STAR = 0.05
 W_STAR = np.array([-1.0, 0.0, 0.0])

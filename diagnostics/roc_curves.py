@@ -8,11 +8,11 @@ import os
 
 from sklearn.model_selection import train_test_split
 
-from pac_particles.auc import auc_risk
-from pac_particles.baselines import LogisticBaseline, RankBoost
-from pac_particles.data import DATASETS, load_csv, load_dataset
-from pac_particles.estimator import PACBayesAUC
-from pac_particles.plots import plot_roc, save
+from pac_particles.problem.auc import auc_risk
+from pac_particles.sklearn.baselines import LogisticBaseline, RankBoost
+from pac_particles.problem.data import DATASETS, load_csv, load_dataset
+from pac_particles.sklearn.estimator import PACBayesAUC
+from pac_particles.apps.plots import plot_roc, save
 
 
 def main():

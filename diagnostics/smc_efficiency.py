@@ -7,7 +7,7 @@ Problems: Pima, Sonar, German credit (numeric version, from
 and a GP problem (GPAUCModel, squared-exponential kernel, on the first
 --gp-rows rows of Pima). One CSV row per run, written after every run:
 interrupt and rerun to resume. The logic is
-pac_particles.study.smc_efficiency.
+pac_particles.apps.study.smc_efficiency.
 
     nice .venv/bin/python diagnostics/smc_efficiency.py --out /tmp/smc_eff.csv
     .venv/bin/python diagnostics/smc_efficiency.py --quick
@@ -16,12 +16,12 @@ import argparse
 import os
 import sys
 
-from pac_particles.data import load_csv, load_dataset
-from pac_particles.models import AUCGibbsModel, GPAUCModel
-from pac_particles.study.smc_efficiency import (coverage_table,
+from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.smc.models import AUCGibbsModel, GPAUCModel
+from pac_particles.apps.study.smc_efficiency import (coverage_table,
                                                 default_cells, efficiency_runs,
                                                 efficiency_table, format_table)
-from pac_particles.results import write_rows
+from pac_particles.apps.tables import write_rows
 
 PROBLEMS = ("pima", "sonar", "german", "gp_pima")
 

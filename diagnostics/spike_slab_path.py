@@ -8,9 +8,9 @@ Prior prod_k [p N(0, v1) + (1 - p) N(0, v0)] on the standardised features
 the spike-and-slab move (Gibbs z | theta, elliptical slice theta | z), the
 same seed for every v0: posterior means of theta (filled circles where the
 Rao-Blackwellised inclusion probability is >= 0.5) and inclusion
-probabilities. Dashed: EP with the same prior (pac_particles.ep.EPSpikeSlab;
+probabilities. Dashed: EP with the same prior (pac_particles.approx.ep.EPSpikeSlab;
 --no-ep to skip); the CSV also has EP at v0 = 0 (a Dirac spike, which SMC
-cannot do). The logic is pac_particles.study.spike_slab_path.
+cannot do). The logic is pac_particles.apps.study.spike_slab_path.
 
 Caveat: as v0 / v1 shrinks z hardly moves under MCMC, so SMC's inclusion
 probabilities at small v0 come from reweighting the initial population and
@@ -18,7 +18,7 @@ are noisy unless the run is large; EP is smooth but approximate.
 
 Data: a built-in data set (--dataset) or any CSV with a header row
 (--csv PATH, label column --target, default the last; read by
-pac_particles.data.load_csv), e.g. the paper's DNA (180 binary features,
+pac_particles.problem.data.load_csv), e.g. the paper's DNA (180 binary features,
 3186 rows; ../shared/datasets/dna.csv, never copied into the repository).
 The figure's third panel is the paper's Fig. 3b: the posterior means at the
 smallest v0 against the coefficient's index, filled where the inclusion
@@ -40,10 +40,10 @@ import sys
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pac_particles.data import DATASETS, load_csv, load_dataset, validate_xy
-from pac_particles.ep import EPSpikeSlab
-from pac_particles.plots import plot_spike_slab_path, save, save_rows
-from pac_particles.study import SpikeSlabPath, spike_slab_path
+from pac_particles.problem.data import DATASETS, load_csv, load_dataset, validate_xy
+from pac_particles.approx.ep import EPSpikeSlab
+from pac_particles.apps.plots import plot_spike_slab_path, save, save_rows
+from pac_particles.apps.study import SpikeSlabPath, spike_slab_path
 
 
 def _plot_estimate(ax, path, ep=None, threshold=0.5):

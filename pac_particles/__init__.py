@@ -23,30 +23,78 @@ the command line's ``--help`` stay fast.
 """
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
 
 __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _EXPORTS = {
-    "PACBayesAUC": "estimator",
-    "PACBayesClassifier": "classifier",
-    "run_smc": "posterior",
-    "SMCPosterior": "posterior",
-    "AUCGibbsModel": "models",
-    "ClassificationGibbsModel": "models",
-    "GPAUCModel": "models",
-    "GPClassificationModel": "models",
-    "linear_score_model": "models",
-    "RobustAdaptiveTempering": "tempering",
-    "EPLinear": "ep",
-    "GaussianVB": "vb",
-    "load_dataset": "data",
-    "load_csv": "data",
-    "auc_risk": "auc",
-    "InputError": "checks",
+    "PACBayesAUC": "sklearn.estimator",
+    "PACBayesClassifier": "sklearn.classifier",
+    "run_smc": "smc.posterior",
+    "SMCPosterior": "smc.posterior",
+    "AUCGibbsModel": "smc.models",
+    "ClassificationGibbsModel": "smc.models",
+    "GPAUCModel": "smc.models",
+    "GPClassificationModel": "smc.models",
+    "linear_score_model": "smc.models",
+    "RobustAdaptiveTempering": "smc.tempering",
+    "EPLinear": "approx.ep",
+    "GaussianVB": "approx.vb",
+    "load_dataset": "problem.data",
+    "load_csv": "problem.data",
+    "auc_risk": "problem.auc",
+    "InputError": "core.checks",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
+
+#: module paths of the flat layout before the layered subpackages
+#: (``pac_particles.models`` is now ``pac_particles.smc.models``): they stay
+#: importable, as the same module objects (:class:`_MovedModules`)
+MOVED = {
+    "auc": "problem.auc",
+    "baselines": "sklearn.baselines",
+    "certify": "bounds.auc_certificates",
+    "checks": "core.checks",
+    "classifier": "sklearn.classifier",
+    "cli": "apps.cli",
+    "committee": "sklearn.committee",
+    "data": "problem.data",
+    "ep": "approx.ep",
+    "ep.loo": "approx.loo",
+    "estimator": "sklearn.estimator",
+    "gaussian": "core.gaussian",
+    "gaussian_losses": "problem.gaussian_losses",
+    "importance_evidence": "smc.importance_evidence",
+    "inference_data": "core.inference_data",
+    "kernel_gibbs_sampler": "smc.kernel_gibbs_sampler",
+    "kernels": "core.kernels",
+    "label_noise": "smc.label_noise",
+    "model_file": "sklearn.model_file",
+    "models": "smc.models",
+    "moves": "smc.moves",
+    "parallel": "core.parallel",
+    "plots": "apps.plots",
+    "posterior": "smc.posterior",
+    "priors": "problem.priors",
+    "probit_risk": "problem.probit_risk",
+    "progress": "core.progress",
+    "pu_class_prior": "sklearn.pu_class_prior",
+    "results": "apps.tables",
+    "risks": "problem.risks",
+    "selection": "sklearn.selection",
+    "sequential_tuning": "sklearn.sequential_tuning",
+    "single_run_variance": "smc.single_run_variance",
+    "study": "apps.study",
+    "svgd": "approx.svgd",
+    "tempering": "smc.tempering",
+    "theorem_hyperparameters": "bounds.theorem_hyperparameters",
+    "vb": "approx.vb",
+    "weighted_particles": "core.weighted_particles",
+}
 
 
 def __getattr__(name):
@@ -60,3 +108,40 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_EXPORTS))
+
+
+def moved_to(fullname):
+    """The current name of a module path of the flat layout
+    (``pac_particles.ep.base`` -> ``pac_particles.approx.ep.base``), or None."""
+    prefix = __name__ + "."
+    if not fullname.startswith(prefix):
+        return None
+    old = fullname[len(prefix):]
+    for key in sorted(MOVED, key=len, reverse=True):
+        if old == key or old.startswith(key + "."):
+            return prefix + MOVED[key] + old[len(key):]
+    return None
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports of an old module path return the module at its new path:
+    the same object, so classes, pickles and ``isinstance`` agree."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if moved_to(fullname) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        module = importlib.import_module(moved_to(spec.name))
+        self._spec = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        # the import system stamped the old name's spec on the module:
+        # give it back its own
+        module.__spec__ = self._spec
+
+
+if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
+    sys.meta_path.append(_MovedModules())

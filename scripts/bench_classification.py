@@ -20,11 +20,11 @@ import time
 import numba
 import numpy as np
 
-from pac_particles.classifier import PACBayesClassifier
-from pac_particles.cli import logistic_classifier
-from pac_particles.data import load_csv, load_dataset
-from pac_particles.models import ClassificationGibbsModel
-from pac_particles.risks import LOSSES, _point_loss
+from pac_particles.sklearn.classifier import PACBayesClassifier
+from pac_particles.apps.cli import logistic_classifier
+from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.smc.models import ClassificationGibbsModel
+from pac_particles.problem.risks import LOSSES, _point_loss
 
 
 @numba.njit(parallel=True, cache=True)

@@ -4,7 +4,7 @@ test AUCs side by side in one run.
 Each data set is split once (stratified 75/25, ``--seed``);
 ``PACBayesAUC(method=m)`` at its defaults (``lam="cv"`` included) and
 ``LogisticRegressionCV(scoring="roc_auc")`` are fitted on the same
-training rows (:func:`pac_particles.study.speed.bench_defaults`).
+training rows (:func:`pac_particles.apps.study.speed.bench_defaults`).
 
     python scripts/bench_defaults.py --data-dir ../shared/datasets
     python scripts/bench_defaults.py --datasets colon --methods smc ep
@@ -18,8 +18,8 @@ import argparse
 import json
 import os
 
-from pac_particles.results import write_rows
-from pac_particles.study.speed import (bench_defaults, load_benchmark_data,
+from pac_particles.apps.tables import write_rows
+from pac_particles.apps.study.speed import (bench_defaults, load_benchmark_data,
                                        ratio_summary)
 
 DEFAULT_DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),

@@ -1,7 +1,7 @@
 """Benchmark: wall time of EP for AUC scoring, against the paper and against
 the O(P d^2) formulation of the same algorithm.
 
-For each data set it fits :class:`pac_particles.ep.EPLinear` (lam = n by
+For each data set it fits :class:`pac_particles.approx.ep.EPLinear` (lam = n by
 default, standardised inputs, prior N(0, I)), reports the median wall time
 over ``--repeats`` runs, the number of sweeps, log Z and the EP
 cross-validation (leave-one-out) AUC, and compares with
@@ -10,7 +10,7 @@ cross-validation (leave-one-out) AUC, and compares with
   GP-EP-AUC;
 * the same parallel EP written the way the paper describes it (appendix
   B.2: per-pair cavities ``d' V d`` and ``Lambda = S0^-1 + sum_ij K_ij d d'``,
-  O(P d^2 + d^3) per sweep), :func:`pac_particles.ep.pairwise.pairwise_ep`,
+  O(P d^2 + d^3) per sweep), :func:`pac_particles.approx.ep.pairwise.pairwise_ep`,
   as the naive baseline; it runs with the same damping and stopping rule and
   must land on the same fixed point (the maximum difference of the posterior
   means is printed).
@@ -42,10 +42,10 @@ import warnings
 import numpy as np
 
 from pac_particles import parallel
-from pac_particles.data import load_csv, load_dataset
-from pac_particles.ep import (EPGP, EPLinear, KernelJitterWarning,
+from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.approx.ep import (EPGP, EPLinear, KernelJitterWarning,
                               SquaredExponential)
-from pac_particles.ep.pairwise import pairwise_ep
+from pac_particles.approx.ep.pairwise import pairwise_ep
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA_DIR = os.path.join(REPO, "..", "shared", "datasets")

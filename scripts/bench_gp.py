@@ -16,12 +16,12 @@ import argparse
 
 from sklearn.model_selection import train_test_split
 
-from pac_particles.auc import auc_risk
-from pac_particles.baselines import logistic_scores
-from pac_particles.data import load_dataset
-from pac_particles.models import AUCGibbsModel, GPAUCModel
-from pac_particles.posterior import run_smc
-from pac_particles.results import write_rows
+from pac_particles.problem.auc import auc_risk
+from pac_particles.sklearn.baselines import logistic_scores
+from pac_particles.problem.data import load_dataset
+from pac_particles.smc.models import AUCGibbsModel, GPAUCModel
+from pac_particles.smc.posterior import run_smc
+from pac_particles.apps.tables import write_rows
 
 
 def main():

@@ -1,7 +1,7 @@
 """Benchmark: the O(n log n) AUC risk kernel against a naive pairwise loop.
 
 Same particles, same machine, one run: evaluations per second of
-``pac_particles.auc.linear_auc_risk`` and of a numba O(n_pos n_neg) double loop
+``pac_particles.problem.auc.linear_auc_risk`` and of a numba O(n_pos n_neg) double loop
 (parallel over particles too), on Pima (n = 768) and Eeg (n = 14980); then the
 share of a full waste-free Pima SMC run spent inside the likelihood.
 
@@ -17,10 +17,10 @@ import time
 import numba
 import numpy as np
 
-from pac_particles.auc import linear_auc_risk
-from pac_particles.data import load_dataset, validate_xy
-from pac_particles.models import AUCGibbsModel
-from pac_particles.posterior import run_smc
+from pac_particles.problem.auc import linear_auc_risk
+from pac_particles.problem.data import load_dataset, validate_xy
+from pac_particles.smc.models import AUCGibbsModel
+from pac_particles.smc.posterior import run_smc
 
 
 @numba.njit(parallel=True, cache=True)

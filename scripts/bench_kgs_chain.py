@@ -5,13 +5,13 @@ Problems: ``sphere`` (m = 100 unit vectors uniform on the sphere of R^3,
 labels of ``w* = (0, 1, 0)`` flipped with probability q = 0.05, the size of
 [GH01, Sec. 5]) and ``sphere10`` (the same in R^10, q = 0.1); both under the
 assumed flip rate ``--q`` if given. The chain
-(:class:`pac_particles.kernel_gibbs_sampler.KernelGibbsSampler`, primal form)
-and waste-free SMC (:func:`pac_particles.posterior.run_smc` with
-:class:`pac_particles.moves.ExactEllipseGibbs`, prior N(0, I), no intercept,
+(:class:`pac_particles.smc.kernel_gibbs_sampler.KernelGibbsSampler`, primal form)
+and waste-free SMC (:func:`pac_particles.smc.posterior.run_smc` with
+:class:`pac_particles.smc.moves.ExactEllipseGibbs`, prior N(0, I), no intercept,
 ``lam = m log((1 - q) / q)``, ``evidence="tempering"``) each estimate the
 Bayes point ``E[w]`` in ``--repeats`` independent runs; the ESS of a method
 is ``tr Cov_post(w) / tr Cov_runs(estimate)`` and is divided by the mean
-wall time of a run (:func:`pac_particles.kernel_gibbs_sampler.compare_with_smc`).
+wall time of a run (:func:`pac_particles.smc.kernel_gibbs_sampler.compare_with_smc`).
 Also printed: each method's own single-run ESS (ArviZ bulk ESS of the chain;
 ``1 / sum W^2`` of the SMC weights) per second, and the agreement of the
 two means.
@@ -22,7 +22,7 @@ two means.
 import argparse
 import os
 
-from pac_particles.kernel_gibbs_sampler import compare_with_smc, sphere_data
+from pac_particles.smc.kernel_gibbs_sampler import compare_with_smc, sphere_data
 
 PROBLEMS = {"sphere": dict(m=100, dim=3, q=0.05),
             "sphere10": dict(m=100, dim=10, q=0.1)}

@@ -10,15 +10,15 @@ largest kappa each alpha converges at, then every fit that converged at or
 above the edge of plain EP's working range against one SMC run at its kappa
 (not on sonar: it is linearly separable, and at large lam SMC does not find
 the cone of tiny prior mass the posterior sits on). The logic lives in
-:mod:`pac_particles.study.power_ep`.
+:mod:`pac_particles.apps.study.power_ep`.
 
     python scripts/bench_power_ep.py [--quick]
 """
 import argparse
 import time
 
-from pac_particles.data import DATASETS, load_dataset
-from pac_particles.study.power_ep import (agreement_rows,
+from pac_particles.problem.data import DATASETS, load_dataset
+from pac_particles.apps.study.power_ep import (agreement_rows,
                                           beyond_plain_ep_rows,
                                           convergence_rows, format_agreement,
                                           format_beyond, format_convergence,

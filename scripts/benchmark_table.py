@@ -25,13 +25,13 @@ import time
 
 from sklearn.model_selection import train_test_split
 
-from pac_particles.auc import binary_labels
-from pac_particles.baselines import LogisticBaseline, RankBoost
-from pac_particles.data import load_csv, load_dataset
-from pac_particles.estimator import PACBayesAUC
-from pac_particles.results import write_rows
-from pac_particles.study import compare_scorers
-from pac_particles.study.speed import paper_comparison
+from pac_particles.problem.auc import binary_labels
+from pac_particles.sklearn.baselines import LogisticBaseline, RankBoost
+from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.sklearn.estimator import PACBayesAUC
+from pac_particles.apps.tables import write_rows
+from pac_particles.apps.study import compare_scorers
+from pac_particles.apps.study.speed import paper_comparison
 
 
 class _Subsampled:

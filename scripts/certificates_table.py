@@ -24,14 +24,14 @@ Rivasplata, Shawe-Taylor & Szepesvari (2021).
 import argparse
 import os
 
-from pac_particles.cli import parent_parsers
-from pac_particles.data import load_csv, load_dataset
-from pac_particles.results import write_json, write_rows
-from pac_particles.study.certificates import (
+from pac_particles.apps.cli import parent_parsers
+from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.apps.tables import write_json, write_rows
+from pac_particles.apps.study.certificates import (
     NEGATIVE_CONTROLS, certificate_row, classification_certificate_row,
     coverage, format_classification_table, format_negative_controls,
     format_table, negative_control_coverage)
-from pac_particles.study.classification_tables import load_table_dataset
+from pac_particles.apps.study.classification_tables import load_table_dataset
 
 BUILT_IN = ("pima", "sonar", "breast_cancer")
 CSV = ("german_credit", "spectf", "dna", "colon")

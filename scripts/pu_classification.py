@@ -1,6 +1,6 @@
 """Positive-unlabelled classification by simulation: the ramp-loss PU
 Gibbs posterior against the fully labelled one, and the hinge loss's bias
-(:mod:`pac_particles.study.pu_classification`).
+(:mod:`pac_particles.apps.study.pu_classification`).
 
 Prints a Markdown table of test errors (Bayes error, fully labelled and PU
 fits of the ramp and hinge losses) and writes ``rows.csv`` to ``--out``.
@@ -14,9 +14,9 @@ Usage::
 import argparse
 import os
 
-from pac_particles.cli import parent_parsers
-from pac_particles.results import write_rows
-from pac_particles.study.pu_classification import format_pu_study, pu_study
+from pac_particles.apps.cli import parent_parsers
+from pac_particles.apps.tables import write_rows
+from pac_particles.apps.study.pu_classification import format_pu_study, pu_study
 
 
 def main(argv=None):

@@ -1,16 +1,16 @@
 """How the pieces plug into ``particles``: one waste-free tempering SMC run,
 written out by hand.
 
-The data go into :class:`pac_particles.models.AUCGibbsModel` (a
+The data go into :class:`pac_particles.smc.models.AUCGibbsModel` (a
 ``particles`` static model whose log-likelihood is ``-lam * R_n``); the
-Feynman-Kac model is :class:`pac_particles.models.RobustAdaptiveTempering`
+Feynman-Kac model is :class:`pac_particles.smc.models.RobustAdaptiveTempering`
 (``particles.smc_samplers.AdaptiveTempering`` works too) with waste-free
-chains of the package's default move (:func:`pac_particles.moves.default_move`);
+chains of the package's default move (:func:`pac_particles.smc.moves.default_move`);
 ``particles.SMC`` runs it. The script then checks that the tempering reached
 exponent 1 and summarises the particles with
-:meth:`pac_particles.posterior.SMCPosterior.from_smc`: Bayes point, log
+:meth:`pac_particles.smc.posterior.SMCPosterior.from_smc`: Bayes point, log
 evidence and test AUC (printed, and written to ``results/run_smc/summary.json``
-or ``--out``). :func:`pac_particles.posterior.run_smc` does the same
+or ``--out``). :func:`pac_particles.smc.posterior.run_smc` does the same
 in one call; ``pac-particles demo`` adds the baselines and the certificate.
 
     python scripts/run_smc.py --dataset pima --n-particles 200 --len-chain 10
@@ -31,14 +31,14 @@ import particles
 from particles import smc_samplers as ssp
 from sklearn.model_selection import train_test_split
 
-from pac_particles.auc import auc_risk
-from pac_particles.cli import parent_parsers
-from pac_particles.data import DATASETS, load_csv, load_dataset
-from pac_particles.models import (AUCGibbsModel, RobustAdaptiveTempering,
+from pac_particles.problem.auc import auc_risk
+from pac_particles.apps.cli import parent_parsers
+from pac_particles.problem.data import DATASETS, load_csv, load_dataset
+from pac_particles.smc.models import (AUCGibbsModel, RobustAdaptiveTempering,
                                   check_reached_target)
-from pac_particles.moves import default_move
-from pac_particles.posterior import SMCPosterior
-from pac_particles.results import write_json
+from pac_particles.smc.moves import default_move
+from pac_particles.smc.posterior import SMCPosterior
+from pac_particles.apps.tables import write_json
 
 
 def main(argv=None):

@@ -7,7 +7,7 @@ standard error, and the values within one standard error of it), then the
 test AUC of the tuned estimator and of logistic regression on the held-out
 part (``--test-size``; the report kept 25%). Writes the table of every
 stage (one row per grid value) as CSV. The logic is
-``pac_particles.sequential_tuning``.
+``pac_particles.sklearn.sequential_tuning``.
 
     python scripts/sequential_tuning.py --dataset pima
     python scripts/sequential_tuning.py --csv data.csv --target y \\
@@ -22,14 +22,14 @@ import os
 
 from sklearn.model_selection import train_test_split
 
-from pac_particles.auc import auc_risk, binary_labels
-from pac_particles.baselines import logistic_scores
-from pac_particles.cli import parent_parsers, progress_argument
-from pac_particles.data import DATASETS, load_csv, load_dataset
-from pac_particles.estimator import PACBayesAUC
-from pac_particles.posterior import POINT_ESTIMATES
-from pac_particles.results import write_rows
-from pac_particles.sequential_tuning import sequential_tuning
+from pac_particles.problem.auc import auc_risk, binary_labels
+from pac_particles.sklearn.baselines import logistic_scores
+from pac_particles.apps.cli import parent_parsers, progress_argument
+from pac_particles.problem.data import DATASETS, load_csv, load_dataset
+from pac_particles.sklearn.estimator import PACBayesAUC
+from pac_particles.smc.posterior import POINT_ESTIMATES
+from pac_particles.apps.tables import write_rows
+from pac_particles.sklearn.sequential_tuning import sequential_tuning
 
 #: The report's stages, in its order, on small grids (the report gives none)
 DEFAULT_GRIDS = ("len_chain=5,10,15", "n_particles=50,100,200",

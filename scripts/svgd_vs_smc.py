@@ -2,8 +2,8 @@
 
 Stratified train/test split (``--test-size``, ``--seed``), ``lam = n_train``,
 prior N(0, I) on standardised inputs for both. SVGD
-(:class:`pac_particles.svgd.SVGD`, relative bandwidth ``--bandwidth``) and SMC
-(:func:`pac_particles.posterior.run_smc` with its defaults) are fitted on the
+(:class:`pac_particles.approx.svgd.SVGD`, relative bandwidth ``--bandwidth``) and SMC
+(:func:`pac_particles.smc.posterior.run_smc` with its defaults) are fitted on the
 training part; the script prints the posterior means and Bayes points side by
 side, the cosines of the two methods' estimates, the test AUC of each point
 estimate and the wall times, and writes ``coefficients.csv`` and
@@ -21,12 +21,12 @@ import os
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from pac_particles.data import load_dataset
-from pac_particles.models import AUCGibbsModel
-from pac_particles.posterior import run_smc
-from pac_particles.results import write_rows
-from pac_particles.study import compare_with_smc, format_comparison
-from pac_particles.svgd import SVGD
+from pac_particles.problem.data import load_dataset
+from pac_particles.smc.models import AUCGibbsModel
+from pac_particles.smc.posterior import run_smc
+from pac_particles.apps.tables import write_rows
+from pac_particles.apps.study import compare_with_smc, format_comparison
+from pac_particles.approx.svgd import SVGD
 
 
 def main(argv=None):

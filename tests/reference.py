@@ -14,6 +14,8 @@
 
 import numpy as np
 
+from pac_particles.core import parallel
+
 
 def pairwise_risk(scores, y):
     """(1/P) sum_{i pos, j neg} 1{s_i < s_j} + 0.5 1{s_i == s_j}; rows of a
@@ -153,7 +155,7 @@ def ellipse_arcs(a, b):
 def ellipse_angle_draw_reference(a, b, kappa_per_pair, u_arc, u_within,
                                  min_arc=1e-12):
     """One exact angle draw on an ellipse (plain-numpy twin of the numba
-    kernel in pac_particles.moves, same uniforms)."""
+    kernel in pac_particles.smc.moves, same uniforms)."""
     edges, counts, _ = ellipse_arcs(a, b)
     lengths = np.diff(edges)
     keep = lengths > min_arc  # rounding artefacts between coincident points
@@ -238,3 +240,72 @@ def grid_log_z(X, y, lam, loss, prior_var=1.0, half_width=6.0, size=401):
     mean = np.array([np.trapz(np.trapz(f * T, t, axis=1), t)
                      for T in (T1, T2)]) / z
     return np.log(z) + shift, mean
+
+
+def numpy_loss(loss, u):
+    """The four losses of a margin, by their definitions."""
+    return {"zero_one": (u < 0) + 0.5 * (u == 0),
+            "hinge": np.maximum(0.0, 1.0 - u),
+            "exponential": np.exp(-u),
+            "ramp": 0.5 * np.clip(1.0 - u, 0.0, 2.0)}[loss]
+
+
+def gibbs_quadrature_2d(X, y, lam):
+    """Exact log Z, mean and covariance of the Gibbs posterior in d = 2.
+
+    Prior N(0, I_2). The risk depends on theta only through its angle phi and
+    is constant between the 2P angles where some (x_i - x_j) . u(phi)
+    changes sign, so Z = (1/2pi) sum_arcs length * exp(-lam R) exactly;
+    theta = r u(phi) with r ~ Rayleigh independent of phi, hence
+    E[theta] = sqrt(pi/2) E[u] and E[theta theta'] = E[r^2] E[u u'] = 2 E[u u'].
+    Ties (x_i == x_j) count 1/2, written here pair by pair.
+    """
+    y = np.asarray(y).astype(bool)
+    D = (X[y][:, None, :] - X[~y][None, :, :]).reshape(-1, 2)
+    n_pairs = D.shape[0]
+    tied = np.all(D == 0, axis=1)
+    Dn = D[~tied]
+    alpha = np.arctan2(Dn[:, 1], Dn[:, 0])
+    breaks = np.sort(np.mod(np.concatenate([alpha + np.pi / 2,
+                                            alpha - np.pi / 2]), 2 * np.pi))
+    edges = np.concatenate([[0.0], breaks, [2 * np.pi]])
+    a, b = edges[:-1], edges[1:]
+    keep = b > a
+    a, b = a[keep], b[keep]
+    mid = 0.5 * (a + b)
+    u = np.stack([np.cos(mid), np.sin(mid)], axis=1)
+    wrong = (u @ Dn.T < 0).sum(axis=1)
+    risk = (wrong + 0.5 * tied.sum()) / n_pairs
+    w = np.exp(-lam * risk)
+    length = b - a
+    Z = np.sum(w * length) / (2 * np.pi)
+    norm = 2 * np.pi * Z
+    Ec = np.sum(w * (np.sin(b) - np.sin(a))) / norm
+    Es = np.sum(w * (np.cos(a) - np.cos(b))) / norm
+    s2 = (np.sin(2 * b) - np.sin(2 * a)) / 4
+    Ecc = np.sum(w * (length / 2 + s2)) / norm
+    Ess = np.sum(w * (length / 2 - s2)) / norm
+    Ecs = np.sum(w * (np.sin(b) ** 2 - np.sin(a) ** 2) / 2) / norm
+    mean = np.sqrt(np.pi / 2) * np.array([Ec, Es])
+    second = 2 * np.array([[Ecc, Ecs], [Ecs, Ess]])
+    return np.log(Z), mean, second - np.outer(mean, mean)
+
+
+#: (seed, n, separation, lam / n) of the d = 2 quadrature comparisons
+QUADRATURE_CASES = [(0, 40, 1.0, 0.5), (3, 80, 0.5, 1.0), (5, 40, 1.0, 1.0)]
+
+
+def serial_and_parallel(compute):
+    """``compute()`` with every kernel forced serial, then forced parallel."""
+    with parallel.forced("serial"):
+        serial = compute()
+    with parallel.forced("parallel"):
+        in_parallel = compute()
+    return serial, in_parallel
+
+
+def assert_identical(serial, in_parallel):
+    """Equal bit for bit, item by item of a tuple of results."""
+    assert len(serial) == len(in_parallel)
+    for s, p in zip(serial, in_parallel):
+        np.testing.assert_array_equal(s, p)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
-from pac_particles.checks import InputError
-from pac_particles.cli import main
+from pac_particles.core.checks import InputError
+from pac_particles.apps.cli import main
 
-from conftest import two_blobs
+from builders import two_blobs
 
 
 def _csv(path, X, y, header="a,b,c,y"):
@@ -38,7 +38,7 @@ def _one_line_exit_2(capsys, argv, message):
 def _refuse_fitting(monkeypatch):
     """Make every fit a test failure: errors that can be known up front
     must come before the (expensive) fit."""
-    import pac_particles.cli as cli
+    import pac_particles.apps.cli as cli
 
     def no_fit(self, X, y):
         raise AssertionError("fitted before checking the input")
@@ -122,7 +122,7 @@ def test_an_unwritable_out_is_refused_before_fitting(tmp_path, capsys,
                                                      monkeypatch, command,
                                                      which):
     _refuse_fitting(monkeypatch)
-    import pac_particles.cli as cli
+    import pac_particles.apps.cli as cli
     monkeypatch.setattr(cli, "cv_lambda", lambda *a, **k: pytest.fail(
         "cross-validated before checking --out"))
     X, y = two_blobs(40, 3, seed=0)
@@ -182,8 +182,8 @@ def test_csv_mistakes_are_one_line_naming_the_fix(tmp_path, capsys, content,
 # ------------------------------------- EP hyper-parameter search options
 
 def _ep_models():
-    from pac_particles.ep import EPGP, EPLinear, EPSpikeSlab
-    from pac_particles.kernels import SquaredExponential
+    from pac_particles.approx.ep import EPGP, EPLinear, EPSpikeSlab
+    from pac_particles.core.kernels import SquaredExponential
     return {"linear": lambda X, y: EPLinear(X, y, lam=40),
             "spike_slab": lambda X, y: EPSpikeSlab(X, y, lam=40),
             "gp": lambda X, y: EPGP(X, y, lam=40,
@@ -207,7 +207,7 @@ def test_fit_hyperparameters_refuses_bad_options(model, options, message):
 
 
 def test_fit_hyperparameters_accepts_lbfgsb_stopping_options():
-    from pac_particles.ep import EPLinear
+    from pac_particles.approx.ep import EPLinear
     X, y = two_blobs(30, 2, seed=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -220,7 +220,7 @@ def test_fit_hyperparameters_accepts_lbfgsb_stopping_options():
 
 @pytest.mark.parametrize("make", ["RankBoost", "LogisticBaseline"])
 def test_baselines_before_fit_raise_not_fitted_error(make):
-    import pac_particles.baselines as baselines
+    import pac_particles.sklearn.baselines as baselines
     scorer = getattr(baselines, make)()
     with pytest.raises(NotFittedError, match=make):
         scorer.decision_function(np.zeros((3, 2)))
@@ -229,9 +229,9 @@ def test_baselines_before_fit_raise_not_fitted_error(make):
 # ------------------------------------- EP leave-one-out after a failed fit
 
 def test_loo_after_a_degenerate_ep_fit_is_refused():
-    # 100 x 3, noisy labels, lam = 1e5: EP collapses (tests/test_ep.py);
+    # 100 x 3, noisy labels, lam = 1e5: EP collapses (tests/approx/test_ep.py);
     # its leave-one-out AUC is that of a collapsed state, not an estimate
-    from pac_particles.ep import EPConvergenceWarning, EPLinear
+    from pac_particles.approx.ep import EPConvergenceWarning, EPLinear
     rng = np.random.default_rng(0)
     X = rng.standard_normal((100, 3))
     y = (X[:, 0] + 2.0 * rng.standard_normal(100) > 0).astype(int)

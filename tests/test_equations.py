@@ -133,8 +133,8 @@ def test_every_script_exists(path):
 
 def test_the_checks_reject_wrong_names():
     """The checks have power: a misspelt module, attribute, test or file fails."""
-    row = ("| [RACL14] Alg. 9 | wrong | `pac_particles.ep:EPLinearr` "
-           "| `tests/test_ep.py::test_no_such_test` |")
+    row = ("| [RACL14] Alg. 9 | wrong | `pac_particles.approx.ep:EPLinearr` "
+           "| `tests/approx/test_ep.py::test_no_such_test` |")
     rows = table_rows("| a | b | c | d |\n|---|---|---|---|\n" + row)
     assert len(rows) == 1
     (target,) = _TARGET.findall(" ".join(rows[0][1]))
@@ -143,6 +143,6 @@ def test_the_checks_reject_wrong_names():
     with pytest.raises(ImportError):
         resolve("pac_particles.no_such_module:f")
     (test,) = _TEST.findall(" ".join(rows[0][1]))
-    assert problem_with_test(*test) == "tests/test_ep.py defines no test test_no_such_test"
+    assert problem_with_test(*test) == "tests/approx/test_ep.py defines no test test_no_such_test"
     assert problem_with_test("tests/test_nothing.py", "test_x") == "no file tests/test_nothing.py"
-    assert problem_with_test("tests/test_ep.py", "test_single_pair_is_exact") is None
+    assert problem_with_test("tests/approx/test_ep.py", "test_single_pair_is_exact") is None

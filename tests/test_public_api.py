@@ -10,7 +10,7 @@ import pac_particles
 def test_the_estimators_sampler_models_and_version_import_from_the_package():
     from pac_particles import (AUCGibbsModel, PACBayesAUC,
                                PACBayesClassifier, __version__, run_smc)
-    from pac_particles.estimator import PACBayesAUC as defined
+    from pac_particles.sklearn.estimator import PACBayesAUC as defined
     assert PACBayesAUC is defined
     assert callable(run_smc) and AUCGibbsModel.__name__ == "AUCGibbsModel"
     assert PACBayesClassifier().get_params()["method"]

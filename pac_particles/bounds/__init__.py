@@ -49,10 +49,10 @@ empirical minimization of U-statistics. Annals of Statistics 36(2), 844-874.
 (2021). Tighter risk certificates for neural networks. JMLR 22(227), 1-40.
 """
 
-from .certificates import (BOUNDS, CATONI_GRID, Certificate, catoni_bound,
+from pac_particles.bounds.certificates import (BOUNDS, CATONI_GRID, Certificate, catoni_bound,
                            kl_bound, linear_bound, risk_certificate,
                            held_out_bound, tightest)
-from .classification import (CLASSIFICATION_TRIVIAL,
+from pac_particles.bounds.classification import (CLASSIFICATION_TRIVIAL,
                              classification_certificate, corollary11_bound,
                              corollary13_hyperparameters,
                              corollary13_oracle_bound, corollary15_oracle_bound,
@@ -62,12 +62,12 @@ from .classification import (CLASSIFICATION_TRIVIAL,
                              remark16_zero_one_excess_bound,
                              corollary21_oracle_bound, SigmaProfile,
                              vb_objective_in_sigma)
-from .corollary19 import (TRIVIAL_BOUND, PACBayesBound, pac_bayes_bound,
+from pac_particles.bounds.corollary19 import (TRIVIAL_BOUND, PACBayesBound, pac_bayes_bound,
                           pac_bayes_bound_gaussian, pac_bayes_bound_gibbs,
                           pac_bayes_bound_gp, prevalence_factor_lower,
                           smc_certificate)
-from .kl import binary_kl, kl_inverse_lower, kl_inverse_upper, maurer_constant
-from .ranking import (AUC_TRIVIAL, EXACT_RISK_MAX_PAIRS, RISK_SAMPLE_PAIRS,
+from pac_particles.bounds.kl import binary_kl, kl_inverse_lower, kl_inverse_upper, maurer_constant
+from pac_particles.bounds.ranking import (AUC_TRIVIAL, EXACT_RISK_MAX_PAIRS, RISK_SAMPLE_PAIRS,
                       auc_certificate, check_log_z, sampled_expected_risk_bound,
                       data_dependent_candidate, data_dependent_prior,
                       gaussian_auc_certificate, gibbs_kl, prior_split,

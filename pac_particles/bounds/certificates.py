@@ -85,8 +85,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..checks import InputError, check_count, check_positive, check_probability
-from .kl import kl_inverse_upper, maurer_constant
+from pac_particles.core.checks import InputError, check_count, check_positive, check_probability
+from pac_particles.bounds.kl import kl_inverse_upper, maurer_constant
 
 __all__ = ["Certificate", "CATONI_GRID", "kl_bound", "catoni_bound",
            "linear_bound", "held_out_bound", "tightest", "risk_certificate",

@@ -66,11 +66,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import (InputError, check_count, check_finite_array,
+from pac_particles.core.checks import (InputError, check_count, check_finite_array,
                       check_positive, check_probability)
-from ..gaussian import gaussian_kl
-from ..gaussian_losses import GaussianPointRisk
-from .certificates import linear_bound, risk_certificate
+from pac_particles.core.gaussian import gaussian_kl
+from pac_particles.problem.gaussian_losses import GaussianPointRisk
+from pac_particles.bounds.certificates import linear_bound, risk_certificate
 
 __all__ = ["classification_certificate", "lemma10_hoeffding_function",
            "corollary11_bound", "corollary13_hyperparameters",
@@ -220,7 +220,7 @@ def remark16_excess_risks(scores, eta):
         hinge    = eta (1 - f)_+ + (1 - eta) (1 + f)_+ - 2 min(eta, 1 - eta),
 
     with ``l(m) = 1{m < 0} + 1{m = 0}/2`` (a zero margin counts 1/2, as in
-    :class:`~pac_particles.risks.ClassificationRisk`); ``min(eta, 1 - eta)``
+    :class:`~pac_particles.problem.risks.ClassificationRisk`); ``min(eta, 1 - eta)``
     and ``2 min(eta, 1 - eta)`` are the smallest conditional 0-1 and hinge
     risks over all real scores. Remark 16 says ``zero_one <= hinge``
     everywhere (Zhang 2004: the hinge loss is classification-calibrated with
@@ -320,7 +320,7 @@ def corollary21_oracle_bound(n, d, c, best_risk=0.0, delta=0.05,
     ``R = 2 pi (1 - pi) (1 - AUC)`` with ``pi = P(Y = 1)``
     (:mod:`pac_particles.bounds.corollary19`); ``best_risk`` its minimum
     over linear scores. This package's ``lam`` for the same posterior is
-    :func:`pac_particles.vb.corollary21_lam`. An oracle inequality
+    :func:`pac_particles.approx.vb.corollary21_lam`. An oracle inequality
     (``best_risk`` and ``c`` unknown): a rate, not a certificate; not
     clipped.
 
@@ -397,7 +397,7 @@ def vb_objective_in_sigma(vb, sigmas, mean=None):
         KL = |m|^2/(2 nu^2) + (d/2)(sigma^2/nu^2 - 1 - log(sigma^2/nu^2)),
 
     the expected risk in closed form [ARC16, Sec. 4.1]
-    (:class:`~pac_particles.gaussian_losses.GaussianPointRisk`). For the
+    (:class:`~pac_particles.problem.gaussian_losses.GaussianPointRisk`). For the
     hinge (and exponential) loss both terms are convex in ``sigma`` -- the
     figure's point, and what Thm. 17's solver relies on -- with the
     minimum at the F1 fit's ``sigma`` when ``m`` is its mean; the 0-1 and
@@ -405,7 +405,7 @@ def vb_objective_in_sigma(vb, sigmas, mean=None):
 
     Parameters
     ----------
-    vb : :class:`pac_particles.vb.ClassificationVB`
+    vb : :class:`pac_particles.approx.vb.ClassificationVB`
         Supplies the design (intercept, standardisation), loss, ``lam`` and
         ``nu^2 = prior_var``.
     sigmas : 1-D increasing array of positive scales.

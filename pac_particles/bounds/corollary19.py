@@ -33,8 +33,8 @@ Under the Hoeffding assumption with ``f(lam', n) = lam'^2 / (n - 1)``
     E_rho[R] <= E_rho[r_n] + lam' / (n - 1) + (KL(rho, prior) + log(1/eps)) / lam'.
 
 * Gaussian ``rho`` (VB, EP): ``E_rho[r_n] = q_n E_rho[R_n]`` in closed form
-  (:func:`pac_particles.vb.expected_auc_risk`) and ``KL`` in closed form
-  (:func:`pac_particles.gaussian.gaussian_kl`): linear scores with a Gaussian
+  (:func:`pac_particles.approx.vb.expected_auc_risk`) and ``KL`` in closed form
+  (:func:`pac_particles.core.gaussian.gaussian_kl`): linear scores with a Gaussian
   prior (:func:`pac_bayes_bound_gaussian`), or GP latent training scores
   ``s ~ N(m, S)`` with the prior ``N(0, K)`` (:func:`pac_bayes_bound_gp`; the
   pairs' differences are ``e_i - e_j``).
@@ -47,20 +47,20 @@ Under the Hoeffding assumption with ``f(lam', n) = lam'^2 / (n - 1)``
   ``eps`` by a union bound); SMC's estimates of ``log Z`` and ``E[R_n]``
   are not plugged in. EP's spike-and-slab approximation is a Gaussian
   ``rho`` like the others, with its KL to the mixture prior
-  (:meth:`pac_particles.priors.SpikeSlabPrior.kl_gaussian`), not EP's
+  (:meth:`pac_particles.problem.priors.SpikeSlabPrior.kl_gaussian`), not EP's
   ``log Z``, which is not that of the Gibbs posterior.
 * ``lam`` chosen from a grid of ``K`` values *using the data*: a union bound over
   the grid replaces ``log(1/eps)`` by ``log(K / eps)`` (``grid_size=K``);
-  :func:`pac_particles.selection.lam_grid` is that grid. The bound's ``lam``
+  :func:`pac_particles.sklearn.selection.lam_grid` is that grid. The bound's ``lam``
   must be a grid value: ``lam_grid=`` evaluates it there for the same
   ``rho`` when the posterior's ``lam`` is off the grid (a tempering step).
 
 Sample sizes come either as bare class counts ``n_pos, n_neg`` or from the
-empirical risk itself (``risk=``, a :class:`pac_particles.risks.Risk`): its
+empirical risk itself (``risk=``, a :class:`pac_particles.problem.risks.Risk`): its
 class counts give ``q_n`` and its ``n_independent`` the two-sample term below.
 
 The theorem needs ``lam'`` fixed before seeing the sample. The Corollary 21
-default (:func:`pac_particles.vb.corollary21_lam`) fixes ``lam' = sqrt(d(n-1))/2``
+default (:func:`pac_particles.approx.vb.corollary21_lam`) fixes ``lam' = sqrt(d(n-1))/2``
 and is fine. A ``lam`` fixed on *our* scale makes ``lam' = lam / q_n`` depend on
 the class counts; strictly, count it as a grid over the ``n - 1`` possible
 values of ``n_pos`` (multiply ``grid_size`` by ``n - 1``).
@@ -106,7 +106,7 @@ Usage
 ::
 
     from pac_particles.bounds import pac_bayes_bound_gaussian, pac_bayes_bound_gibbs
-    from pac_particles.vb import GaussianVB
+    from pac_particles.approx.vb import GaussianVB
 
     # Gaussian rho, lam from Corollary 21; EP: EPLinear(X, y, lam).fit(), same call
     res = GaussianVB(X, y, family="full", standardize=False).fit()
@@ -160,14 +160,14 @@ from typing import Optional
 import numpy as np
 from scipy.stats import beta
 
-from ..checks import (InputError, check_count, check_positive,
+from pac_particles.core.checks import (InputError, check_count, check_positive,
                      check_probability)
-from ..data import check_lam, validate_xy
-from ..gaussian import gaussian_kl
-from ..risks import AUCRisk
+from pac_particles.problem.data import check_lam, validate_xy
+from pac_particles.core.gaussian import gaussian_kl
+from pac_particles.problem.risks import AUCRisk
 # about the bound's normalisation, kept next to the VB default lam they serve
-from ..vb import expected_auc_risk, ordered_pairs_factor
-from .ranking import EVIDENCE_SHARE, check_log_z, gibbs_kl
+from pac_particles.approx.vb import expected_auc_risk, ordered_pairs_factor
+from pac_particles.bounds.ranking import EVIDENCE_SHARE, check_log_z, gibbs_kl
 
 __all__ = ["PACBayesBound", "pac_bayes_bound", "pac_bayes_bound_gaussian",
            "pac_bayes_bound_gp", "pac_bayes_bound_gibbs",
@@ -289,7 +289,7 @@ def _check_counts(n_pos, n_neg):
 
 def _sample_sizes(n_pos, n_neg, risk):
     """``(n_pos, n_neg, n_independent)`` from bare class counts or from the
-    empirical risk (a :class:`pac_particles.risks.Risk`); bare counts are
+    empirical risk (a :class:`pac_particles.problem.risks.Risk`); bare counts are
     those of the AUC risk, whose ``n_independent`` is ``min(n_pos, n_neg)``."""
     if risk is None:
         if n_pos is None or n_neg is None:
@@ -405,12 +405,12 @@ def pac_bayes_bound(expected_risk, kl, lam, n_pos=None, n_neg=None, eps=0.05,
     eps_prevalence : float in (0, 1), optional
         Level of the class-prevalence interval behind
         ``auc_risk_bound_rigorous`` (default ``eps``).
-    risk : pac_particles.risks.Risk, optional
+    risk : pac_particles.problem.risks.Risk, optional
         The empirical risk of the training sample, instead of ``n_pos,
         n_neg``: its class counts and ``n_independent``.
     lam_grid : 1-D array of lam > 0, optional
         The grid, fixed before seeing the data, that ``lam`` was chosen
-        on (:func:`pac_particles.selection.lam_grid`).
+        on (:func:`pac_particles.sklearn.selection.lam_grid`).
 
     Returns
     -------
@@ -520,7 +520,7 @@ def pac_bayes_bound_gp(mean, cov, kernel_matrix, y, lam, eps=0.05, grid_size=1,
     training scores of a GP prior ``N(0, K)`` (GP-EP).
 
     The parameters are the scores themselves, so the pairs' differences are
-    ``e_i - e_j``: ``E_rho[R_n]`` is :func:`pac_particles.vb.expected_auc_risk`
+    ``e_i - e_j``: ``E_rho[R_n]`` is :func:`pac_particles.approx.vb.expected_auc_risk`
     with identity rows and ``KL(rho || N(0, K))`` is in closed form with the
     full prior covariance.
 
@@ -621,14 +621,14 @@ def smc_certificate(post, eps=0.05, grid_size=1, eps_prevalence=None,
     """Corollary 19 for the exact Gibbs posterior an SMC run of an AUC
     Gibbs model approximates, linear or GP.
 
-    ``post`` is a :class:`pac_particles.posterior.SMCPosterior` (its
+    ``post`` is a :class:`pac_particles.smc.posterior.SMCPosterior` (its
     ``lam``, evidence and model ``post.predictor``, whose
     ``empirical_risk`` gives the sample sizes). The certified posterior is
     the Gibbs posterior itself, not the particles (an empirical measure has
     no density, hence no finite KL). Its free energy ``-log Z`` is bounded
     from above by a lower confidence bound on ``log Z`` at level
     ``evidence_share * eps``
-    (:meth:`~pac_particles.posterior.SMCPosterior.log_z_lower_bound`: the
+    (:meth:`~pac_particles.smc.posterior.SMCPosterior.log_z_lower_bound`: the
     raw importance weights' Markov bound, or the tempering estimate's), and
     Corollary 19 runs at the rest of ``eps``: by a union bound the
     statement holds with probability at least ``1 - eps``

@@ -41,7 +41,7 @@ Gaussian process classification. JMLR 3, 233-269.
 import numpy as np
 from scipy.special import gammaln, logsumexp, rel_entr, xlogy
 
-from ..checks import InputError
+from pac_particles.core.checks import InputError
 
 __all__ = ["binary_kl", "kl_inverse_upper", "kl_inverse_lower",
            "maurer_constant"]

@@ -59,7 +59,7 @@ The posterior's KL
   no allowance for their error. :func:`gibbs_certificate` certifies the
   exact Gibbs posterior from a *lower confidence bound* on ``log Z`` alone
   (importance sampling is unbiased for ``Z``, so Markov's inequality gives
-  one: :func:`pac_particles.importance_evidence.log_z_lower_bound`), taking
+  one: :func:`pac_particles.smc.importance_evidence.log_z_lower_bound`), taking
   the worst case over ``E_rho[R_n]``; the estimator's SMC certificate.
 * The kl bound holds for all ``rho`` at once: choosing ``rho`` (its ``lam``
   by cross-validation, or to minimise the bound) with the data costs nothing.
@@ -125,14 +125,14 @@ import warnings
 
 import numpy as np
 
-from ..auc import binary_labels, linear_auc_risk
-from ..checks import (InputError, check_count, check_fraction, check_positive,
+from pac_particles.problem.auc import binary_labels, linear_auc_risk
+from pac_particles.core.checks import (InputError, check_count, check_fraction, check_positive,
                       check_probability)
-from ..gaussian import gaussian_kl
-from ..probit_risk import (GaussianPairRisk, check_gaussian_pairs,
+from pac_particles.core.gaussian import gaussian_kl
+from pac_particles.problem.probit_risk import (GaussianPairRisk, check_gaussian_pairs,
                            expected_auc_risk)
-from .certificates import BOUNDS, _certificate, tightest
-from .kl import kl_inverse_upper, maurer_constant
+from pac_particles.bounds.certificates import BOUNDS, _certificate, tightest
+from pac_particles.bounds.kl import kl_inverse_upper, maurer_constant
 
 __all__ = ["AUC_TRIVIAL", "EXACT_RISK_MAX_PAIRS", "RISK_SAMPLE_PAIRS",
            "sampled_expected_risk_bound", "auc_certificate",
@@ -170,7 +170,7 @@ def auc_certificate(expected_risk, kl, risk=None, n_pos=None, n_neg=None,
         ``E_rho[R_n]`` on the training sample.
     kl : float >= 0
         ``KL(rho || prior)``, the prior fixed before seeing the sample.
-    risk : pac_particles.risks.Risk, optional
+    risk : pac_particles.problem.risks.Risk, optional
         Its ``n_independent`` is ``m``; or give ``n_pos, n_neg``.
     delta : float in (0, 1)
     bounds : names among ``'kl'``, ``'catoni'``.
@@ -341,7 +341,7 @@ def gibbs_certificate(log_z, lam, risk=None, n_pos=None, n_neg=None,
     ----------
     log_z : float in [-lam, 0]
         ``log Z``, or a lower bound on it: a Monte Carlo lower confidence
-        bound (:meth:`pac_particles.posterior.SMCPosterior.log_z_lower_bound`)
+        bound (:meth:`pac_particles.smc.posterior.SMCPosterior.log_z_lower_bound`)
         makes the statement hold with probability at least ``1 - delta -``
         its own level (a union bound; the caller records the shares).
     lam : float > 0
@@ -414,8 +414,8 @@ def _ep_prior(X_a, y_a, prior_var, tune):
     says nothing about it). Returns ``(mean, cov, prior_var)``, the last the
     variances used on ``A`` (tuned or not) in the coordinates of ``X_a``.
     """
-    from ..data import validate_xy
-    from ..ep import EPLinear     # EP sits beside the bounds, imported on use
+    from pac_particles.problem.data import validate_xy
+    from pac_particles.approx.ep import EPLinear     # EP sits beside the bounds, imported on use
     part = validate_xy(X_a, y_a, standardize=True, drop_constant=False)
     d = part.d
     var_z = np.broadcast_to(np.asarray(prior_var, dtype=float), (d,)).copy()

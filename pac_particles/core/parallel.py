@@ -1,0 +1,122 @@
+"""Threads: when a numba kernel runs in parallel, and BLAS on one thread.
+
+Every numba kernel of the package comes in two compiled versions, a serial
+one and a ``prange`` one, over the same inner function. :func:`use_parallel`
+is the one rule that chooses between them: below :data:`MIN_PARALLEL_WORK`
+inner-loop items (score entries, pairs, pair x particle terms) waking numba's
+thread pool costs more than the work, and when other processes hold the
+cores spinning OpenMP workers made small batches 10-20x slower (measured on
+the slice moves, which evaluate a few shrinking particles at a time).
+
+:func:`one_blas_thread` runs the BLAS calls around the kernels on one
+thread: OpenBLAS workers keep spinning after a call and then fight the numba
+threads that follow (measured 1.5-2x slower on the risk kernel, 10x on the
+slice loop at d = 2); the kernels' ``prange`` supplies the parallelism.
+
+Tests force either version with :func:`forced` to check that both give the
+same numbers.
+
+Example
+-------
+::
+
+    from pac_particles import parallel
+    with parallel.forced("parallel"):
+        ...                                  # every kernel takes its prange version
+    with parallel.one_blas_thread():
+        scores = theta @ X.T
+"""
+
+import contextlib
+import os
+
+from threadpoolctl import ThreadpoolController
+
+from pac_particles.core.checks import InputError
+
+__all__ = ["MIN_PARALLEL_WORK", "use_parallel", "dispatch", "forced",
+           "one_blas_thread", "blas_threads", "threads_per_job",
+           "concurrent_folds", "limited_threads"]
+
+#: Inner-loop items below which a kernel runs on one thread.
+MIN_PARALLEL_WORK = 50_000
+
+_MODES = ("auto", "serial", "parallel")
+_mode = "auto"
+_CONTROLLER = ThreadpoolController()
+
+
+def use_parallel(work):
+    """Whether a kernel over ``work`` inner-loop items should use its
+    ``prange`` version (always/never inside :func:`forced`)."""
+    if _mode == "serial":
+        return False
+    if _mode == "parallel":
+        return True
+    return work >= MIN_PARALLEL_WORK
+
+
+def dispatch(serial, parallel, work):
+    """The serial or the parallel compiled version of a kernel, for
+    ``work`` items."""
+    return parallel if use_parallel(work) else serial
+
+
+@contextlib.contextmanager
+def forced(mode):
+    """Within the block, every kernel runs its ``mode`` version
+    (``"serial"``, ``"parallel"`` or ``"auto"``)."""
+    global _mode
+    if mode not in _MODES:
+        raise InputError(f"mode must be one of {_MODES}, got {mode!r}")
+    previous, _mode = _mode, mode
+    try:
+        yield
+    finally:
+        _mode = previous
+
+
+def blas_threads(limit):
+    """Context manager limiting BLAS to ``limit`` threads (None: no limit)."""
+    if limit is None:
+        return contextlib.nullcontext()
+    return _CONTROLLER.limit(limits=int(limit), user_api="blas")
+
+
+def one_blas_thread():
+    """Context manager running BLAS on one thread (see module docstring)."""
+    return blas_threads(1)
+
+
+def threads_per_job(n_jobs, numba_threads=None):
+    """Threads for each of ``n_jobs`` concurrent runs: ``numba_threads`` if
+    given, else the cores shared among the jobs (at least 1)."""
+    if numba_threads:
+        return int(numba_threads)
+    return max(1, (os.cpu_count() or 1) // max(1, int(n_jobs)))
+
+
+def concurrent_folds(n_folds, n_jobs=None):
+    """``(n_jobs, threads)`` of folds run concurrently through joblib:
+    ``n_jobs`` if given, else one job per core up to ``n_folds``; and the
+    numba and BLAS threads of each job (:func:`threads_per_job`; None, i.e.
+    unchanged, for a single job)."""
+    if n_jobs is None:
+        n_jobs = max(1, min(int(n_folds), os.cpu_count() or 1))
+    return n_jobs, (threads_per_job(n_jobs) if n_jobs != 1 else None)
+
+
+@contextlib.contextmanager
+def limited_threads(limit):
+    """numba and BLAS on at most ``limit`` threads within the block (None:
+    unchanged). The previous numba count is restored, since a run may
+    execute in the caller's process."""
+    import numba
+    before = numba.get_num_threads()
+    if limit:
+        numba.set_num_threads(min(int(limit), numba.config.NUMBA_NUM_THREADS))
+    try:
+        with blas_threads(limit or None):
+            yield
+    finally:
+        numba.set_num_threads(before)

@@ -1,0 +1,116 @@
+"""The problem of a fit, set up once: validated data, the risk, ``lam``.
+
+A Gibbs pseudo-posterior ``prior(theta) exp(-lam r_n(theta))`` is fixed by
+the data, the empirical risk ``r_n`` and the inverse temperature ``lam``
+(and the prior, which each method builds in its own coordinates).
+:class:`GibbsProblem` holds the first three, validated once:
+
+* ``data`` -- :class:`~pac_particles.problem.data.AUCData` for ranking
+  (constant columns dropped, optionally standardised),
+  :class:`~pac_particles.problem.data.DesignData` for classification (no
+  column dropped, an intercept column appended if asked);
+* ``risk`` -- :class:`~pac_particles.problem.risks.AUCRisk` (``1 - AUC``
+  over the positive/negative pairs) or
+  :class:`~pac_particles.problem.risks.ClassificationRisk` (the mean loss of
+  the margins, PU-weighted with ``pu_prior``);
+* ``lam`` -- the inverse temperature on the risk of the labels as given,
+  and ``lam_pn`` the one on the positive-vs-negative scale: with PU labels
+  the ranking posterior at ``lam`` on the PN risk is the one at
+  ``lam / (1 - pi)`` on the observed PU risk
+  (:func:`~pac_particles.core.checks.resolve_lam`); classification reweights
+  its risk instead and uses ``lam`` as given.
+
+The samplers (:mod:`pac_particles.smc.models`), EP, VB and SVGD
+(:mod:`pac_particles.approx`) take a problem through ``from_problem``, and
+their ``(X, y, lam, ...)`` constructors build one here, so that every method
+sees the same validation and the same ``lam``. :meth:`GibbsProblem.at`
+changes ``lam`` only (a grid of ``lam`` shares the data and the risk).
+
+Example
+-------
+>>> import numpy as np
+>>> from pac_particles.problem.problem import GibbsProblem
+>>> X = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 1.0], [3.0, 1.0]])
+>>> problem = GibbsProblem.ranking(X, [0, 1, 0, 1], lam=10.0, pu_prior=0.5)
+>>> problem.data.d, problem.lam, problem.lam_pn     # constant column dropped
+(1, 20.0, 10.0)
+>>> problem.at(4.0).lam
+8.0
+"""
+
+import dataclasses
+
+from pac_particles.core.checks import check_choice, resolve_lam
+from pac_particles.problem.data import classification_data, validate_xy
+from pac_particles.problem.risks import LOSSES, AUCRisk, ClassificationRisk
+
+__all__ = ["GibbsProblem", "TASKS"]
+
+#: what the risk measures: the order of positive/negative pairs (1 - AUC)
+#: or the label of each point (a classification loss)
+TASKS = ("ranking", "classification")
+
+
+@dataclasses.dataclass(frozen=True)
+class GibbsProblem:
+    """Validated data, the empirical risk and ``lam`` of one Gibbs posterior.
+
+    Build it with :meth:`ranking` or :meth:`classification`, not directly.
+
+    Attributes
+    ----------
+    task : ``"ranking"`` or ``"classification"``.
+    data : the validated data (``data.X`` the design the risk sees,
+        ``data.y`` True for positives, ``data.transform`` for new rows).
+    risk : the empirical risk, a :class:`~pac_particles.problem.risks.Risk`.
+    lam : inverse temperature on ``risk`` (PU-resolved for ranking).
+    lam_pn : ``lam`` as given (the positive-vs-negative scale).
+    pu_prior : the PU class prior ``pi``, or None.
+    standardize : whether ``data`` was standardised.
+    """
+
+    task: str
+    data: object
+    risk: object
+    lam: float
+    lam_pn: float
+    pu_prior: float = None
+    standardize: bool = True
+
+    @classmethod
+    def ranking(cls, X, y, lam, standardize=True, pu_prior=None):
+        """The AUC problem: constant columns dropped (with a warning), the
+        pair risk, ``lam / (1 - pu_prior)`` on the observed PU risk."""
+        data = validate_xy(X, y, standardize=standardize)
+        lam_obs, lam_pn = resolve_lam(lam, pu_prior)
+        return cls("ranking", data, AUCRisk(data.y), lam_obs, lam_pn,
+                   pu_prior, bool(standardize))
+
+    @classmethod
+    def classification(cls, X, y, lam, loss="zero_one", standardize=True,
+                       fit_intercept=True, pu_prior=None):
+        """The classification problem of ``loss``: every column kept, an
+        intercept column when ``fit_intercept``, the PU-weighted risk of
+        [dPNS14] (so ``lam`` as given)."""
+        check_choice(loss, "loss", LOSSES)
+        data = classification_data(X, y, standardize, fit_intercept)
+        lam_obs, lam_pn = resolve_lam(lam)
+        return cls("classification", data,
+                   ClassificationRisk(data.y, loss, pu_prior), lam_obs,
+                   lam_pn, pu_prior, bool(standardize))
+
+    @property
+    def loss(self):
+        """The classification loss (``"auc"`` for ranking)."""
+        return self.risk.loss if self.task == "classification" else "auc"
+
+    @property
+    def fit_intercept(self):
+        return self.task == "classification" and self.data.intercept
+
+    def at(self, lam):
+        """The same data and risk at another ``lam`` (as given: PU-resolved
+        like the original)."""
+        pu_prior = self.pu_prior if self.task == "ranking" else None
+        lam_obs, lam_pn = resolve_lam(lam, pu_prior)
+        return dataclasses.replace(self, lam=lam_obs, lam_pn=lam_pn)

@@ -1,0 +1,379 @@
+"""Model files: a fitted scoring rule saved as JSON, loaded without running code.
+
+A fitted :class:`~pac_particles.sklearn.estimator.PACBayesAUC` with linear scores
+scores, classifies and gives probabilities through four numbers per
+feature and three scalars (``decision_function = X @ coef_ + intercept_``;
+``predict`` takes ``classes_[1]`` where it is positive; ``predict_proba =
+expit(proba_slope_ * decision_function)``). :func:`save_model` writes
+exactly those, with the feature names, the two labels and what the fit was
+(method, ``lam``, certificate), as one JSON file; :func:`load_model` reads
+it back as a :class:`SavedScorer` that recomputes the three methods from
+them with the estimator's arithmetic (numpy and scipy's ``expit`` alone):
+the numbers read back exactly, so predictions agree up to the order in
+which BLAS sums ``X @ coef_`` (it may depend on memory alignment: a few
+units in the last place).
+
+Why not pickle (or joblib): unpickling a file runs whatever code the file
+names, so a model file received from someone else could do anything with
+the rights of whoever loads it. A JSON file is data: :func:`load_model`
+parses numbers and strings, checks them, and never calls ``pickle``.
+
+The file::
+
+    {"format": "pac_particles.model", "format_version": 1,
+     "kind": "linear_score",
+     "feature_names": [...], "classes": [negative, positive],
+     "coef": [...], "intercept": ..., "threshold": ..., "proba_slope": ...,
+     "fit": {...what was fitted, for the record...},
+     "checksum": "sha256:..."}
+
+``checksum`` is the SHA-256 of the canonical JSON of everything else
+(sorted keys, no spaces, floats as Python writes them, which read back
+exactly). A file whose numbers were edited, or that was damaged, no longer
+matches and is refused. The checksum is no signature: whoever edits a file
+on purpose can recompute it. Only the format's safety is unconditional: a
+file can at worst hold wrong numbers, never code.
+
+GP-kernel fits score new rows through their training inputs and kernel;
+they are refused by :func:`save_model` (with what to use instead).
+
+Example
+-------
+::
+
+    from pac_particles import PACBayesAUC
+    from pac_particles.sklearn.model_file import load_model, save_model
+    est = PACBayesAUC(method="ep", lam=100.0).fit(X, y)
+    save_model(est, "model.json")
+    scorer = load_model("model.json")
+    scorer.predict_proba(X_new)      # == est.predict_proba(X_new)
+"""
+
+import hashlib
+import json
+import math
+import os
+import time
+
+import numpy as np
+
+from pac_particles.core.checks import InputError
+
+__all__ = ["save_model", "load_model", "SavedScorer", "FORMAT",
+           "FORMAT_VERSION"]
+
+FORMAT = "pac_particles.model"
+#: raised when the layout changes; a reader refuses newer versions
+FORMAT_VERSION = 1
+_KINDS = ("linear_score",)
+
+
+def _canonical(payload):
+    """The bytes the checksum covers: ``payload`` as canonical JSON."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=True, allow_nan=False).encode("ascii")
+
+
+def _checksum(payload):
+    return "sha256:" + hashlib.sha256(_canonical(payload)).hexdigest()
+
+
+def _label(value):
+    """A class label as a plain JSON value."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return int(value) if value.is_integer() else value
+    return str(value)
+
+
+def _plain(obj):
+    """Numbers, strings, lists and dicts only (numpy values converted);
+    non-finite floats become None (the file is strict JSON)."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    return str(obj)
+
+
+def save_model(estimator, path, feature_names=None, classes=None, info=None):
+    """Write a fitted :class:`~pac_particles.sklearn.estimator.PACBayesAUC` (linear
+    scores) to ``path`` as a model file (module docstring).
+
+    Parameters
+    ----------
+    estimator : a fitted PACBayesAUC without a GP kernel.
+    path : str or path-like; folders are created.
+    feature_names : list of str, optional
+        Names of the input columns, in order; default the estimator's
+        ``feature_names_in_`` (fitted on a DataFrame), else ``x1..xd``.
+    classes : two labels, optional
+        What ``classes_[0]`` and ``classes_[1]`` stand for, when the fit
+        saw codes (the command line fits 0/1 codes of a CSV's labels and
+        passes the labels); default ``classes_``.
+    info : dict, optional
+        More to record under ``"fit"`` (plain values), e.g. how the CSV was
+        read.
+
+    Returns
+    -------
+    path
+
+    Raises
+    ------
+    InputError
+        for an estimator that is not fitted, not a PACBayesAUC, or has GP
+        scores (no coefficients to save).
+    """
+    name = type(estimator).__name__
+    if not (hasattr(estimator, "decision_function")
+            and hasattr(estimator, "proba_slope_")
+            and hasattr(estimator, "threshold_")):
+        if name == "PACBayesClassifier":
+            raise InputError(
+                "save_model writes PACBayesAUC fits: PACBayesClassifier "
+                "predicts with its posterior's vote or predictive "
+                "probability, which a model file does not hold yet")
+        raise InputError("save_model needs a fitted PACBayesAUC: "
+                         + ("fit it first" if name == "PACBayesAUC"
+                            else f"got {name}"))
+    if getattr(estimator, "kernel", None) is not None:
+        raise InputError(
+            "a GP-kernel fit cannot be saved as a model file: it scores new "
+            "rows through its training inputs and kernel, not coefficients; "
+            "fit linear scores (no kernel) to save a model, or keep the "
+            "fitted estimator in memory")
+    coef = np.asarray(estimator.coef_, dtype=float)
+    if feature_names is None:
+        names = getattr(estimator, "feature_names_in_", None)
+        feature_names = ([str(n) for n in names] if names is not None
+                         else [f"x{k + 1}" for k in range(coef.size)])
+    feature_names = [str(n) for n in feature_names]
+    if len(feature_names) != coef.size:
+        raise InputError(f"{len(feature_names)} feature names for "
+                         f"{coef.size} coefficients")
+    if len(set(feature_names)) != len(feature_names):
+        raise InputError("feature names must be distinct")
+    classes = list(estimator.classes_ if classes is None else classes)
+    if len(classes) != 2:
+        raise InputError(f"two class labels are needed, got {classes!r}")
+    values = {"coef": coef, "intercept": estimator.intercept_,
+              "threshold": estimator.threshold_,
+              "proba_slope": estimator.proba_slope_}
+    for key, value in values.items():
+        if not np.all(np.isfinite(value)):
+            raise InputError(f"the fit's {key} is not finite: nothing to save")
+    from pac_particles import __version__
+    fit = {"estimator": name, "method": getattr(estimator, "method", None),
+           "lam": getattr(estimator, "lam_", None),
+           "train_auc": getattr(estimator, "train_auc_", None),
+           "certified_auc": (None if getattr(estimator, "certified_auc_risk_",
+                                             None) is None
+                             else 1.0 - estimator.certified_auc_risk_),
+           "eps": getattr(estimator, "eps", None),
+           "pac_particles_version": __version__,
+           "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    fit.update(info or {})
+    payload = {"format": FORMAT, "format_version": FORMAT_VERSION,
+               "kind": "linear_score", "feature_names": feature_names,
+               "classes": [_label(c) for c in classes],
+               "coef": [float(c) for c in coef],
+               "intercept": float(estimator.intercept_),
+               "threshold": float(estimator.threshold_),
+               "proba_slope": float(estimator.proba_slope_),
+               "fit": _plain(fit)}
+    payload["checksum"] = _checksum(payload)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    with open(path, "w", encoding="ascii") as fh:
+        json.dump(payload, fh, indent=1, allow_nan=False)
+        fh.write("\n")
+    return path
+
+
+def _refuse(path, why):
+    raise InputError(f"{path} is not a usable pac_particles model file: {why}")
+
+
+def _finite_number(path, payload, key):
+    value = payload.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value):
+        _refuse(path, f"{key!r} must be a finite number")
+    return float(value)
+
+
+def load_model(path):
+    """Read a model file written by :func:`save_model`; returns a
+    :class:`SavedScorer`. Nothing in the file is executed: it is parsed as
+    JSON, checked field by field, and its checksum verified.
+
+    Raises
+    ------
+    InputError
+        (one line: what is wrong, what to do) for a missing file, a file
+        that is not JSON (a pickle, for instance: model files are never
+        unpickled), not a model file, of a newer format version, with a
+        missing or malformed field, or whose checksum does not match (edited
+        or damaged after it was saved).
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        raise InputError(f"no such model file: {path}")
+    except OSError as err:
+        raise InputError(f"cannot read the model file {path}: {err}")
+
+    def no_constant(name):
+        # NaN / Infinity are not JSON; Python's parser would take them
+        raise ValueError(f"{name} is not a JSON number")
+    try:
+        payload = json.loads(raw.decode("utf-8"), parse_constant=no_constant)
+    except (UnicodeDecodeError, ValueError):
+        _refuse(path, "it is not JSON (a pickle or joblib file is never "
+                "loaded, since unpickling runs code); save the model with "
+                "pac-particles fit --save-model or model_file.save_model")
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        _refuse(path, f"no \"format\": \"{FORMAT}\" field")
+    version = payload.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        _refuse(path, "no integer format_version")
+    if version > FORMAT_VERSION:
+        _refuse(path, f"format version {version} is newer than this "
+                f"pac_particles reads ({FORMAT_VERSION}); upgrade "
+                "pac_particles")
+    checksum = payload.pop("checksum", None)
+    if not isinstance(checksum, str):
+        _refuse(path, "no checksum")
+    try:
+        expected = _checksum(payload)
+    except ValueError:
+        _refuse(path, "it holds a value that is not plain JSON")
+    if checksum != expected:
+        _refuse(path, "its checksum does not match its content: the file "
+                "was changed after it was saved, or damaged; save the model "
+                "again from the fit")
+    if payload.get("kind") not in _KINDS:
+        _refuse(path, f"unknown kind {payload.get('kind')!r}")
+    names = payload.get("feature_names")
+    if (not isinstance(names, list) or not names
+            or not all(isinstance(n, str) for n in names)
+            or len(set(names)) != len(names)):
+        _refuse(path, "feature_names must be a list of distinct strings")
+    coef = payload.get("coef")
+    if (not isinstance(coef, list) or len(coef) != len(names)
+            or not all(isinstance(c, (int, float)) and not isinstance(c, bool)
+                       and math.isfinite(c) for c in coef)):
+        _refuse(path, "coef must be one finite number per feature")
+    classes = payload.get("classes")
+    if (not isinstance(classes, list) or len(classes) != 2
+            or not all(isinstance(c, (str, int, float, bool)) for c in classes)
+            or classes[0] == classes[1]):
+        _refuse(path, "classes must be two distinct labels")
+    slope = _finite_number(path, payload, "proba_slope")
+    if not slope > 0:
+        _refuse(path, "proba_slope must be positive")
+    fit = payload.get("fit")
+    return SavedScorer(
+        feature_names=names, classes=classes,
+        coef=np.array(coef, dtype=float),
+        intercept=_finite_number(path, payload, "intercept"),
+        threshold=_finite_number(path, payload, "threshold"),
+        proba_slope=slope, fit=fit if isinstance(fit, dict) else {},
+        format_version=version)
+
+
+class SavedScorer:
+    """The scoring rule of a saved :class:`~pac_particles.sklearn.estimator.PACBayesAUC`
+    fit (:func:`load_model`): its ``decision_function``, ``predict`` and
+    ``predict_proba``, computed exactly as the estimator computes them.
+
+    Attributes
+    ----------
+    feature_names : list of str, the input columns in order.
+    classes_ : array of the two labels; ``classes_[1]`` is the positive one.
+    coef_, intercept_ : ``decision_function = X @ coef_ + intercept_``.
+    threshold_ : the cut on the raw score (for the record).
+    proba_slope_ : ``predict_proba = expit(proba_slope_ * decision_function)``.
+    fit : dict, what was fitted (method, lam, certificate, CSV options...).
+    n_features_in_ : number of features.
+    """
+
+    def __init__(self, feature_names, classes, coef, intercept, threshold,
+                 proba_slope, fit=None, format_version=FORMAT_VERSION):
+        self.feature_names = list(feature_names)
+        self.classes_ = np.array(classes, dtype=object if any(
+            isinstance(c, str) for c in classes) else None)
+        self.coef_ = np.asarray(coef, dtype=float)
+        self.intercept_ = float(intercept)
+        self.threshold_ = float(threshold)
+        self.proba_slope_ = float(proba_slope)
+        self.fit = dict(fit or {})
+        self.format_version = format_version
+
+    @property
+    def n_features_in_(self):
+        return self.coef_.size
+
+    def __repr__(self):
+        return (f"SavedScorer({self.n_features_in_} features, classes "
+                f"{self.classes_.tolist()}, method {self.fit.get('method')}, "
+                f"lam {self.fit.get('lam')})")
+
+    def _design(self, X):
+        """``X`` as a finite float array of the model's width; a pandas
+        DataFrame is matched by column name."""
+        columns = getattr(X, "columns", None)
+        if columns is not None:
+            names = [str(c) for c in columns]
+            missing = [n for n in self.feature_names if n not in names]
+            if missing:
+                raise InputError(f"X lacks the feature column(s) "
+                                 f"{missing[:10]} of the model")
+            X = X[self.feature_names]
+        try:
+            X = np.asarray(X, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError("X must be numeric")
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise InputError(f"X must have shape (n, {self.n_features_in_}) "
+                             f"(the model's features), got {X.shape}")
+        if not np.all(np.isfinite(X)):
+            row, col = np.argwhere(~np.isfinite(X))[0]
+            raise InputError(f"X holds {X[row, col]} in row {row + 1}, "
+                             f"feature {self.feature_names[col]!r}")
+        return X
+
+    def decision_function(self, X):
+        """Scores ``X @ coef_ + intercept_``: positive where ``predict``
+        says ``classes_[1]``."""
+        return self._design(X) @ self.coef_ + self.intercept_
+
+    def predict(self, X):
+        """``classes_[1]`` where ``decision_function`` is positive."""
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
+
+    def predict_proba(self, X):
+        """Probabilities of ``classes_[0]`` and ``classes_[1]``:
+        ``expit(proba_slope_ * decision_function(X))``, as
+        :meth:`PACBayesAUC.predict_proba <pac_particles.sklearn.estimator.PACBayesAUC.predict_proba>`."""
+        from scipy.special import expit
+
+        f = self.decision_function(X)
+        p = expit(self.proba_slope_ * f)
+        # rounding must not put a point of predict's positive side at 1/2
+        p = np.where((f > 0) & (p <= 0.5), np.nextafter(0.5, 1.0), p)
+        return np.column_stack([1.0 - p, p])

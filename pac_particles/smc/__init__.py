@@ -1,0 +1,14 @@
+"""Layer 3, smc: the reference sampler and what is built on it.
+
+* :mod:`~pac_particles.smc.models` -- the ``particles`` static models;
+* :mod:`~pac_particles.smc.tempering` -- :class:`RobustAdaptiveTempering`;
+* :mod:`~pac_particles.smc.moves` -- the MCMC moves, one file each;
+* :mod:`~pac_particles.smc.posterior` -- :func:`run_smc` and
+  :class:`SMCPosterior`;
+* :mod:`~pac_particles.smc.importance_evidence` -- ``log Z`` by importance
+  sampling from an approximation of the layer below (EP);
+* :mod:`~pac_particles.smc.single_run_variance` -- single-run error bars;
+* :mod:`~pac_particles.smc.label_noise` -- evidence of the label-noise level;
+* :mod:`~pac_particles.smc.kernel_gibbs_sampler` -- the kernel Gibbs
+  sampler, an MCMC reference for classification.
+"""

@@ -1,0 +1,559 @@
+"""Log evidence by importance sampling from a Gaussian approximation of the
+Gibbs posterior: the refinement of a tempering run's ``log Z``.
+
+A tempering run's product of mean incremental weights is unbiased for
+``Z`` when its exponents and moves are fixed in advance (adaptive tempering
+chooses them from the particles: only asymptotically so), but at
+:func:`~pac_particles.smc.posterior.run_smc`'s default size its
+variance is large, and where the M chains of a step miss part of the
+posterior it falls short of ``log Z`` by more than its error bar: on Sonar
+(d = 60, ``lam = n``) the default runs gave -40.0 to -40.3 while runs of
+10,000 to 50,000 particles rose towards -39.4 (docs/benchmarks.md, "Efficiency of the
+SMC sampler"). Importance sampling from a good Gaussian approximation ``q``
+of the posterior (EP's, which a converged EP fit gives in well under a
+second) has neither problem: its draws are independent, its weights
+``prior x exp(-lam R_n) / q`` are nearly constant where ``q`` fits, and
+the mean of the raw weights is unbiased for ``Z``. The estimate reported
+is that of the Pareto-smoothed weights (below): smoothing trades a small
+bias (downwards: the largest weights shrink) for a bounded variance, so it
+is *not* unbiased; its error bar is read off the draws. The certificates
+use the raw weights instead, through a lower confidence bound that needs
+nothing but their unbiasedness (:func:`log_z_lower_bound`).
+
+The proposal is a defensive mixture [Hes95]: Gaussians, with weight
+``1 - a``, and a t with 4 degrees of freedom, weight ``a``, scaled wider
+than they are (:func:`refine_log_z`). The t tails are heavier than the
+target's, which are the Gaussian prior's times a likelihood at most 1, so
+the weights are bounded and the estimate has a finite variance whatever the
+Gaussians. These are EP's approximation and the Gaussian fitted to the
+run's particles in equal shares where EP covers the model
+(:func:`gaussian_approximation`: linear AUC scores under a Gaussian prior,
+GP scores, the 0-1 classification risk without PU labels), else the
+particles' fit alone.
+
+Whether the estimate can be trusted is read off the tail of the weights:
+the shape ``k`` of a generalised Pareto distribution fitted to the largest
+weights by the empirical Bayes estimator of [ZS09], with the weak prior of
+[VSGY24] (:func:`pareto_k`); those weights are replaced by the fit's
+expected order statistics before they are used (Pareto-smoothed importance
+sampling, :func:`pareto_smooth`), which is what the threshold below is for. Below ``1 - 1 / log10(S)`` (0.70 at ``S = 2000``
+draws) the estimate is reliable [VSGY24, Sec. 3]; above it the tempering
+estimate is kept (:func:`refine_log_z`). Between ``k = 0.5`` and that
+threshold the raw weights have an infinite variance and the smoothed
+estimate's error shrinks more slowly than ``S^-1/2`` [VSGY24, Sec. 3.2,
+App. B]: its standard error is widened accordingly
+(:func:`smoothed_log_z_se`).
+
+References
+----------
+[Hes95] Hesterberg, T. (1995). Weighted average importance sampling and
+defensive mixture distributions. Technometrics 37(2), 185-194.
+[VSGY24] Vehtari, A., Simpson, D., Gelman, A., Yao, Y. and Gabry, J.
+(2024). Pareto smoothed importance sampling. JMLR 25(72), 1-58.
+[ZS09] Zhang, J. and Stephens, M. A. (2009). A new and efficient
+estimation method for the generalized Pareto distribution. Technometrics
+51(3), 316-325.
+"""
+
+import dataclasses
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import linalg
+from scipy.special import gammaln, logsumexp
+
+from pac_particles.core.checks import InputError, check_count, check_finite_array
+from pac_particles.approx.ep import EPClassification, EPGP, EPLinear
+from pac_particles.smc.models import AUCGibbsModel, ClassificationGibbsModel, GPAUCModel
+from pac_particles.smc.moves.base import weighted_gaussian_fit
+from pac_particles.core.parallel import one_blas_thread
+from pac_particles.problem.priors import prior_gaussian_factor
+
+__all__ = ["ImportanceEvidence", "importance_log_z", "refine_log_z",
+           "gaussian_approximation", "pareto_k", "pareto_smooth", "reliable_k",
+           "weighted_mean_se", "pareto_convergence_rate",
+           "smoothed_log_z_se", "log_z_lower_bound", "EVIDENCE_BATCHES",
+           "MIN_BATCH_DRAWS", "DEFENSIVE_WEIGHT", "DEFENSIVE_DF", "MAX_DIMENSION", "SINGULAR_PRIOR",
+           "MIN_DRAWS", "PARTICLES_PER_DIMENSION"]
+
+#: weight ``a`` of the t component of the defensive mixture
+DEFENSIVE_WEIGHT = 0.1
+#: degrees of freedom of the t component
+DEFENSIVE_DF = 4.0
+#: no refinement above this many parameters (the proposal's d x d factor and
+#: its S x d draws would cost more than the run; a GP's parameter is its n
+#: latent scores)
+MAX_DIMENSION = 1000
+#: no refinement when the prior's smallest variance along a Cholesky pivot is
+#: below this fraction of its largest: the near-null directions of the
+#: kernel (a linear kernel on centred inputs has the constant vector there;
+#: linear scores with d > n are sampled in the design's span instead) carry
+#: rounding noise in EP's covariance, and the weights were
+#: biased low by 3-5 standard errors while passing the tail check
+SINGULAR_PRIOR = 1e-10
+#: fewer draws than this give no tail to fit (pareto_k is inf below 25)
+MIN_DRAWS = 25
+#: the particles' Gaussian fit joins EP's in the proposal when the particles
+#: number at least this many per dimension (Kish's ESS): below, its
+#: covariance is mostly estimation noise (a 150-point GP problem at 2000
+#: particles: 3 of 20 estimates failed the tail check with it, none without)
+PARTICLES_PER_DIMENSION = 20
+#: EP's tolerance for a proposal: a proposal need not be converged to the
+#: last digit, only close to the posterior
+PROPOSAL_TOL = 1e-2
+
+
+@dataclass(frozen=True)
+class ImportanceEvidence:
+    """An importance-sampling estimate of ``log Z``.
+
+    Attributes
+    ----------
+    log_z : ``log mean(w)`` over the draws, ``w`` the Pareto-smoothed
+        weights (:func:`pareto_smooth`).
+    log_z_se : its standard error, ``sd(w) / (mean(w) sqrt(S))`` (delta
+        method), widened for ``pareto_k > 0.5`` (:func:`smoothed_log_z_se`);
+        meaningful when ``reliable``.
+    pareto_k : the tail shape of the weights (:func:`pareto_k`).
+    reliable : ``pareto_k <= reliable_k(n_draws)``.
+    ess : Kish's effective sample size of the weights.
+    n_draws : S.
+    proposal : ``"ep+particles"``, ``"ep"`` or ``"particles"``: where the
+        Gaussian part of the proposal came from (:func:`refine_log_z`).
+    seconds : time of the proposal's fit and of the draws.
+    theta, weights, risks : the draws (S, d), their normalised weights and
+        their empirical risks ``R_n``: a weighted sample of the posterior
+        (self-normalised importance sampling).
+    log_weights : (S,) the raw (unsmoothed) log weights ``log prior +
+        loglik - log q`` of the draws, in the order drawn: ``exp`` of each
+        is unbiased for ``Z`` (:func:`log_z_lower_bound`).
+    """
+
+    log_z: float
+    log_z_se: float
+    pareto_k: float
+    reliable: bool
+    ess: float
+    n_draws: int
+    proposal: str
+    seconds: float = float("nan")
+    theta: np.ndarray = field(default=None, repr=False)
+    weights: np.ndarray = field(default=None, repr=False)
+    risks: np.ndarray = field(default=None, repr=False)
+    log_weights: np.ndarray = field(default=None, repr=False)
+
+
+def _gpd_fit(exceedances):
+    """``(k, sigma)`` of a generalised Pareto fit to sorted positive
+    exceedances: the posterior mean of ``b = -k / sigma`` over the grid of
+    [ZS09] (profile likelihood weights), then ``k = mean(log(1 - b x))``
+    and ``sigma = -k / b``; the ``k`` returned is shrunk towards 0.5 as if
+    by 10 prior observations [VSGY24, App. C]."""
+    x = exceedances
+    n = x.size
+    m = 30 + int(np.sqrt(n))
+    quartile = x[max(int(n / 4 + 0.5) - 1, 0)]
+    grid = 1.0 / x[-1] + (1.0 - np.sqrt(m / (np.arange(1, m + 1) - 0.5))) / (3.0 * quartile)
+    k_grid = np.log1p(-grid[:, None] * x).mean(axis=1)
+    profile = n * (np.log(-grid / k_grid) - k_grid - 1.0)
+    weights = np.exp(profile - logsumexp(profile))
+    b = np.sum(grid * weights)
+    k = np.log1p(-b * x).mean()
+    return (n * k + 10 * 0.5) / (n + 10), -k / b
+
+
+def pareto_smooth(log_weights):
+    """Pareto-smoothed log weights and the tail shape ``k`` [VSGY24,
+    Sec. 3]: a generalised Pareto distribution is fitted to the
+    ``min(S / 5, 3 sqrt(S))`` largest weights above the next one, and they
+    are replaced by its expected order statistics (capped at the largest
+    raw weight), which bounds the variance of the estimates that use them.
+    ``k < 0.5``: the raw weights have a finite variance; ``k`` up to
+    :func:`reliable_k`: the smoothed estimate is reliable. ``k`` is inf
+    (and nothing is smoothed) when the tail is too short (fewer than 5
+    weights above the cut) or flat."""
+    lw = check_finite_array(log_weights, "log_weights", ndim=1)
+    out = lw.copy()
+    s = lw.size
+    tail = int(np.ceil(min(0.2 * s, 3.0 * np.sqrt(s))))
+    if tail < 5:
+        return out, float("inf")
+    top = np.argsort(lw)[-(tail + 1):]
+    top_lw = lw[top]
+    peak = top_lw[-1]
+    cut = np.exp(top_lw[0] - peak)
+    above = top[1:][top_lw[1:] > top_lw[0]]    # ties with the cut stay
+    exceed = np.exp(lw[above] - peak) - cut
+    if above.size < 5 or not exceed[-1] > exceed[0]:
+        return out, float("inf")
+    k, sigma = _gpd_fit(exceed)
+    p = (np.arange(above.size) + 0.5) / above.size
+    quantiles = (sigma * np.expm1(-k * np.log1p(-p)) / k if k != 0
+                 else -sigma * np.log1p(-p))
+    out[above] = np.minimum(np.log(cut + quantiles), 0.0) + peak
+    return out, float(k)
+
+
+def pareto_k(log_weights):
+    """Tail shape ``k`` of importance weights given by their logs
+    (:func:`pareto_smooth`)."""
+    return pareto_smooth(log_weights)[1]
+
+
+def reliable_k(n_draws):
+    """The largest reliable tail shape for ``n_draws`` draws,
+    ``min(1 - 1 / log10(S), 0.7)`` [VSGY24, Sec. 3.2]."""
+    return min(1.0 - 1.0 / np.log10(max(n_draws, 11)), 0.7)
+
+
+def pareto_convergence_rate(k, n_draws):
+    """The relative convergence rate ``r`` of a Pareto-smoothed estimate
+    from ``n_draws`` draws whose weights have tail shape ``k`` [VSGY24,
+    App. B]: its error shrinks as ``S^-r/2`` (``r = 1``: the central limit
+    theorem's ``S^-1/2``; halving it takes ``4^(1/r)`` times the draws).
+    1 for ``k <= 0``, 0 for ``k >= 1``; the same formula as the R package
+    posterior's ``ps_convergence_rate``."""
+    s = float(n_draws)
+    if not k > 0:
+        return 1.0
+    if k >= 1:
+        return 0.0
+    if abs(k - 0.5) < 1e-9:
+        return 1.0 - 1.0 / math.log(s)
+    rate = ((2.0 * (k - 1.0) * s ** (2 * k + 1) + (1.0 - 2.0 * k) * s ** (2 * k)
+             + s * s) / ((s - 1.0) * (s - s ** (2 * k))))
+    return float(min(max(rate, 0.0), 1.0))
+
+
+def smoothed_log_z_se(log_weights, k):
+    """Standard error of ``log mean(w)`` for the Pareto-smoothed log
+    weights ``log_weights`` (S,) of tail shape ``k``.
+
+    The delta method's ``sd(w) / (mean(w) sqrt(S))`` assumes a finite
+    variance and the central limit theorem. For ``k > 0.5`` the raw weights
+    have an infinite variance, the smoothed estimate's error shrinks as
+    ``S^-r/2`` with ``r = pareto_convergence_rate(k, S) < 1`` [VSGY24,
+    Sec. 3.2, App. B], and the sample standard deviation of the draws
+    understates it. The rule used: the standard error of ``S^r``
+    independent draws, ``sd(w) / (mean(w) S^(r/2))``, i.e. the delta
+    method's times ``S^((1 - r)/2)`` (at ``S = 2000``: 1.9 at ``k = 0.55``,
+    2.6 at 0.6, 4.9 at 0.7). Measured on Pareto weights (``tests/
+    test_importance_evidence.py``) it restores most of the nominal coverage
+    the delta method loses there (95% intervals over 400 samples of
+    Pareto weights of shapes 0.55 to 0.7: 60-87% -> 88-91%)."""
+    lw = check_finite_array(log_weights, "log_weights", ndim=1)
+    w = np.exp(lw - lw.max())
+    s = lw.size
+    se = float(np.std(w) / (np.mean(w) * np.sqrt(s)))
+    if k > 0.5:
+        se *= s ** ((1.0 - pareto_convergence_rate(k, s)) / 2.0)
+    return se
+
+
+#: numbers of batches among which :func:`log_z_lower_bound` takes the best
+#: (fixed in advance: a union bound over their count)
+EVIDENCE_BATCHES = (4, 16, 64)
+#: fewest draws per batch of :func:`log_z_lower_bound`
+MIN_BATCH_DRAWS = 10
+
+
+def log_z_lower_bound(log_weights, delta):
+    """A lower confidence bound on ``log Z`` from raw importance log
+    weights: with probability at least ``1 - delta`` over the draws,
+    ``log Z >= log_z_lower_bound(log_weights, delta)``.
+
+    Parameters
+    ----------
+    log_weights : (S,) array
+        ``log w_i = log prior(theta_i) + loglik(theta_i) - log q(theta_i)``
+        of independent draws ``theta_i ~ q`` (not smoothed, not selected:
+        every draw, in the order drawn), ``q`` chosen before the draws.
+    delta : float in (0, 1)
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Proof. Split the draws into ``M`` consecutive batches of equal size
+    (a remainder is dropped); the batch means ``Z_j`` are independent,
+    non-negative, and ``E Z_j = integral over {q > 0} of prior exp(-lam
+    R_n) <= Z`` (equality when ``q`` covers the target). So ``E prod_j Z_j
+    <= Z^M`` and Markov's inequality gives ``P(prod_j Z_j >= Z^M / d) <=
+    d``, i.e. with probability at least ``1 - d``::
+
+        log Z > (1/M) sum_j log Z_j - log(1/d) / M.
+
+    The price of confidence falls as ``1/M``; the geometric mean of the
+    batch means falls below ``log Z`` by about ``M`` times half the
+    relative variance of one whole-sample estimate (Jensen), so a few
+    values of ``M`` (:data:`EVIDENCE_BATCHES`, those with at least
+    :data:`MIN_BATCH_DRAWS` draws a batch, or ``M = 1``), fixed by ``S``
+    alone, are tried at ``d = delta / K`` each (union bound) and the
+    largest bound is returned. No moment beyond the mean is needed: heavy
+    tails (large Pareto ``k``) make the bound loose, never wrong. One batch
+    (``M = 1``) is the stochastic lower bound ``log Z_hat - log(1/delta)``
+    of an unbiased estimate [GGA15, Sec. 2]; the product of independent
+    batch means extends it. The Pareto-smoothed estimate is biased and
+    cannot be used here.
+
+    [GGA15] Grosse, R. B., Ghahramani, Z. and Adams, R. P. (2015).
+    Sandwiching the marginal likelihood using bidirectional Monte Carlo.
+    arXiv:1511.02543.
+    """
+    lw = check_finite_array(log_weights, "log_weights", ndim=1)
+    if not 0.0 < delta < 1.0:
+        raise InputError(f"delta must be in (0, 1), got {delta}")
+    s = lw.size
+    counts = [m for m in EVIDENCE_BATCHES if s // m >= MIN_BATCH_DRAWS] or [1]
+    price = math.log(len(counts) / delta)
+    best = -np.inf
+    for m in counts:
+        size = s // m
+        batches = lw[:m * size].reshape(m, size)
+        log_means = logsumexp(batches, axis=1) - np.log(size)
+        best = max(best, float(np.mean(log_means)) - price / m)
+    return best
+
+
+def _prior_factor(model):
+    """Lower Cholesky factor ``L`` of the model's centred Gaussian prior
+    on its parameter (field ``theta``, or a GP's latent scores ``s``,
+    whose prior is ``N(0, K)`` on the kernel's factor), or None."""
+    prior = getattr(model, "prior", None)
+    return None if prior is None else prior_gaussian_factor(prior)
+
+
+def gaussian_approximation(model, tol=PROPOSAL_TOL):
+    """EP's Gaussian approximation ``(mean, cov)`` of ``model``'s Gibbs
+    posterior in its own parameter, or None where EP does not cover the
+    model: linear AUC scores under a centred Gaussian prior
+    (:class:`~pac_particles.approx.ep.EPLinear` on ``X L``, ``L`` the prior's
+    factor, mapped back), GP AUC scores (:class:`~pac_particles.approx.ep.EPGP`
+    on the model's kernel matrix), the 0-1 classification risk of a linear
+    score under a centred Gaussian prior without PU labels
+    (:class:`~pac_particles.approx.ep.EPClassification`). A fit that ends
+    degenerate or with non-finite moments gives None."""
+    L = _prior_factor(model)
+    if L is None:
+        return None
+    data = model.data
+    if isinstance(model, GPAUCModel):
+        ep = EPGP(data.X, data.y, model.lam, kernel=model.gram,
+                  standardize=False, tol=tol)
+    elif isinstance(model, AUCGibbsModel):
+        ep = EPLinear(data.X @ L, data.y, model.lam, standardize=False,
+                      tol=tol)
+    elif (isinstance(model, ClassificationGibbsModel)
+          and model.loss == "zero_one" and model.pu_prior is None):
+        X = data.X[:, :-1] if data.intercept else data.X
+        # EPClassification puts the intercept back last, as the model does
+        if not np.allclose(L, np.eye(data.d)):
+            return None
+        ep = EPClassification(X, data.y, model.lam, standardize=False,
+                              fit_intercept=data.intercept, tol=tol)
+    else:
+        return None
+    try:
+        with warnings.catch_warnings():
+            # an unconverged or jittered fit is still a proposal; the
+            # weights' tail says whether it was good enough
+            warnings.simplefilter("ignore")
+            res = ep.fit()
+    except (InputError, np.linalg.LinAlgError):
+        return None
+    mean, cov = np.asarray(res.mean, dtype=float), np.asarray(res.cov, dtype=float)
+    if (res.degenerate or mean.shape != (model.d,)
+            or not (np.all(np.isfinite(mean)) and np.all(np.isfinite(cov)))):
+        return None
+    if isinstance(model, AUCGibbsModel):
+        mean, cov = L @ mean, L @ cov @ L.T
+    return mean, cov
+
+
+def _log_density(theta, mean, chol, df):
+    """Log density of ``N(mean, S)`` (``df`` None) or of the t with ``df``
+    degrees of freedom and scale ``S``, ``S = chol chol'``, at the rows of
+    ``theta``."""
+    d = mean.size
+    u = linalg.solve_triangular(chol, (theta - mean).T, lower=True)
+    q2 = np.einsum("ij,ij->j", u, u)
+    log_det = np.log(np.diag(chol)).sum()
+    if df is None:
+        return -0.5 * q2 - 0.5 * d * np.log(2 * np.pi) - log_det
+    return (gammaln((df + d) / 2) - gammaln(df / 2) - 0.5 * d * np.log(df * np.pi)
+            - log_det - 0.5 * (df + d) * np.log1p(q2 / df))
+
+
+def _mixture_draws(components, weights, n_draws, rng):
+    """``n_draws`` draws of the mixture of ``components`` (``(mean, chol,
+    df)``, ``df`` None for a Gaussian) with ``weights``, and their log
+    densities under the whole mixture."""
+    d = components[0][0].size
+    which = rng.choice(len(components), size=n_draws, p=weights)
+    e = rng.standard_normal((n_draws, d))
+    theta = np.empty((n_draws, d))
+    for c, (mean, chol, df) in enumerate(components):
+        rows = which == c
+        z = e[rows]
+        if df is not None:
+            z = z / np.sqrt(rng.chisquare(df, rows.sum()) / df)[:, None]
+        theta[rows] = mean + z @ chol.T
+    log_q = logsumexp([np.log(w) + _log_density(theta, *component)
+                       for component, w in zip(components, weights)], axis=0)
+    return theta, log_q
+
+
+def _factor(cov, name, d):
+    cov = check_finite_array(cov, name, ndim=2)
+    if cov.shape != (d, d):
+        raise InputError(f"{name} must have shape ({d}, {d}), got {cov.shape}")
+    try:
+        return linalg.cholesky(0.5 * (cov + cov.T), lower=True)
+    except linalg.LinAlgError:
+        raise InputError(f"{name} is not positive definite")
+
+
+def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
+                     proposal="ep", wide_cov=None, second=None):
+    """``log Z`` of ``model``'s Gibbs posterior by importance sampling from
+    the defensive mixture around ``N(mean, cov)`` (module docstring):
+    ``(1 - a) N(mean, cov) + a t_4(mean, wide_cov)``, or with ``second``
+    ``(1 - a) / 2 [N(mean, cov) + N(second)] + a t_4(mean, wide_cov)``.
+
+    Parameters
+    ----------
+    model : a Gibbs model with a centred Gaussian prior on its parameter
+        (:class:`~pac_particles.smc.models.AUCGibbsModel` and the others of
+        :mod:`pac_particles.smc.models`, spike-and-slab priors excepted).
+    mean : (d,) array; cov : (d, d) positive definite array.
+    wide_cov : (d, d) positive definite array, optional
+        Scale of the t component (default ``cov``): a wider one covers
+        what ``N(mean, cov)`` misses.
+    second : ((d,), (d, d)) arrays, optional
+        Mean and covariance of a second Gaussian component (the particles'
+        fit beside EP's).
+    n_draws : int, the number S of draws (one risk evaluation each).
+    seed : int or numpy Generator, optional.
+    proposal : str, a label kept in the result.
+
+    Returns
+    -------
+    ImportanceEvidence
+    """
+    L = _prior_factor(model)
+    if L is None:
+        raise InputError("importance_log_z needs a model with a centred "
+                         "Gaussian prior (not spike-and-slab)")
+    d = L.shape[0]
+    mean = check_finite_array(mean, "mean", ndim=1)
+    if mean.shape != (d,):
+        raise InputError(f"mean must have shape ({d},), got {mean.shape}")
+    n_draws = check_count(n_draws, "n_draws", minimum=MIN_DRAWS)
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+    with one_blas_thread():
+        chol = _factor(cov, "cov", d)
+        wide = chol if wide_cov is None else _factor(wide_cov, "wide_cov", d)
+        normals = [(mean, chol, None)]
+        if second is not None:
+            mean2 = check_finite_array(second[0], "second mean", ndim=1)
+            if mean2.shape != (d,):
+                raise InputError(f"second mean must have shape ({d},), got "
+                                 f"{mean2.shape}")
+            normals.append((mean2, _factor(second[1], "second cov", d), None))
+        a = DEFENSIVE_WEIGHT
+        theta, log_q = _mixture_draws(
+            normals + [(mean, wide, DEFENSIVE_DF)],
+            [(1 - a) / len(normals)] * len(normals) + [a], n_draws, rng)
+        # the prior N(0, L L') in the whitened coordinates L^-1 theta
+        white = linalg.solve_triangular(L, theta.T, lower=True)
+        log_prior = (-0.5 * np.einsum("ij,ij->j", white, white)
+                     - 0.5 * d * np.log(2 * np.pi) - np.log(np.diag(L)).sum())
+    loglik = model.loglik(theta)
+    # Pareto-smoothed weights: the reliability threshold of reliable_k is
+    # that of the smoothed estimate, whose variance is bounded [VSGY24]
+    raw = log_prior + loglik - log_q
+    log_w, k = pareto_smooth(raw)
+    log_z = float(logsumexp(log_w) - np.log(n_draws))
+    w = np.exp(log_w - log_w.max())
+    return ImportanceEvidence(
+        log_z=log_z, log_z_se=smoothed_log_z_se(log_w, k),
+        pareto_k=k, reliable=bool(k <= reliable_k(n_draws)),
+        ess=float(w.sum() ** 2 / np.sum(w * w)), n_draws=n_draws,
+        proposal=proposal, seconds=time.perf_counter() - start,
+        theta=theta, weights=w / w.sum(), risks=-loglik / model.lam,
+        log_weights=raw)
+
+
+def _check_weighted(values, weights, name):
+    """``values`` (S, ...) and normalised ``weights`` (S,) as float arrays,
+    or InputError naming what is wrong."""
+    values = check_finite_array(values, name)
+    weights = check_finite_array(weights, "weights", ndim=1)
+    if values.ndim not in (1, 2) or values.shape[0] != weights.size:
+        raise InputError(f"{name} must have shape ({weights.size},) or "
+                         f"({weights.size}, d) to match the weights, got "
+                         f"{values.shape}")
+    if np.any(weights < 0) or not np.isclose(weights.sum(), 1.0):
+        raise InputError("weights must be >= 0 and sum to 1")
+    return values, weights
+
+
+def weighted_mean_se(values, weights):
+    """Standard error of the self-normalised importance-sampling mean of
+    ``values`` (S, d) with normalised ``weights``:
+    ``sqrt(sum_i w_i^2 (f_i - f_bar)^2)`` (delta method)."""
+    values, weights = _check_weighted(values, weights, "values")
+    centred = values - weights @ values
+    return np.sqrt((weights ** 2) @ (centred ** 2))
+
+
+def refine_log_z(model, theta, weights, n_draws, seed=None):
+    """Importance-sampling estimate of ``log Z`` for a finished run with
+    final particles ``theta`` (N, d) and normalised ``weights``.
+
+    The proposal's Gaussian part is EP's approximation
+    (:func:`gaussian_approximation`) and the particles' Gaussian fit in
+    equal shares (EP's alone when the particles are fewer than
+    :data:`PARTICLES_PER_DIMENSION` per dimension), its t component (weight :data:`DEFENSIVE_WEIGHT`)
+    centred on EP's mean and scaled by the sum of both covariances: each
+    covers what the other misses (on Pima EP's covariance has 0.67 times
+    the particles' trace; with both, the spread of log Z over 20 runs of
+    2000 draws fell from 0.046 to 0.028 and the largest tail shape from
+    0.69 to 0.58; on a 150-point GP problem, where the particles' fit
+    in 150 dimensions is poor, the spread rose from 0.023 to 0.046). Where
+    EP does not cover the model, the particles' fit alone, the t scaled by
+    twice its covariance. None when the model has no centred Gaussian
+    prior, more than :data:`MAX_DIMENSION` parameters, a near-singular
+    prior (:data:`SINGULAR_PRIOR`), or ``n_draws`` below :data:`MIN_DRAWS`."""
+    L = _prior_factor(model)
+    if L is None or model.d > MAX_DIMENSION or n_draws < MIN_DRAWS:
+        return None
+    pivots = np.diag(L) ** 2
+    if pivots.min() < SINGULAR_PRIOR * np.max(np.sum(L * L, axis=1)):
+        return None
+    theta, weights = _check_weighted(theta, weights, "theta")
+    if theta.ndim != 2 or theta.shape[1] != model.d:
+        raise InputError(f"theta must have shape (N, {model.d}), got "
+                         f"{theta.shape}")
+    start = time.perf_counter()
+    mean, chol = weighted_gaussian_fit(weights, theta, ridge=1e-8)
+    cov = chol @ chol.T
+    fit = gaussian_approximation(model)
+    enough = 1.0 / np.sum(weights ** 2) >= PARTICLES_PER_DIMENSION * model.d
+    if fit is None:
+        est = importance_log_z(model, mean, cov, n_draws, seed=seed,
+                               proposal="particles", wide_cov=2.0 * cov)
+    elif enough:
+        est = importance_log_z(model, fit[0], fit[1], n_draws, seed=seed,
+                               proposal="ep+particles", wide_cov=fit[1] + cov,
+                               second=(mean, cov))
+    else:
+        est = importance_log_z(model, fit[0], fit[1], n_draws, seed=seed,
+                               proposal="ep", wide_cov=fit[1] + cov)
+    return dataclasses.replace(est, seconds=time.perf_counter() - start)

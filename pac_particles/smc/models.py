@@ -1,0 +1,616 @@
+"""Gibbs pseudo-posteriors of the AUC and classification risks as
+``particles`` static models.
+
+:class:`AUCGibbsModel` targets, for linear scores ``s_theta(x) = x . theta``,
+
+    pi_lam(theta)  ∝  prior(theta) * exp(-lam * R_n(theta)),
+
+with ``R_n`` the empirical AUC risk (fraction of mis-ordered positive/negative
+pairs, ties 1/2; see :mod:`pac_particles.problem.auc`). ``particles`` tempers from
+exponent 0 to 1, so the model's log-likelihood is ``-lam * R_n(theta)`` and the
+tempering path visits the Gibbs posteriors at ``gamma_t = lam * exponent_t``.
+:class:`ClassificationGibbsModel` is the same for the mean 0-1, hinge,
+exponential or ramp loss of the margins ``y_i x_i . theta`` [ARC16, Sec. 3-4].
+:class:`GPAUCModel` and :class:`GPClassificationModel` put a Gaussian-process
+prior on the latent training scores instead (the dual form of [GH01]).
+
+Scale of ``lam``: it multiplies the *fraction* of mis-ordered pairs
+(``P = n_pos * n_neg`` pairs). The SMC section of Ridgway et al. (2014)
+normalises by the ``n (n - 1)`` ordered pairs instead; their ``gamma`` equals
+our ``lam * n (n - 1) / (2 n_pos n_neg)``. Their EP section uses
+``gamma' = gamma / (n_pos n_neg)`` per pair, which is our convention.
+
+:class:`~pac_particles.smc.tempering.RobustAdaptiveTempering` (re-exported here)
+is ``particles``' adaptive tempering with a bracket for the next exponent that
+cannot fail on steep targets.
+
+Example
+-------
+::
+
+    import particles
+    from particles import smc_samplers as ssp
+    from pac_particles.problem.data import load_dataset
+    from pac_particles.smc.models import AUCGibbsModel, RobustAdaptiveTempering
+
+    X, y, _ = load_dataset("pima")
+    model = AUCGibbsModel(X, y, lam=len(y))
+    fk = RobustAdaptiveTempering(model, wastefree=True, len_chain=10)
+    smc = particles.SMC(fk=fk, N=200)     # 200 x 10 particles
+    smc.run()
+    smc.X.shared["exponents"][-1]          # 1.0
+
+References
+----------
+Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014). PAC-Bayesian AUC
+classification and scoring. NIPS 27.
+
+Dau, H.-D. and Chopin, N. (2022). Waste-free Sequential Monte Carlo. JRSS B 84,
+114-148.
+
+[ARC16] Alquier, P., Ridgway, J. and Chopin, N. (2016). On the properties of
+variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
+
+[GH01] Graepel, T. and Herbrich, R. (2001). The kernel Gibbs sampler. NIPS 13.
+
+[dPNS14] du Plessis, M. C., Niu, G. and Sugiyama, M. (2014). Analysis of
+learning from positive and unlabeled data. NIPS 27.
+
+[WBT20] Wilson, J. T., Borovitskiy, V., Terenin, A., Mostowsky, P. and
+Deisenroth, M. P. (2020). Efficiently sampling functions from Gaussian
+process posteriors. ICML 2020 (Matheron's rule).
+"""
+
+import math
+import time
+
+import numpy as np
+from particles import distributions as dists
+from particles import smc_samplers as ssp
+
+from pac_particles.core.checks import (InputError, check_count, check_positive,
+                     check_probability, resolve_lam)
+from pac_particles.problem.data import (AUCData, DesignData, classification_data,
+                                        validate_xy)
+from pac_particles.core.gaussian import gp_predictive
+from pac_particles.core.kernels import LinearKernel, SquaredExponential, gram_matrix, kernel_diag
+from pac_particles.problem.priors import (CholeskyNormal, gaussian_prior, param_array,
+                     stable_cholesky)
+from pac_particles.problem.risks import AUCRisk, ClassificationRisk
+# the tempering Feynman-Kac model, importable from here as in the README
+from pac_particles.smc.tempering import RobustAdaptiveTempering, check_reached_target
+
+__all__ = ["AUCGibbsModel", "GPAUCModel", "ClassificationGibbsModel",
+           "GPClassificationModel",
+           "SpanAUCModel", "SpanData", "linear_score_model", "SCORE_SPACE",
+           "DesignData", "classification_data", "lam_from_label_noise", "label_noise_from_lam",
+           "RobustAdaptiveTempering", "check_reached_target"]
+
+
+class _GibbsModel(ssp.StaticModel):
+    """What every Gibbs model shares: validated data, ``lam`` (resolved once
+    for PU labels), its empirical risk, and ``loglik = -lam * risk`` with the
+    bookkeeping that ``run_smc`` reports."""
+
+    #: whether PU labels turn ``lam`` into ``lam / (1 - pi)`` on the
+    #: observed risk (the AUC) rather than reweighting the risk
+    _pu_rescales_lam = True
+
+    def _setup(self, X, y, lam, standardize, pu_prior):
+        self.pu_prior = pu_prior
+        data = self._validate(X, y, standardize)
+        self.lam, self.lam_pn = resolve_lam(
+            lam, pu_prior if self._pu_rescales_lam else None)
+        self.empirical_risk = self._make_risk(data.y)
+        self.n_risk_evaluations = 0
+        self.loglik_seconds = 0.0
+        return data
+
+    def _validate(self, X, y, standardize):
+        return validate_xy(X, y, standardize=standardize)
+
+    def _make_risk(self, positives):
+        return AUCRisk(positives)
+
+    def risk(self, theta):
+        raise NotImplementedError
+
+    def loglik(self, theta, t=None):
+        """``-lam * R_n`` for each particle (``t`` is ignored: the
+        pseudo-likelihood does not factorise over data points)."""
+        start = time.perf_counter()
+        out = -self.lam * np.atleast_1d(self.risk(theta))
+        self.n_risk_evaluations += out.shape[0]
+        self.loglik_seconds += time.perf_counter() - start
+        return out
+
+
+class _LinearGibbsModel(_GibbsModel):
+    """Gibbs posteriors of linear scores ``x . theta``: the parameter is
+    ``theta`` (field ``theta`` of the prior), the risk is evaluated on the
+    rows of ``X`` in the risk's order (:meth:`Risk.linear`)."""
+
+    #: linear scores ``x . theta`` (GP models have latent scores ``s``)
+    is_gp = False
+
+    def _linear_setup(self, X, y, lam, prior, standardize, pu_prior):
+        data = self._setup(X, y, lam, standardize, pu_prior)
+        self._X_ordered = self.empirical_risk.ordered(data.X)
+        if prior is None:
+            prior = gaussian_prior(data.d)
+        _check_theta_prior(prior, data.d)
+        super().__init__(data=data, prior=prior)
+
+    @property
+    def d(self):
+        return self.data.d
+
+    def risk(self, theta):
+        """Empirical risk of particles ``theta`` ((N, d) array or a
+        structured array with field ``theta``)."""
+        return self.empirical_risk.linear(param_array(theta), self._X_ordered)
+
+    #: the parameter is ``theta`` itself (:class:`SpanAUCModel`: "score")
+    space = "primal"
+
+    def predict_scores(self, X_new, point):
+        """Scores ``X_new @ point`` of preprocessed inputs (``data.transform``)."""
+        return X_new @ point
+
+    @property
+    def design_data(self):
+        """The validated design on which ``theta`` lives: ``data``."""
+        return self.data
+
+    def linear_coefficients(self, theta):
+        """``theta`` itself: the parameter is the coefficient vector
+        (:meth:`SpanAUCModel.linear_coefficients` maps its own)."""
+        return np.asarray(theta, dtype=float)
+
+    def sample_linear_coefficients(self, theta, rng):
+        """``theta`` itself (``rng`` unused; see :class:`SpanAUCModel`)."""
+        return np.atleast_2d(np.asarray(theta, dtype=float))
+
+
+class AUCGibbsModel(_LinearGibbsModel):
+    """AUC Gibbs posterior for linear scores, a ``particles`` static model.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+    y : array of shape (n,), binary labels
+    lam : float > 0
+        Inverse temperature multiplying the AUC risk ``R_n`` (a fraction in
+        [0, 1]); ``lam`` of the order of n is a common choice.
+    prior : particles.distributions.StructDist, optional
+        A distribution with a field ``theta`` of dimension d (after constant
+        columns are dropped). Default: iid N(0, 1).
+    standardize : bool
+        Standardise the columns of X (recommended with an isotropic prior,
+        which otherwise weighs features by their units).
+    pu_prior : float in [0, 1), optional
+        Positive-unlabelled data: ``y = 1`` marks labelled positives, ``y = 0``
+        the unlabelled points, of which a fraction ``pu_prior`` is positive.
+        The model then uses ``lam / (1 - pu_prior)`` on the observed (PU) risk,
+        which targets ``lam`` on the positive-vs-negative risk (see
+        :mod:`pac_particles.problem.auc`); ``self.lam`` is that observed-scale value,
+        ``self.lam_pn`` the one you gave.
+
+    Attributes
+    ----------
+    data : pac_particles.problem.data.AUCData
+        The validated data (``data.transform`` maps new inputs).
+    n_risk_evaluations : int
+        Number of score vectors whose risk was computed so far.
+    loglik_seconds : float
+        Wall time spent inside :meth:`loglik` so far.
+    """
+
+    def __init__(self, X, y, lam, prior=None, standardize=True, pu_prior=None):
+        self._linear_setup(X, y, lam, prior, standardize, pu_prior)
+
+
+class ClassificationGibbsModel(_LinearGibbsModel):
+    """Gibbs posterior of a linear binary classifier [ARC16, Def. 3], a
+    ``particles`` static model: ``loglik(theta) = -lam * r_n(theta)``,
+
+        r_n(theta) = (1/n) sum_i loss(y_i x_i . theta),    y_i in {-1, +1},
+
+    with the 0-1 loss (a margin of exactly 0 counts 1/2), the hinge, the
+    exponential or the symmetric ramp loss
+    (:class:`~pac_particles.problem.risks.ClassificationRisk`), evaluated by BLAS
+    and a numba kernel in O(n d) per particle.
+
+    Unlike the AUC, the risk depends on an intercept: ``fit_intercept``
+    appends a constant column (not standardised), so ``theta[-1]`` is the
+    intercept. Columns constant in the data are kept (with an intercept
+    they are redundant, never harmful). With ``fit_intercept=False`` and
+    ``standardize=False`` the 0-1 risk is invariant to ``theta -> c theta``,
+    ``c > 0``, as the AUC risk is.
+
+    The 0-1 Gibbs posterior is the posterior of the label-noise model of
+    [GH01, Sec. 2]: labels flipped with probability ``q`` give the
+    likelihood ``q^k (1 - q)^(n - k)`` (``k`` misclassified points), which
+    is ``exp(-lam r_n)`` up to a constant for ``lam = n log((1 - q) / q)``
+    (:func:`lam_from_label_noise`, :func:`label_noise_from_lam`).
+
+    Parameters
+    ----------
+    X : (n, d) array; y : (n,) binary labels (any two values, the larger
+        one positive; ``y = +1`` margins are ``x . theta``).
+    lam : float > 0, multiplies the mean loss.
+    loss : "zero_one" (default), "hinge", "exponential" or "ramp".
+    prior : StructDist with a field ``theta`` of dimension ``d + 1`` with an
+        intercept, ``d`` without. Default: iid N(0, 1).
+    fit_intercept, standardize : bool.
+    pu_prior : float in [0, 1), optional
+        Positive-unlabelled labels: ``y`` positive marks labelled positives,
+        the other class unlabelled points of which a fraction ``pu_prior``
+        is positive; the risk is the cost-sensitive PU risk of [dPNS14]
+        (see :class:`~pac_particles.problem.risks.ClassificationRisk`), unbiased for
+        the 0-1 and ramp losses, and ``lam`` multiplies it as given.
+
+    Attributes
+    ----------
+    data : :class:`DesignData` (``data.transform`` appends the intercept).
+    empirical_risk : :class:`~pac_particles.problem.risks.ClassificationRisk`.
+    loss, fit_intercept : as given.
+
+    Example
+    -------
+    ::
+
+        from sklearn.datasets import load_breast_cancer
+        from pac_particles.smc.models import ClassificationGibbsModel
+        from pac_particles.smc.posterior import run_smc
+        X, y = load_breast_cancer(return_X_y=True)
+        model = ClassificationGibbsModel(X, y, lam=len(y), loss="hinge")
+        post = run_smc(model, n_particles=200, seed=0)
+        post.mean[-1]                         # posterior mean intercept
+    """
+
+    # the PU risk is reweighted in the risk itself, lam is used as given
+    _pu_rescales_lam = False
+
+    def __init__(self, X, y, lam, loss="zero_one", prior=None,
+                 fit_intercept=True, standardize=True, pu_prior=None):
+        self.loss = loss
+        self.fit_intercept = bool(fit_intercept)
+        self._linear_setup(X, y, lam, prior, standardize, pu_prior)
+
+    def _validate(self, X, y, standardize):
+        return classification_data(X, y, standardize, self.fit_intercept)
+
+    def _make_risk(self, positives):
+        return ClassificationRisk(positives, self.loss, self.pu_prior)
+
+
+def lam_from_label_noise(q, n):
+    """``lam = n log((1 - q) / q)``: the 0-1 Gibbs posterior that is the
+    posterior of labels flipped with probability ``q`` in (0, 1/2)
+    [GH01, Sec. 2]."""
+    q = check_probability(q, "q (label-noise probability)")
+    if q >= 0.5:
+        raise InputError(f"q (label-noise probability) must be below 1/2 for "
+                         f"a positive lam, got {q}")
+    return float(check_count(n, "n") * math.log((1.0 - q) / q))
+
+
+def label_noise_from_lam(lam, n):
+    """The inverse of :func:`lam_from_label_noise`:
+    ``q = 1 / (1 + exp(lam / n))``."""
+    lam, n = check_positive(lam, "lam"), check_count(n, "n")
+    # 1 / (1 + e^t) = e^-t / (1 + e^-t): no overflow for large lam / n
+    t = lam / n
+    return float(math.exp(-t) / (1.0 + math.exp(-t)))
+
+
+class _GPGibbsModel(_GibbsModel):
+    """Gibbs posteriors with a Gaussian-process prior ``N(0, K)`` on the
+    latent training scores ``s``: the parameter is ``s`` (field ``s``), the
+    risk is evaluated on ``s`` directly (no matrix product), and new inputs
+    are scored by the GP conditional mean ``k_*' K^-1 s``."""
+
+    #: the parameter is the vector of latent training scores ``s``
+    is_gp = True
+
+    def _gp_setup(self, X, y, lam, kernel, standardize, pu_prior):
+        data = self._setup(X, y, lam, standardize, pu_prior)
+        if kernel is None:
+            kernel = SquaredExponential(lengthscale=np.sqrt(data.d))
+        if not callable(kernel):
+            raise InputError("kernel must be callable: kernel(X1, X2) -> Gram "
+                             "matrix (e.g. pac_particles.problem.priors.SquaredExponential)")
+        self.kernel = kernel
+        self.gram = gram_matrix(kernel, data.X, label="GP kernel")
+        self.kernel_chol, self.jitter = stable_cholesky(
+            self.gram, label="GP kernel matrix")
+        prior = dists.StructDist({"s": CholeskyNormal(self.kernel_chol)})
+        super().__init__(data=data, prior=prior)
+
+    @property
+    def d(self):
+        """Dimension of the parameter: the number of training points."""
+        return self.data.n
+
+    def risk(self, s):
+        """Empirical risk of latent score vectors ((N, n) array or
+        structured array with field ``s``)."""
+        return self.empirical_risk(param_array(s))
+
+    def predict_scores(self, X_new, point, return_var=False):
+        """GP conditional mean ``k_*' K^-1 s`` at preprocessed inputs for a
+        latent score vector ``point`` (and ``k_** - k_*' K^-1 k_*`` if
+        ``return_var``); ``point`` may also be (n, N), one column per
+        latent vector."""
+        return self.predictive(X_new, point, return_var=return_var)
+
+    def predictive(self, X_new, latent_mean, latent_cov=None, return_var=True):
+        """GP predictive at preprocessed inputs for latent training scores
+        ``s ~ N(latent_mean, latent_cov)``
+        (:func:`pac_particles.core.gaussian.gp_predictive`)."""
+        K_star = np.asarray(self.kernel(X_new, self.data.X), dtype=float)
+        k_diag = kernel_diag(self.kernel, X_new) if return_var else None
+        return gp_predictive(self.kernel_chol, K_star, latent_mean, latent_cov,
+                             k_diag)
+
+
+class GPAUCModel(_GPGibbsModel):
+    """AUC Gibbs posterior with a Gaussian-process prior on the scores.
+
+    The parameter is the vector ``s`` of latent scores of the n training
+    points, with prior ``N(0, K)``, ``K = kernel(X, X)``, and
+    ``loglik(s) = -lam * R_n(s)``, computed by the risk kernel directly on
+    ``s`` (no matrix product). Scores of new inputs are the GP conditional
+    mean ``k_*' K^-1 s`` (Ridgway et al. 2014, section 4).
+
+    The Gram matrix is symmetrised and factorised once, with jitter added
+    geometrically until the Cholesky factorisation succeeds (duplicated rows
+    make K singular); the factor ``kernel_chol`` drives the default move,
+    :class:`~pac_particles.smc.moves.EllipticalSlice` (one batched triangular
+    product per step for all particles). The random walk calibrated on the
+    particle covariance is refused: in dimension n it needs more particles
+    than n to estimate a covariance at all (the failure of the SMC-AUC
+    student report), and it ignores the prior correlations that the
+    elliptical move follows exactly. Under ``particles.SMC`` directly, use
+    :class:`RobustAdaptiveTempering`, which picks that move; ``particles``'
+    own ``AdaptiveTempering`` defaults to the random walk and then needs
+    ``move=ssp.MCMCSequenceWF(mcmc=EllipticalSlice(model.kernel_chol))``
+    (its calibration fails with fewer distinct particles than points).
+
+    Parameters
+    ----------
+    X : array of shape (n, d); y : binary labels
+    lam : float > 0
+    kernel : callable ``kernel(X1, X2) -> Gram``, e.g.
+        :class:`~pac_particles.problem.priors.SquaredExponential` (default, lengthscale
+        ``sqrt(d)`` on standardised inputs) or
+        :class:`~pac_particles.problem.priors.LinearKernel`.
+    standardize : bool
+    pu_prior : float in [0, 1), optional (see :class:`AUCGibbsModel`)
+
+    Attributes
+    ----------
+    data, kernel, gram (K), kernel_chol (C, K + jitter = C C'), jitter.
+    """
+
+    def __init__(self, X, y, lam, kernel=None, standardize=True, pu_prior=None):
+        self._gp_setup(X, y, lam, kernel, standardize, pu_prior)
+
+
+class GPClassificationModel(_GPGibbsModel):
+    """Gibbs posterior of a kernel classifier: a Gaussian-process prior
+    ``N(0, K)`` on the latent training scores ``s`` and
+    ``loglik(s) = -lam * r_n(s)``, ``r_n`` the mean loss of the margins
+    ``y_i s_i`` (:class:`~pac_particles.problem.risks.ClassificationRisk`).
+
+    This is the dual (kernel) form of [GH01, Sec. 2-3]: a linear classifier
+    ``w`` in the feature space of ``k`` only enters the likelihood through
+    ``s = (<w, x_i>)``, and with a Gaussian prior on ``w`` these scores are
+    ``N(0, K)``; ``w = sum_i alpha_i x_i`` with ``alpha = K^-1 s`` [GH01,
+    Eq. (1)]. With the 0-1 loss and ``lam = n log((1 - q) / q)``
+    (:func:`lam_from_label_noise`) it is the label-noise posterior of
+    [GH01]. Moves: the default
+    :class:`~pac_particles.smc.moves.EllipticalSlice` on the kernel's Cholesky
+    factor, or :class:`~pac_particles.smc.moves.ExactEllipseGibbs` (0-1 loss:
+    exact angle draw from the 2n angles where a latent score crosses 0);
+    the covariance-calibrated moves are refused
+    (:func:`~pac_particles.smc.moves.check_move_fits`). There is no intercept:
+    add a constant to the kernel for a bias.
+
+    Parameters
+    ----------
+    X : (n, d) array; y : binary labels (the larger value positive).
+    lam : float > 0, multiplies the mean loss.
+    kernel : callable ``kernel(X1, X2) -> Gram`` (default squared
+        exponential, lengthscale ``sqrt(d)`` on standardised inputs).
+    loss : "zero_one" (default), "hinge", "exponential" or "ramp".
+    standardize : bool.
+    pu_prior : float in [0, 1), optional (see :class:`ClassificationGibbsModel`).
+
+    Attributes
+    ----------
+    data, kernel, gram (K), kernel_chol (C, K + jitter = C C'), jitter,
+    empirical_risk, loss.
+
+    Example
+    -------
+    ::
+
+        from pac_particles.core.kernels import SquaredExponential
+        from pac_particles.smc.models import GPClassificationModel
+        from pac_particles.smc.moves import ExactEllipseGibbs
+        from pac_particles.smc.posterior import run_smc
+        model = GPClassificationModel(X, y, lam=lam_from_label_noise(0.1, len(y)),
+                                      kernel=SquaredExponential(1.0))
+        post = run_smc(model, move=ExactEllipseGibbs(model), seed=0)
+    """
+
+    # the PU risk is reweighted in the risk itself, lam is used as given
+    _pu_rescales_lam = False
+
+    def __init__(self, X, y, lam, kernel=None, loss="zero_one",
+                 standardize=True, pu_prior=None):
+        self.loss = loss
+        self._gp_setup(X, y, lam, kernel, standardize, pu_prior)
+
+    def _make_risk(self, positives):
+        return ClassificationRisk(positives, self.loss, self.pu_prior)
+
+
+class SpanData(AUCData):
+    """The data of a :class:`SpanAUCModel`: ``X`` holds the coordinates
+    ``B = U_r Sigma_r`` of the training scores in an orthonormal basis of
+    the span of the (preprocessed, prior-scaled) design, and
+    :meth:`transform` maps new raw inputs to the same coordinates,
+    ``transform(x) = design.transform(x) @ basis`` (``basis = S0^1/2 V_r``),
+    so that ``x . theta = transform(x) . w`` for ``theta = basis w``."""
+
+    def __init__(self, design, coordinates, basis):
+        self.design = design
+        self.basis = basis
+        r = coordinates.shape[1]
+        super().__init__(X=np.ascontiguousarray(coordinates), y=design.y,
+                         columns=design.columns, center=np.zeros(r),
+                         scale=np.ones(r),
+                         feature_names=[f"span{k + 1}" for k in range(r)],
+                         n_raw_features=design.n_raw_features)
+
+    def transform(self, X_new):
+        return self.design.transform(X_new) @ self.basis
+
+
+#: singular values of ``X S0^1/2`` at most this times the largest, times
+#: ``max(n, d)``, are zero (numpy's ``matrix_rank`` rule): the span of a
+#: centred design has rank ``min(n - 1, d)`` at most, and treating its null
+#: directions as tiny but positive variances is what made the score-space
+#: prior depend on the rounding of a singular Cholesky factor
+SPAN_RANK_RTOL = np.finfo(float).eps
+
+
+class SpanAUCModel(AUCGibbsModel):
+    """The AUC Gibbs posterior of linear scores under ``theta ~ N(0, S0)``,
+    sampled in the span of the design (the cheap exact form when d > n).
+
+    The likelihood sees ``theta`` only through ``s = X theta``. With the
+    thin SVD ``X S0^1/2 = U Sigma V'`` of rank ``r`` (:data:`SPAN_RANK_RTOL`)
+    and ``w = V_r' S0^-1/2 theta ~ N(0, I_r)``, the scores are
+    ``s = B w``, ``B = U_r Sigma_r``: an :class:`AUCGibbsModel` on the
+    ``r <= min(n - 1, d)`` columns of ``B`` with the isotropic prior, of
+    the same ``log Z`` as the model on ``theta``. No matrix is inverted, so
+    no jitter enters: the prior of ``s``, ``N(0, X S0 X')``, is singular
+    (centred columns put the constant vector in its null space), and the
+    earlier form with ``s`` as the parameter factorised it by luck of
+    rounding. The posterior of ``theta`` given ``w`` is exactly
+
+        theta = S0^1/2 (V_r w + (I - V_r V_r') xi),    xi ~ N(0, I_d),
+
+    (:meth:`sample_linear_coefficients`), with mean
+    :meth:`linear_coefficients` ``= S0^1/2 V_r w``; scores of new inputs are
+    ``data.transform(x) . w`` (:class:`SpanData`). Every move, EP proposal
+    and certificate of the linear model applies unchanged in ``w``.
+
+    Parameters
+    ----------
+    X, y, lam, standardize, pu_prior : as :class:`AUCGibbsModel`.
+    prior_var : float or (d,) array > 0, the prior variances ``S0``.
+
+    Attributes
+    ----------
+    data : :class:`SpanData` (``data.X = B``; ``data.design`` is the
+        validated design on which ``theta`` lives).
+    design_data : ``data.design``.
+    basis : (d, r) ``S0^1/2 V_r``; ``rank`` : r.
+    """
+
+    #: the parameter is ``w``, the coordinates in the design's span
+    space = "score"
+
+    def __init__(self, X, y, lam, prior_var=1.0, standardize=True,
+                 pu_prior=None):
+        design = self._setup(X, y, lam, standardize, pu_prior)
+        sd = np.sqrt(LinearKernel(prior_var).prior_var
+                     * np.ones(design.d))
+        U, sigma, Vt = np.linalg.svd(design.X * sd, full_matrices=False)
+        tol = SPAN_RANK_RTOL * max(design.X.shape) * (sigma[0] if sigma.size
+                                                       else 0.0)
+        r = int(np.sum(sigma > tol))
+        if r == 0:
+            raise InputError("the design has rank 0 after preprocessing: no "
+                             "column separates the rows")
+        self.prior_sd = sd
+        self.basis = sd[:, None] * Vt[:r].T
+        self._directions = Vt[:r].T
+        data = SpanData(design, U[:, :r] * sigma[:r], self.basis)
+        self._X_ordered = self.empirical_risk.ordered(data.X)
+        ssp.StaticModel.__init__(self, data=data, prior=gaussian_prior(r))
+
+    @property
+    def rank(self):
+        return self.basis.shape[1]
+
+    @property
+    def design_data(self):
+        return self.data.design
+
+    def linear_coefficients(self, w):
+        """``E[theta | w] = S0^1/2 V_r w``: the coefficients on the
+        validated design whose scores are those of ``w`` on the training
+        rows and, on new inputs, the posterior mean given ``w``. ``w`` is
+        one point (r,) or particles (N, r)."""
+        return np.asarray(w, dtype=float) @ self.basis.T
+
+    def sample_linear_coefficients(self, w, rng):
+        """Exact draws of ``theta | w``, one per row of ``w`` (N, r):
+        the mean plus prior noise in the directions the data cannot see.
+        ``rng``: a numpy Generator."""
+        w = np.atleast_2d(np.asarray(w, dtype=float))
+        xi = rng.standard_normal((w.shape[0], self.basis.shape[0]))
+        V = self._directions
+        return self.linear_coefficients(w) + self.prior_sd * (xi - (xi @ V) @ V.T)
+
+
+#: when :func:`linear_score_model` samples in score space
+SCORE_SPACE = ("auto", True, False)
+
+
+def linear_score_model(X, y, lam, prior_var=1.0, standardize=True,
+                       pu_prior=None, score_space="auto"):
+    """The Gibbs posterior of linear scores under the prior
+    ``theta ~ N(0, prior_var I)``, in the cheaper of two exact
+    parametrisations.
+
+    With ``score_space`` True (or "auto" and more columns than rows,
+    ``d > n``) a :class:`SpanAUCModel`, whose parameter lives in the span
+    of the design (dimension at most ``n - 1``), as EP does in score space
+    [RACL14, Sec. 4]; otherwise an :class:`AUCGibbsModel` on ``theta``.
+    Both have the same ``log Z`` and the same scores on new inputs, and
+    both offer ``linear_coefficients`` (the identity on ``theta``) and
+    ``design_data``.
+    """
+    if score_space not in SCORE_SPACE:
+        raise InputError(f"score_space must be one of {SCORE_SPACE}, got "
+                         f"{score_space!r}")
+    n, d = np.shape(X)[:2] if np.ndim(X) == 2 else (0, 0)
+    if score_space is True or (score_space == "auto" and d > n):
+        return SpanAUCModel(X, y, lam, prior_var=prior_var,
+                            standardize=standardize, pu_prior=pu_prior)
+    model = AUCGibbsModel(X, y, lam, prior=None, standardize=standardize,
+                          pu_prior=pu_prior)
+    if not np.all(np.asarray(prior_var) == 1.0):
+        model.prior = gaussian_prior(model.d, prior_var)
+    return model
+
+
+def _check_theta_prior(prior, d):
+    if not hasattr(prior, "rvs") or not hasattr(prior, "logpdf"):
+        raise InputError("prior must be a particles distribution with rvs and "
+                         "logpdf (e.g. pac_particles.problem.priors.gaussian_prior(d))")
+    sample = prior.rvs(size=2)
+    names = getattr(sample.dtype, "names", None) or ()
+    if "theta" not in names:
+        raise InputError("prior must be a StructDist with a field 'theta'")
+    if np.reshape(sample["theta"], (2, -1)).shape != (2, d):
+        raise InputError(f"prior field 'theta' must have dimension d = {d} "
+                         f"(columns after dropping constants), got "
+                         f"{sample['theta'].shape[1:]}")

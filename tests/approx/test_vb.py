@@ -1,0 +1,369 @@
+"""Gaussian variational approximations of the AUC Gibbs posterior (pac_particles.approx.vb).
+
+References used here: the O(P) pairwise definition of E_rho[R_n] (a plain loop),
+Monte Carlo over rho with the risk kernel, central finite differences, and the
+exact d = 2 Gibbs posterior by quadrature over angles
+(``reference.AngularQuadrature``).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from builders import noisy_linear, tied_data
+from pac_particles.problem.auc import linear_auc_risk
+from pac_particles.problem.data import validate_xy
+from pac_particles.approx.ep import EPLinear
+from pac_particles.smc.models import AUCGibbsModel
+from pac_particles.smc.posterior import run_smc
+from pac_particles.problem.probit_risk import GaussianPairRisk as _PairTerms
+from pac_particles.problem.probit_risk import _pair_terms_sampled
+from pac_particles.approx.vb import (FAMILIES, GaussianVB, _Family, corollary21_lam,
+                              expected_auc_risk, ordered_pairs_factor)
+from reference import AngularQuadrature
+
+
+def toy_data(n=50, d=4, seed=1):
+    return tied_data(n, d, seed)
+
+
+def pairwise_expected_risk(m, S, X_pos, X_neg):
+    """E_rho[R_n] by its definition, one pair at a time."""
+    total = 0.0
+    for xp in X_pos:
+        for xn in X_neg:
+            d = xp - xn
+            tie = not d.any()
+            total += 0.5 if tie else norm.cdf(-(d @ m) / math.sqrt(d @ S @ d))
+    return total / (len(X_pos) * len(X_neg))
+
+
+def cosine(a, b):
+    return a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+
+
+def random_gaussian(d, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(d, d))
+    return rng.normal(size=d), A @ A.T / d + 0.1 * np.eye(d)
+
+
+@pytest.fixture(scope="module")
+def pima_fits(pima):
+    X, y = pima
+    return {fam: GaussianVB(X, y, family=fam).fit() for fam in FAMILIES}
+
+
+# ---------------------------------------------------------- E_rho[R_n] itself
+
+def test_expected_risk_matches_pairwise_definition_in_any_block_size():
+    X, y = toy_data()
+    data = validate_xy(X, y)
+    m, S = random_gaussian(data.d, seed=2)
+    ref = pairwise_expected_risk(m, S, data.X_pos, data.X_neg)
+    for block in (None, 7, 37, 10**9):
+        risk = expected_auc_risk(m, S, data.X_pos, data.X_neg,
+                                 block_entries=block)
+        assert risk == pytest.approx(ref, abs=1e-13)
+    # a diagonal covariance may be given as its vector of variances
+    assert expected_auc_risk(m, np.diag(S), data.X_pos, data.X_neg) == pytest.approx(
+        pairwise_expected_risk(m, np.diag(np.diag(S)), data.X_pos, data.X_neg),
+        abs=1e-13)
+
+
+def test_expected_risk_is_the_mean_auc_risk_of_random_scores():
+    X, y = toy_data(n=80, d=3, seed=5)
+    data = validate_xy(X, y)
+    m, S = random_gaussian(data.d, seed=6)
+    theta = np.random.default_rng(7).multivariate_normal(m, S, size=40_000)
+    risks = linear_auc_risk(theta, data.X_pos, data.X_neg)
+    se = risks.std() / math.sqrt(risks.size)
+    exact = expected_auc_risk(m, S, data.X_pos, data.X_neg)
+    assert abs(risks.mean() - exact) < 4 * se
+
+
+def test_identical_positive_and_negative_inputs_contribute_one_half():
+    X_pos = np.array([[1.0, 2.0]])
+    X_neg = np.array([[1.0, 2.0], [0.0, 0.0]])
+    m, S = np.array([3.0, -1.0]), np.diag([0.5, 2.0])
+    d = X_pos[0] - X_neg[1]
+    expected = 0.5 * (0.5 + norm.cdf(-(d @ m) / math.sqrt(d @ S @ d)))
+    risk = expected_auc_risk(m, S, X_pos, X_neg)
+    assert risk == pytest.approx(expected, abs=1e-15)
+    # and whatever rho: only the other pair moves
+    assert expected_auc_risk(10 * m, S, X_pos, X_neg) >= 0.25
+
+
+def test_near_duplicate_pairs_keep_their_precision():
+    # a_i + a_j - 2 b_ij cancels catastrophically for nearly equal, large inputs
+    base = np.array([1e4, -2e4, 3e4])
+    X_pos = np.array([base + [1e-6, 0.0, 0.0], base + [0.0, 3e-6, -1e-6]])
+    X_neg = np.array([base, base + [2e-6, 1e-6, 0.0]])
+    m, S = random_gaussian(3, seed=3)
+    assert expected_auc_risk(m, S, X_pos, X_neg) == pytest.approx(
+        pairwise_expected_risk(m, S, X_pos, X_neg), abs=1e-9)
+
+
+# ---------------------------------------------------------- objective, gradient
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_objective_gradient_matches_finite_differences(family):
+    X, y = toy_data()
+    data = validate_xy(X, y)
+    terms = _PairTerms(data.X_pos, data.X_neg, block_entries=37)
+    fam = _Family(family, data.d)
+    x = np.random.default_rng(4).normal(scale=0.5, size=fam.n_params)
+    lam, prior_var = 7.0, 2.0
+    value, grad, risk, kl = fam.objective(x, lam, prior_var, terms)
+    m, cov, _ = fam.unpack(x)
+    S = np.diag(cov) if cov.ndim == 1 else cov
+    # the objective is lam E[R_n] + KL(N(m, S) || N(0, prior_var I))
+    kl_ref = 0.5 * (np.trace(S) / prior_var + m @ m / prior_var - data.d
+                    + data.d * math.log(prior_var) - np.linalg.slogdet(S)[1])
+    assert kl == pytest.approx(kl_ref, rel=1e-12)
+    reference = pairwise_expected_risk(m, S, data.X_pos, data.X_neg)
+    assert risk == pytest.approx(reference, abs=1e-13)
+    assert value == pytest.approx(lam * risk + kl, rel=1e-14)
+    h = 1e-6
+    def f(z):
+        return fam.objective(z, lam, prior_var, terms)[0]
+
+    numeric = np.array([(f(x + h * e) - f(x - h * e)) / (2 * h)
+                        for e in np.eye(fam.n_params)])
+    np.testing.assert_allclose(grad, numeric, atol=1e-7)
+
+
+def test_diagonal_covariance_gradient_is_the_diagonal_of_the_full_one():
+    X, y = toy_data(seed=8)
+    data = validate_xy(X, y)
+    terms = _PairTerms(data.X_pos, data.X_neg, block_entries=100)
+    m = np.random.default_rng(9).normal(size=data.d)
+    var = np.array([0.3, 1.2, 0.7, 2.0])
+    r_full, g_m_full, G_full = terms(m, np.diag(var))
+    r_diag, g_m_diag, G_diag = terms(m, var)
+    assert r_diag == pytest.approx(r_full, abs=1e-14)
+    np.testing.assert_allclose(g_m_diag, g_m_full, atol=1e-14)
+    np.testing.assert_allclose(G_diag, np.diag(G_full), atol=1e-14)
+
+
+# ---------------------------------------------------------- fitted families
+
+def test_family_optima_are_nested_full_diagonal_isotropic_on_pima(pima_fits):
+    iso, diag, full = (pima_fits[f] for f in FAMILIES)
+    assert all(r.converged for r in (iso, diag, full))
+    assert full.objective <= diag.objective + 1e-9
+    assert diag.objective <= iso.objective + 1e-9
+    # not a tie: the full family exploits correlations
+    assert full.objective < iso.objective - 0.01
+    for r in (iso, diag, full):
+        assert r.elbo == -r.objective
+        assert r.objective == pytest.approx(r.lam * r.expected_risk + r.kl,
+                                            rel=1e-12)
+        assert r.grad_norm < 1e-4
+
+
+def test_isotropic_and_diagonal_covariances_have_their_shape(pima_fits):
+    iso, diag = pima_fits["isotropic"].cov, pima_fits["diagonal"].cov
+    assert np.allclose(iso, iso[0, 0] * np.eye(len(iso)))
+    assert np.allclose(diag, np.diag(np.diag(diag)))
+    assert not np.allclose(np.diag(diag), diag[0, 0])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_elbo_is_below_quadrature_log_z_in_two_dimensions(family):
+    rng = np.random.default_rng(3)
+    n, lam = 120, 50.0
+    y = rng.random(n) < 0.4
+    X = rng.normal(size=(n, 2)) + np.outer(y, [1.0, 0.5])
+    exact = AngularQuadrature(X, y, lam)
+    res = GaussianVB(X, y, lam=lam, family=family, standardize=False).fit()
+    gap = exact.log_z - res.elbo           # = KL(rho || Gibbs posterior) >= 0
+    assert 0 < gap < 0.6
+    assert cosine(res.mean, exact.mean_u) > 0.999
+
+
+def test_default_lam_and_prior_variance_follow_corollary_21(pima):
+    X, y = pima
+    vb = GaussianVB(X, y, family="isotropic")
+    n_pos, n_neg, d = vb.data.n_pos, vb.data.n_neg, vb.data.d
+    n = n_pos + n_neg
+    # Corollary 21: lam' = sqrt(d (n - 1)) / 2 on the all-ordered-pairs risk
+    lam_pairs = math.sqrt(d * (n - 1)) / 2
+    assert vb.lam == pytest.approx(lam_pairs * 2 * n_pos * n_neg / (n * (n - 1)))
+    assert vb.lam == corollary21_lam(n_pos, n_neg, d)
+    assert vb.lam / ordered_pairs_factor(n_pos, n_neg) == pytest.approx(lam_pairs)
+    assert vb.prior_var == 1.0
+
+
+def test_predict_scores_new_inputs_with_the_training_preprocessing(pima, pima_fits):
+    X, y = pima
+    vb = GaussianVB(X, y, family="diagonal")
+    with pytest.raises(ValueError, match="not fitted"):
+        vb.predict(X)
+    res = vb.fit(init=pima_fits["diagonal"])
+    np.testing.assert_allclose(vb.predict(X[:10]), vb.data.X[:10] @ res.mean)
+
+
+# ---------------------------------------------------------- subsampled pairs
+
+def test_subsampled_risk_is_unbiased_with_variance_sigma_f_squared_over_b():
+    X, y = toy_data(n=60, d=3, seed=11)
+    data = validate_xy(X, y)
+    terms = _PairTerms(data.X_pos, data.X_neg)
+    m, S = random_gaussian(data.d, seed=12)
+    exact = terms(m, S, need_grad=False)[0]
+    # sigma_f^2: variance of Phi_ij over the P pairs
+    D = (data.X_pos[:, None] - data.X_neg[None]).reshape(-1, data.d)
+    tie = ~D.any(axis=1)
+    phi = np.where(tie, 0.5, norm.cdf(-(D @ m) / np.sqrt(
+        np.maximum(np.einsum("ij,jk,ik->i", D, S, D), 1e-300))))
+    B, reps = 50, 4000
+    rng = np.random.default_rng(13)
+    estimates = np.array([
+        _pair_terms_sampled(data.X_pos, data.X_neg, terms.gid_pos, terms.gid_neg,
+                            rng.integers(data.n_pos, size=B),
+                            rng.integers(data.n_neg, size=B), m, S, False)[0]
+        for _ in range(reps)])
+    predicted_var = phi.var() / B
+    assert abs(estimates.mean() - exact) < 4 * math.sqrt(predicted_var / reps)
+    assert estimates.var() / predicted_var == pytest.approx(1.0, abs=0.1)
+
+
+@pytest.mark.parametrize("options", [dict(n_pairs=2000, max_iter=1000),
+                                     dict(n_pairs=20_000, resample=False)])
+def test_subsampled_fit_is_reproducible_and_close_to_the_exact_fit(pima, pima_fits,
+                                                                   options):
+    X, y = pima
+    exact = pima_fits["diagonal"]
+    runs = [GaussianVB(X, y, family="diagonal", seed=0, **options).fit()
+            for _ in range(2)]
+    np.testing.assert_array_equal(runs[0].mean, runs[1].mean)
+    res = runs[0]
+    assert res.risk_sd is not None and 0 < res.risk_sd <= 0.5
+    assert cosine(res.mean, exact.mean) > 0.999
+    # the reported objective is exact: never below the exact optimum
+    assert exact.objective - 1e-9 <= res.objective < exact.objective + 0.01
+
+
+# ---------------------------------------------------------- input checks
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(lam=0.0), "lam"),
+    (dict(lam=-1.0), "lam"),
+    (dict(prior_var=0.0), "prior_var"),
+    (dict(prior_var=np.inf), "prior_var"),
+    (dict(family="block"), "unknown family"),
+    (dict(n_pairs=0), "n_pairs"),
+    (dict(max_iter=0), "max_iter"),
+])
+def test_bad_arguments_raise_value_error_naming_the_problem(kwargs, match):
+    X, y = toy_data()
+    with pytest.raises(ValueError, match=match):
+        GaussianVB(X, y, **kwargs)
+
+
+def test_bad_data_is_rejected_by_the_common_validator():
+    X, y = toy_data()
+    with pytest.raises(ValueError, match="one class"):
+        GaussianVB(X, np.ones_like(y))
+    X = X.copy()
+    X[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        GaussianVB(X, y)
+
+
+# ---------------------------------------------------------- other methods
+
+def test_vb_mean_direction_agrees_with_ep_and_smc_on_pima(pima):
+    X, y = pima
+    lam = 100.0
+    vb = GaussianVB(X, y, lam=lam, family="full").fit()
+    ep_res = EPLinear(X, y, lam, prior_var=1.0).fit()
+    smc = run_smc(AUCGibbsModel(X, y, lam), n_particles=200, len_chain=10,
+                  seed=1)
+
+    assert cosine(vb.mean, ep_res.mean) > 0.99
+    assert cosine(vb.mean, smc.mean) > 0.99
+    # VB's lower bound sits below the two log Z approximations, and not far
+    # (the SMC estimate of log Z has a Monte Carlo error of about 0.1 here)
+    assert vb.elbo < ep_res.log_z < vb.elbo + 1.0
+    assert vb.elbo - 0.5 < smc.log_z < vb.elbo + 1.0
+
+
+@pytest.mark.parametrize("kwargs, fit_kwargs, message", [
+    (dict(seed="a"), {}, "seed"),
+    (dict(seed=-2), {}, "seed"),
+    ({}, dict(init=np.full(3, np.nan)), "init must have mean and cov"),
+    ({}, dict(init=type("R", (), {"mean": np.full(3, np.nan),
+                                  "cov": np.eye(3)})()), "init.mean"),
+    ({}, dict(init=type("R", (), {"mean": np.zeros(3),
+                                  "cov": -np.eye(3)})()), "positive variances"),
+])
+def test_bad_vb_arguments_are_named(kwargs, fit_kwargs, message):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = X[:, 0] + rng.standard_normal(40) > 0
+    with pytest.raises(ValueError, match=message):
+        GaussianVB(X, y, 40.0, **kwargs).fit(**fit_kwargs)
+
+
+def test_auto_pairs_keeps_all_pairs_below_the_threshold_and_samples_above():
+    from pac_particles.approx.vb import (AUTO_PAIRS_ABOVE, AUTO_PAIRS_PER_POINT,
+                                  auto_pairs)
+    assert auto_pairs(100, 200) is None
+    n_pos = AUTO_PAIRS_ABOVE // 1000 + 1
+    assert auto_pairs(n_pos, 1000) == AUTO_PAIRS_PER_POINT * max(n_pos, 1000)
+    X, y = noisy_linear(80, [1.0, -1.0, 0.5], 0)
+    auto = GaussianVB(X, y, 40.0, family="diagonal", n_pairs="auto")
+    assert auto.n_pairs is None
+    np.testing.assert_array_equal(
+        auto.fit().mean, GaussianVB(X, y, 40.0, family="diagonal").fit().mean)
+
+
+def test_leave_one_out_scores_follow_exact_refits():
+    """GaussianVB.loo_scores (one Newton step, S fixed) against refitting
+    without each point (same standardisation, warm-started): the scores
+    move the same way and the leave-one-out AUCs agree within 0.01, while
+    the training AUC is optimistic."""
+    from pac_particles.problem.auc import auc_risk
+    rng = np.random.default_rng(0)
+    n = 60
+    X = rng.normal(size=(n, 3))
+    y = X @ [1.0, -1.0, 0.5] + rng.normal(size=n) > 0
+    vb = GaussianVB(X, y, lam=60.0, family="diagonal", tol=1e-9)
+    fit = vb.fit()
+    Xs = vb.data.X
+    exact = np.empty(n)
+    for i in range(n):
+        keep = np.arange(n) != i
+        refit = GaussianVB(Xs[keep], y[keep], lam=60.0, family="diagonal",
+                           tol=1e-9, standardize=False).fit(init=fit)
+        exact[i] = Xs[i] @ refit.mean
+    loo, var = vb.loo_scores(return_var=True)
+    full = Xs @ fit.mean
+    assert np.corrcoef(loo - full, exact - full)[0, 1] > 0.95
+    assert abs(vb.loo_auc() - (1 - auc_risk(exact, y))) < 0.01
+    assert (1 - auc_risk(full, y)) > vb.loo_auc()
+    assert np.all(var > 0)
+    with pytest.raises(ValueError, match="all pairs"):
+        sampled = GaussianVB(X, y, lam=60.0, n_pairs=500, resample=False,
+                             seed=0)
+        sampled.fit()
+        sampled.loo_scores()
+
+
+def test_pair_terms_are_the_probit_derivatives_of_each_pair():
+    from pac_particles.problem.probit_risk import GaussianPairRisk
+    rng = np.random.default_rng(1)
+    Xp, Xn = rng.normal(size=(5, 3)), rng.normal(size=(7, 3))
+    m, var = rng.normal(size=3), rng.random(3) + 0.1
+    w, u, mu = GaussianPairRisk(Xp, Xn).pair_terms(m, var)
+    D = Xp[:, None, :] - Xn[None, :, :]
+    mean, v = D @ m, (D ** 2) @ var
+    t = mean / np.sqrt(v)
+    np.testing.assert_allclose(mu, mean, rtol=1e-12)
+    np.testing.assert_allclose(w, -norm.pdf(t) / np.sqrt(v), rtol=1e-10)
+    np.testing.assert_allclose(u, norm.pdf(t) * t / (2 * v), rtol=1e-10,
+                               atol=1e-15)

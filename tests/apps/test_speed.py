@@ -1,0 +1,27 @@
+"""The default-fits benchmark's bookkeeping (pac_particles.apps.study.speed)."""
+import numpy as np
+import pytest
+
+from pac_particles.apps.study import speed
+from builders import noisy_linear
+
+
+def test_bench_defaults_rows_compare_each_method_with_the_logistic_baseline(
+        monkeypatch):
+    X, y = noisy_linear(120, [1.0, -1.0, 0.5], 0)
+    warmed = []
+    real_warm_up = speed._warm_up
+    monkeypatch.setattr(speed, "_warm_up",
+                        lambda *a: (warmed.append(a[1]), real_warm_up(*a)))
+    rows = speed.bench_defaults({"toy": (X, y)}, methods=["ep"], seed=0)
+    assert warmed == [["ep"]]
+    base, ep = rows
+    assert base["method"] == speed.BASELINE and base["ratio"] == 1.0
+    assert ep["method"] == "ep" and ep["n_train"] == 90 and ep["d"] == 3
+    assert ep["ratio"] == pytest.approx(ep["seconds"] / base["seconds"])
+    assert ep["auc_gap"] == pytest.approx(ep["test_auc"] - base["test_auc"])
+    assert 0.5 < ep["test_auc"] <= 1.0 and np.isfinite(ep["cpu_seconds"])
+    assert speed.bench_defaults({"toy": (X, y)}, methods=["ep"],
+                                warm_up=False)[1]["test_auc"] == ep["test_auc"]
+    with pytest.raises(ValueError, match="method"):
+        speed.bench_defaults({"toy": (X, y)}, methods=["mcmc"])

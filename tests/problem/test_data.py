@@ -1,0 +1,217 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from pac_particles.problem.data import check_lam, load_csv, load_dataset, validate_xy
+
+
+def _xy(n=20, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.arange(n) % 2
+    return X, y
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda X, y: (np.where(np.eye(*X.shape, dtype=bool), np.nan, X), y), "NaN"),
+    (lambda X, y: (np.where(np.eye(*X.shape, dtype=bool), np.inf, X), y), "infinite"),
+    (lambda X, y: (X, np.ones_like(y)), "one class"),
+    (lambda X, y: (X, np.arange(len(y)) % 3), "binary"),
+    (lambda X, y: (X, y[:-1]), "rows but y has"),
+    (lambda X, y: (X[:, 0], y), "2-D"),
+    (lambda X, y: (X, y.astype(float) * np.nan), "NaN"),
+    (lambda X, y: (np.ones_like(X), y), "every column of X is constant"),
+    (lambda X, y: (X.astype(str).astype(object) + "x", y), "numeric"),
+])
+def test_validator_names_the_problem(mutate, message):
+    X, y = mutate(*_xy())
+    with pytest.raises(ValueError, match=message):
+        validate_xy(X, y)
+
+
+@pytest.mark.parametrize("lam", [0, -1.0, np.nan, np.inf, "abc", None])
+def test_lam_must_be_finite_positive(lam):
+    with pytest.raises(ValueError, match="lam"):
+        check_lam(lam)
+
+
+def test_positives_are_the_larger_label():
+    X, y = _xy()
+    for labels in (y, 2 * y - 1, y.astype(bool), y + 5):
+        data = validate_xy(X, labels)
+        assert np.array_equal(data.y, y == 1)
+        assert np.array_equal(data.X_pos, X[y == 1])
+        assert np.array_equal(data.X_neg, X[y == 0])
+        assert data.n_pairs == 10 * 10
+
+
+def test_constant_columns_are_dropped_with_a_warning():
+    X, y = _xy()
+    X = np.column_stack([np.ones(len(y)), X, np.full(len(y), 3.0)])
+    with pytest.warns(UserWarning, match="constant"):
+        data = validate_xy(X, y)
+    assert data.d == 3 and list(data.columns) == [1, 2, 3]
+    np.testing.assert_array_equal(data.transform(X), X[:, 1:4])
+
+
+def test_standardisation_is_replayed_on_new_inputs():
+    X, y = _xy(d=4)
+    X = X * [1, 10, 100, 1000] + 7
+    data = validate_xy(X, y, standardize=True)
+    np.testing.assert_allclose(data.X.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(data.X.std(axis=0), 1, atol=1e-12)
+    np.testing.assert_allclose(data.transform(X), data.X)
+    with pytest.raises(ValueError, match="columns"):
+        data.transform(X[:, :2])
+
+
+def test_no_warning_without_constant_columns():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        validate_xy(*_xy())
+
+
+@pytest.mark.parametrize("name, shape, n_pos", [
+    ("pima", (768, 8), 268), ("sonar", (208, 60), 97), ("liver", (579, 10), 414),
+    ("breast_cancer", (569, 30), 212), ("eeg", (14980, 14), 6723),
+])
+def test_builtin_loaders_return_raw_features_and_01_labels(name, shape, n_pos):
+    X, y, _ = load_dataset(name)
+    assert X.shape == shape
+    assert set(np.unique(y)) == {0, 1} and y.sum() == n_pos
+    assert not np.all(X[:, 0] == 1)  # no intercept column
+
+
+def test_unknown_dataset_is_a_value_error():
+    with pytest.raises(ValueError, match="unknown dataset"):
+        load_dataset("iris")
+
+
+def test_csv_loader_takes_the_target_by_name(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("a,label,b\n1,0,2\n3,1,4\n5,0,6\n")
+    X, y, names = load_csv(path, target="label")
+    assert names == ["a", "b"] and y.tolist() == [0, 1, 0]
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4], [5, 6]])
+    X, y, names = load_csv(path)  # default: last column
+    assert names == ["a", "label"] and y.tolist() == [2, 4, 6]
+    with pytest.raises(ValueError, match="not in the header"):
+        load_csv(path, target="class")
+
+
+# ------------------------------------------------- extreme values, odd files
+
+@pytest.mark.parametrize("factor", [1e200, 1e-300, 1e300])
+def test_huge_or_tiny_columns_standardise_like_unit_ones(factor):
+    # X * 1e200 used to overflow the standard deviation: every column was
+    # then left unscaled and the models saw inf
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 3))
+    y = X[:, 0] + rng.standard_normal(30) > 0
+    ref = validate_xy(X, y, standardize=True)
+    data = validate_xy(X * factor, y, standardize=True)
+    np.testing.assert_allclose(data.X, ref.X, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(data.transform(X[:4] * factor), ref.X[:4],
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_values_too_large_without_standardising_are_refused():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((20, 2)) * 1e200
+    with pytest.raises(ValueError, match="too large.*standardize=True"):
+        validate_xy(X, np.arange(20) % 2, standardize=False)
+    # beyond what (x - mean) can hold even after scaling: refused, not inf
+    X = np.array([[1.7e308, 0.0], [-1.7e308, 1.0], [-1.7e308, 2.0],
+                  [-1.7e308, 3.0]])
+    with pytest.raises(ValueError, match="too large"):
+        validate_xy(X, [0, 1, 0, 1], standardize=True)
+
+
+def test_csv_with_a_byte_order_mark(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbfa,b,y\n1,2,0\n3,4,1\n5,1,0\n")
+    X, y, names = load_csv(path, target="y")
+    assert names == ["a", "b"] and X.shape == (3, 2)
+    assert load_csv(path, target="y")[2][0] == "a"
+
+
+def test_binary_or_empty_csv_is_an_input_error_naming_the_file(tmp_path):
+    binary = tmp_path / "model.bin"
+    binary.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(ValueError, match="model.bin"):
+        load_csv(binary)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(ValueError, match="empty.csv is empty"):
+        load_csv(empty)
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("a,b,y\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")        # no numpy warning on the way
+        with pytest.raises(ValueError, match="no data rows"):
+            load_csv(header_only)
+
+
+# ------------------------------------------------ CSVs through pandas, labels
+
+def test_csv_errors_name_the_column_and_the_data_row(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,y\n1,2,0\n2,3,1\n3,NA,0\n4,x,1\n")
+    with pytest.raises(ValueError, match=r"column 'b' has no value in data "
+                                         r"row 3 \(2 rows in all\)"):
+        load_csv(path)
+    path.write_text("a,b,y\n1,2,0\n2,3,1\n3,4,0\n4,x,1\n")
+    with pytest.raises(ValueError, match="column 'b' is not numeric: data "
+                                         "row 4 holds 'x'"):
+        load_csv(path)
+
+
+def test_csv_options_pick_separator_header_and_columns(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("id;a;y;b\nr1;1;0;2\nr2;3;1;4\nr3;5;0;7\n")
+    X, y, names = load_csv(path, target="y", delimiter=";", drop=["id"])
+    assert names == ["a", "b"] and y.tolist() == [0, 1, 0]
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4], [5, 7]])
+    X, _, names = load_csv(path, target="3", delimiter=";", features="b,a")
+    assert names == ["b", "a"] and X[:, 0].tolist() == [2, 4, 7]
+    bare = tmp_path / "bare.csv"
+    bare.write_text("1,0,2\n3,1,4\n")
+    X, y, names, target = load_csv(bare, header=False, target="2",
+                                   return_target=True)
+    assert names == ["col1", "col3"] and target == "col2"
+    assert y.tolist() == [0, 1]
+
+
+def test_an_unnamed_first_column_is_taken_as_an_index(tmp_path):
+    from pac_particles.problem.data import CSVIndexWarning
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "y": [0, 1, 0]},
+                         index=[10, 11, 12])
+    frame.to_csv(tmp_path / "d.csv")
+    with pytest.warns(CSVIndexWarning, match="row index"):
+        X, y, names = load_csv(tmp_path / "d.csv")
+    assert names == ["a"] and X[:, 0].tolist() == [1, 2, 3]
+
+
+def test_string_labels_are_encoded_with_the_documented_rule():
+    from pac_particles.problem.data import LabelChoiceWarning, encode_labels
+    with pytest.warns(LabelChoiceWarning, match="'yes' .*lexicographically"):
+        codes, classes = encode_labels(np.array(["no", "yes", "no"], object))
+    assert codes.tolist() == [0, 1, 0] and classes == ["no", "yes"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        codes, classes = encode_labels(np.array(["no", "yes", "no"], object),
+                                       positive_label="no")
+    assert codes.tolist() == [1, 0, 1] and classes == ["yes", "no"]
+    # numbers: the larger, and "1" names 1.0
+    codes, classes = encode_labels(np.array([-1.0, 1.0, 1.0]))
+    assert codes.tolist() == [0, 1, 1] and classes == [-1, 1]
+    codes, classes = encode_labels(np.array([0.0, 1.0]), positive_label="0")
+    assert codes.tolist() == [1, 0] and classes == [1, 0]
+    with pytest.raises(ValueError, match="'2' is not one of the labels"):
+        encode_labels(np.array([0.0, 1.0]), positive_label="2")
+    with pytest.raises(ValueError, match="one class only"):
+        encode_labels(np.array(["a", "a"], object))
+    with pytest.raises(ValueError, match="binary"):
+        encode_labels(np.array(["a", "b", "c"], object))

@@ -1,0 +1,115 @@
+"""PACBayesClassifier: scikit-learn conformance, posterior predictive,
+choice of lam, against logistic regression."""
+
+import numpy as np
+import pytest
+from scipy.special import ndtr
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import cross_val_score, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_estimator
+
+from pac_particles.core.checks import InputError
+from pac_particles.sklearn.estimator import PACBayesClassifier
+from builders import two_d_problem
+
+
+@pytest.mark.parametrize("method", ["smc", "vb"])
+def test_passes_scikit_learn_estimator_checks(method):
+    results = check_estimator(
+        PACBayesClassifier(method=method, lam=30.0, n_particles=30,
+                           len_chain=3, random_state=0), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results
+              if r["status"] == "failed"]
+    assert failed == []
+
+
+def test_smc_probability_is_the_weighted_vote_of_the_particles():
+    X, y = two_d_problem(n=80)
+    est = PACBayesClassifier(lam=80.0, n_particles=50, len_chain=4,
+                             random_state=0).fit(X, np.where(y, "b", "a"))
+    post = est.posterior_
+    Z = np.column_stack([(X - X.mean(0)) / X.std(0), np.ones(80)])
+    vote = np.array([np.sum(post.weights * (post.theta @ z > 0)) for z in Z])
+    np.testing.assert_allclose(est.predict_proba(X)[:, 1], vote, atol=1e-12)
+    assert set(est.predict(X)) <= {"a", "b"}
+    assert est.log_evidence_ == post.log_z
+    # coef_ and intercept_ replay the posterior mean on raw inputs
+    np.testing.assert_allclose(X @ est.coef_ + est.intercept_, Z @ post.mean,
+                               atol=1e-10)
+
+
+def test_vb_probability_is_the_probit_of_the_gaussian_margin():
+    X, y = two_d_problem(n=80)
+    est = PACBayesClassifier(method="vb", loss="hinge", lam=80.0).fit(X, y)
+    res = est.approximation_.result_
+    Z = est.data_.transform(X)
+    expected = ndtr(Z @ res.mean / np.sqrt(np.einsum("ij,jk,ik->i", Z,
+                                                     res.cov, Z)))
+    np.testing.assert_allclose(est.predict_proba(X)[:, 1], expected)
+    assert est.log_evidence_ == res.elbo
+
+
+@pytest.mark.parametrize("method", ["smc", "vb"])
+def test_cv_picks_the_grid_value_of_best_mean_accuracy(method):
+    X, y = two_d_problem(n=120)
+    est = PACBayesClassifier(method=method, lam="cv", grid_size=6, n_folds=3,
+                             n_particles=40, len_chain=4,
+                             random_state=0).fit(X, y)
+    cv = est.cv_
+    assert cv.grid.size == 6 and cv.fold_auc.shape == (3, 6)
+    assert est.lam_ == cv.grid[np.argmax(cv.fold_auc.mean(axis=0))]
+    assert np.all((cv.fold_auc >= 0) & (cv.fold_auc <= 1))
+    assert cv.mean_auc.max() > 0.75
+
+
+@pytest.mark.parametrize("method", ["smc", "vb"])
+def test_default_lam_cv_fits_data_with_fewer_members_per_class_than_folds(
+        method):
+    """The default ``lam='cv'`` (5 folds) on 10 rows with 3 positives (the
+    data of scikit-learn's ``check_fit2d_1feature``) uses 3 folds and says
+    so; with one positive it refuses and names the fix."""
+    from pac_particles.sklearn.selection import FewerFoldsWarning
+    X = np.linspace(0.0, 3.0, 10)[:, None]
+    y = np.zeros(10, dtype=int)
+    y[[1, 4, 8]] = 1
+    with pytest.warns(FewerFoldsWarning, match="using 3 folds"):
+        est = PACBayesClassifier(method=method, grid_size=5, n_particles=30,
+                                 len_chain=3, random_state=0).fit(X, y)
+    assert est.cv_.fold_auc.shape == (3, 5)
+    y[[1, 4]] = 0
+    with pytest.raises(InputError, match="float lam"):
+        PACBayesClassifier(method=method, random_state=0).fit(X, y)
+
+
+def test_breast_cancer_accuracy_is_close_to_logistic_regression():
+    X, y = load_breast_cancer(return_X_y=True)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3,
+                                              stratify=y, random_state=0)
+    lr = make_pipeline(StandardScaler(), LogisticRegression()).fit(X_tr, y_tr)
+    for est in (PACBayesClassifier(method="vb", loss="hinge", lam=400.0),
+                PACBayesClassifier(lam=400.0, n_particles=100, len_chain=5,
+                                   random_state=0)):
+        est.fit(X_tr, y_tr)
+        assert est.score(X_te, y_te) > lr.score(X_te, y_te) - 0.04
+
+
+def test_works_in_cross_val_score():
+    X, y = two_d_problem(n=90)
+    scores = cross_val_score(PACBayesClassifier(method="vb", lam=50.0), X, y,
+                             cv=3, scoring="roc_auc")
+    assert scores.mean() > 0.8
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(method="mcmc"), "method"), (dict(loss="square"), "loss"),
+    (dict(lam=-1.0), "lam"), (dict(lam="auto"), "lam"),
+    (dict(vb_family="banded"), "vb_family")])
+def test_bad_parameters_are_refused(kwargs, match):
+    X, y = two_d_problem(n=30)
+    with pytest.raises(InputError, match=match):
+        PACBayesClassifier(**kwargs).fit(X, y)
+    with pytest.raises(InputError, match="binary"):
+        PACBayesClassifier(lam=1.0).fit(X, np.arange(30) % 3)

@@ -1,0 +1,106 @@
+"""The layering rule of the package, checked on the imports of its source.
+
+The subpackages form layers (``docs/architecture.md``)::
+
+    core < problem < approx < smc < bounds < sklearn < apps
+
+A module imports only from its own layer and the layers below it; every
+import counts, at the top of a module or inside a function. Private names
+(one leading underscore) stay inside their subpackage, and the tests use
+public names only. The facade ``pac_particles/__init__.py`` re-exports by
+name (strings), so it is outside the rule.
+"""
+
+import ast
+import pathlib
+
+import pytest
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "pac_particles"
+TESTS = pathlib.Path(__file__).resolve().parent
+LAYERS = ("core", "problem", "approx", "smc", "bounds", "sklearn", "apps")
+
+
+def _modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        if parts == ("__init__",):
+            continue
+        yield path, parts
+
+
+def _imports(path):
+    """``(module, names, line)`` of every ``pac_particles`` import of a file."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                raise AssertionError(f"{path}:{node.lineno}: relative import "
+                                     "(the package imports absolutely)")
+            if node.module and node.module.split(".")[0] == "pac_particles":
+                yield node.module, [a.name for a in node.names], node.lineno
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "pac_particles":
+                    yield alias.name, [], node.lineno
+
+
+def _layer(dotted):
+    parts = dotted.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def test_every_module_sits_in_a_layer():
+    stray = ["/".join(parts) for _, parts in _modules()
+             if parts[0] not in LAYERS]
+    assert not stray, f"modules outside the layers {LAYERS}: {stray}"
+
+
+@pytest.mark.parametrize("path, parts", list(_modules()),
+                         ids=lambda v: "/".join(v) if isinstance(v, tuple) else "")
+def test_a_module_imports_only_its_layer_and_those_below(path, parts):
+    own = LAYERS.index(parts[0])
+    for module, names, line in _imports(path):
+        layer = _layer(module)
+        if layer is None:
+            assert names == ["__version__"], (
+                f"{path}:{line} imports {names} from the facade; import them "
+                "from their module")
+            continue
+        assert layer in LAYERS, f"{path}:{line}: unknown module {module}"
+        assert LAYERS.index(layer) <= own, (
+            f"{'/'.join(parts)} ({parts[0]}) imports {module} ({layer}) at "
+            f"line {line}: a layer above its own")
+
+
+@pytest.mark.parametrize("path, parts", list(_modules()),
+                         ids=lambda v: "/".join(v) if isinstance(v, tuple) else "")
+def test_private_names_stay_in_their_subpackage(path, parts):
+    own = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+    for module, names, line in _imports(path):
+        private = [n for n in names if n.startswith("_")
+                   and not n.startswith("__")]
+        source = tuple(module.split(".")[1:-1])
+        assert not private or source == tuple(own), (
+            f"{path}:{line} imports {private} from {module}: private names "
+            "stay inside their subpackage")
+
+
+def test_the_tests_use_public_names_only():
+    offenders = []
+    for path in sorted(TESTS.rglob("*.py")):
+        for module, names, line in _imports(path):
+            private = [n for n in names if n.startswith("_")
+                       and not n.startswith("__")]
+            if private:
+                offenders.append(f"{path.relative_to(TESTS)}:{line} {private}")
+    assert not offenders, offenders
+
+
+def test_the_layer_check_rejects_an_import_from_above(tmp_path):
+    """The rule is not vacuous: a core module importing the estimator fails."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("from pac_particles.sklearn.estimator import PACBayesAUC\n"
+                   "def f():\n    from pac_particles.smc import models\n")
+    layers = [_layer(module) for module, _, _ in _imports(bad)]
+    assert layers == ["sklearn", "smc"]
+    assert all(LAYERS.index(layer) > LAYERS.index("core") for layer in layers)
