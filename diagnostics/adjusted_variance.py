@@ -43,7 +43,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from pac_particles.apps.cli import parent_parsers, progress_argument
-from pac_particles.problem.data import DATASETS, load_dataset
+from pac_particles.problem.datasets import DATASETS, load_dataset
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.moves import MOVES
 from pac_particles.apps.plots import plot_adjusted_variance, save, save_rows

@@ -16,7 +16,7 @@ import os
 import sys
 
 from pac_particles.apps.cli import parent_parsers, progress_argument
-from pac_particles.problem.data import load_dataset
+from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.apps.study import compare_moves, format_move_table
 

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from pac_particles.problem.data import DATASETS, load_dataset
+from pac_particles.problem.datasets import DATASETS, load_dataset
 from pac_particles.approx.ep import EPLinear
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.apps.plots import plot_marginals, save

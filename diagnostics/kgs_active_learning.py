@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from pac_particles.sklearn.committee import Committee, query_by_committee
-from pac_particles.problem.data import load_dataset
+from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
                                   lam_from_label_noise)
 from pac_particles.smc.moves import ExactEllipseGibbs

@@ -28,7 +28,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from pac_particles.sklearn.committee import Committee, reject_curve
-from pac_particles.problem.data import load_dataset
+from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.label_noise import PathLogLik, label_noise_evidence_curve
 from pac_particles.smc.models import ClassificationGibbsModel, lam_from_label_noise
 from pac_particles.smc.moves import ExactEllipseGibbs

@@ -18,6 +18,7 @@ repetition) and kgs_label_noise_summary.csv.
 import argparse
 import os
 
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.svm import SVC
 
@@ -94,7 +95,6 @@ def main():
             print(f"{method:38s} {param:7.3g}  error {errs.mean():.4f} "
                   f"+- {summary[-1]['se']:.4f}")
     write_rows(summary, os.path.join(args.out, "kgs_label_noise_summary.csv"))
-    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6, 4))
     markers = {"BPM": "o-", "vote": "s--", "SVM (L1 soft margin, C)": "^-",
                "SVM (quadratic soft margin, lambda)": "v-"}

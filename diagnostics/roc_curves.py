@@ -10,7 +10,7 @@ from sklearn.model_selection import train_test_split
 
 from pac_particles.problem.auc import auc_risk
 from pac_particles.sklearn.baselines import LogisticBaseline, RankBoost
-from pac_particles.problem.data import DATASETS, load_csv, load_dataset
+from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
 from pac_particles.sklearn.estimator import PACBayesAUC
 from pac_particles.apps.plots import plot_roc, save
 

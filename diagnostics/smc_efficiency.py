@@ -16,7 +16,7 @@ import argparse
 import os
 import sys
 
-from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.smc.models import AUCGibbsModel, GPAUCModel
 from pac_particles.apps.study.smc_efficiency import (coverage_table,
                                                 default_cells, efficiency_runs,

@@ -18,7 +18,7 @@ are noisy unless the run is large; EP is smooth but approximate.
 
 Data: a built-in data set (--dataset) or any CSV with a header row
 (--csv PATH, label column --target, default the last; read by
-pac_particles.problem.data.load_csv), e.g. the paper's DNA (180 binary features,
+pac_particles.problem.datasets.load_csv), e.g. the paper's DNA (180 binary features,
 3186 rows; ../shared/datasets/dna.csv, never copied into the repository).
 The figure's third panel is the paper's Fig. 3b: the posterior means at the
 smallest v0 against the coefficient's index, filled where the inclusion
@@ -40,7 +40,8 @@ import sys
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pac_particles.problem.data import DATASETS, load_csv, load_dataset, validate_xy
+from pac_particles.problem.data import validate_xy
+from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
 from pac_particles.approx.ep import EPSpikeSlab
 from pac_particles.apps.plots import plot_spike_slab_path, save, save_rows
 from pac_particles.apps.study import SpikeSlabPath, spike_slab_path

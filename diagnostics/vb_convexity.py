@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from pac_particles.bounds import vb_objective_in_sigma
-from pac_particles.problem.data import load_dataset
+from pac_particles.problem.datasets import load_dataset
 from pac_particles.apps.plots import save
 from pac_particles.approx.vb import ClassificationVB
 

@@ -43,8 +43,8 @@ _EXPORTS = {
     "RobustAdaptiveTempering": "smc.tempering",
     "EPLinear": "approx.ep",
     "GaussianVB": "approx.vb",
-    "load_dataset": "problem.data",
-    "load_csv": "problem.data",
+    "load_dataset": "problem.datasets",
+    "load_csv": "problem.datasets",
     "auc_risk": "problem.auc",
     "InputError": "core.checks",
 }

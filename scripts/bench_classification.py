@@ -22,7 +22,7 @@ import numpy as np
 
 from pac_particles.sklearn.classifier import PACBayesClassifier
 from pac_particles.apps.cli import logistic_classifier
-from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.smc.models import ClassificationGibbsModel
 from pac_particles.problem.risks import LOSSES, _point_loss
 

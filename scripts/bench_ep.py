@@ -42,7 +42,7 @@ import warnings
 import numpy as np
 
 from pac_particles import parallel
-from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.approx.ep import (EPGP, EPLinear, KernelJitterWarning,
                               SquaredExponential)
 from pac_particles.approx.ep.pairwise import pairwise_ep

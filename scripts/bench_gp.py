@@ -18,7 +18,7 @@ from sklearn.model_selection import train_test_split
 
 from pac_particles.problem.auc import auc_risk
 from pac_particles.sklearn.baselines import logistic_scores
-from pac_particles.problem.data import load_dataset
+from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.models import AUCGibbsModel, GPAUCModel
 from pac_particles.smc.posterior import run_smc
 from pac_particles.apps.tables import write_rows

@@ -18,7 +18,8 @@ import numba
 import numpy as np
 
 from pac_particles.problem.auc import linear_auc_risk
-from pac_particles.problem.data import load_dataset, validate_xy
+from pac_particles.problem.data import validate_xy
+from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc
 

@@ -17,7 +17,7 @@ the cone of tiny prior mass the posterior sits on). The logic lives in
 import argparse
 import time
 
-from pac_particles.problem.data import DATASETS, load_dataset
+from pac_particles.problem.datasets import DATASETS, load_dataset
 from pac_particles.apps.study.power_ep import (agreement_rows,
                                           beyond_plain_ep_rows,
                                           convergence_rows, format_agreement,

@@ -29,7 +29,7 @@ from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
-from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.approx.ep import EPLinear
 from pac_particles.sklearn.estimator import PACBayesAUC
 from pac_particles.approx.vb import GaussianVB

@@ -27,7 +27,7 @@ from sklearn.model_selection import train_test_split
 
 from pac_particles.problem.auc import binary_labels
 from pac_particles.sklearn.baselines import LogisticBaseline, RankBoost
-from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.sklearn.estimator import PACBayesAUC
 from pac_particles.apps.tables import write_rows
 from pac_particles.apps.study import compare_scorers

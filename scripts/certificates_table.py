@@ -25,7 +25,7 @@ import argparse
 import os
 
 from pac_particles.apps.cli import parent_parsers
-from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.apps.tables import write_json, write_rows
 from pac_particles.apps.study.certificates import (
     NEGATIVE_CONTROLS, certificate_row, classification_certificate_row,

@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from pac_particles.apps.cli import parent_parsers, progress_argument
-from pac_particles.problem.data import DATASETS, load_csv, load_dataset
+from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
 from pac_particles.apps.plots import plot_cv_curve, save
 from pac_particles.apps.tables import write_rows
 from pac_particles.sklearn.selection import cv_lambda, default_lam_max

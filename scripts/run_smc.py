@@ -33,7 +33,7 @@ from sklearn.model_selection import train_test_split
 
 from pac_particles.problem.auc import auc_risk
 from pac_particles.apps.cli import parent_parsers
-from pac_particles.problem.data import DATASETS, load_csv, load_dataset
+from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
 from pac_particles.smc.models import (AUCGibbsModel, RobustAdaptiveTempering,
                                   check_reached_target)
 from pac_particles.smc.moves import default_move

@@ -25,7 +25,7 @@ from sklearn.model_selection import train_test_split
 from pac_particles.problem.auc import auc_risk, binary_labels
 from pac_particles.sklearn.baselines import logistic_scores
 from pac_particles.apps.cli import parent_parsers, progress_argument
-from pac_particles.problem.data import DATASETS, load_csv, load_dataset
+from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
 from pac_particles.sklearn.estimator import PACBayesAUC
 from pac_particles.smc.posterior import POINT_ESTIMATES
 from pac_particles.apps.tables import write_rows

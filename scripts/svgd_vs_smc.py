@@ -21,7 +21,7 @@ import os
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from pac_particles.problem.data import load_dataset
+from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc
 from pac_particles.apps.tables import write_rows

@@ -7,7 +7,7 @@ on the path of every test directory through this file's directory.
 import numpy as np
 import pytest
 
-from pac_particles.problem.data import load_dataset
+from pac_particles.problem.datasets import load_dataset
 
 # ---------------------------------------------------------------- fixtures
 

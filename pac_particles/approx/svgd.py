@@ -90,7 +90,7 @@ Example
 -------
 ::
 
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.approx.svgd import SVGD
     X, y, _ = load_dataset("pima")
     svgd = SVGD(X, y, lam=len(y), bandwidth=0.1, n_particles=100, seed=1)
@@ -125,10 +125,9 @@ from scipy.spatial.distance import pdist, squareform
 from pac_particles.core import parallel
 from pac_particles.problem.auc import linear_auc_risk
 from pac_particles.core.checks import (InputError, check_count, check_finite_array,
-                     check_positive, resolve_lam)
-from pac_particles.problem.data import validate_xy
+                     check_positive)
 from pac_particles.problem.probit_risk import SmoothedPairRisk, smoothed_auc_risk
-from pac_particles.problem.risks import AUCRisk
+from pac_particles.problem.problem import GibbsProblem
 from pac_particles.core.weighted_particles import WeightedParticles
 
 __all__ = ["SVGD", "SVGDResult", "SVGDConvergenceWarning", "smoothed_auc_risk",
@@ -182,7 +181,9 @@ class SVGDResult(WeightedParticles):
     ``bayes_point``, ``componentwise_mode``, ``point_estimate``, ``ess``)
     are those of :class:`~pac_particles.core.weighted_particles.WeightedParticles`
     with ``weights = 1 / N``; compare them with SMC through
-    :func:`pac_particles.apps.study.compare_with_smc`.
+    :func:`pac_particles.apps.study.compare_with_smc`. Its draws resample
+    the particles. SVGD gives no estimate of ``log Z``: ``log_evidence`` is
+    NaN (SMC or EP for the evidence).
 
     Attributes
     ----------
@@ -302,7 +303,31 @@ class SVGD:
                  n_particles=100, standardize=True, n_pairs=None,
                  step_size=0.05, max_iter=2000, tol=5e-4, seed=None,
                  verbose=False):
-        self.lam, _ = resolve_lam(lam)
+        self._configure(GibbsProblem.ranking(X, y, lam, standardize),
+                        prior_var, bandwidth, n_particles, n_pairs, step_size,
+                        max_iter, tol, seed, verbose)
+
+    @classmethod
+    def from_problem(cls, problem, **options):
+        """SVGD on ``problem``, a ranking
+        :class:`~pac_particles.problem.problem.GibbsProblem` set up already
+        (its data, risk and ``lam`` taken as they are, not validated again);
+        ``options`` are the constructor's other keyword arguments."""
+        if not isinstance(problem, GibbsProblem) or problem.task != "ranking":
+            got = (f"a {problem.task} problem"
+                   if isinstance(problem, GibbsProblem) else type(problem).__name__)
+            raise InputError(f"SVGD approximates a ranking problem "
+                             f"(GibbsProblem.ranking), got {got}")
+        svgd = cls.__new__(cls)
+        svgd._configure(problem, **options)
+        return svgd
+
+    def _configure(self, problem, prior_var=1.0, bandwidth=0.1,
+                   n_particles=100, n_pairs=None, step_size=0.05,
+                   max_iter=2000, tol=5e-4, seed=None, verbose=False):
+        self.problem = problem
+        self.data = problem.data
+        self.lam = problem.lam
         self.prior_var = check_positive(prior_var, "prior_var")
         self.bandwidth = check_positive(bandwidth, "bandwidth")
         self.n_particles = check_count(n_particles, "n_particles", 2)
@@ -314,11 +339,9 @@ class SVGD:
         self.seed = None if seed is None else check_count(seed, "seed", 0)
         self.verbose = (100 if verbose is True else 0 if verbose is False
                         else check_count(verbose, "verbose", 0))
-        self.data = validate_xy(X, y, standardize=standardize,
-                                drop_constant=True)
         self._risk = SmoothedPairRisk(self.data.X_pos, self.data.X_neg,
                                       self.bandwidth)
-        self._auc_risk = AUCRisk(self.data.y)
+        self._auc_risk = problem.risk
 
     # ------------------------------------------------------------- target
     def log_target(self, theta, pairs=None, need_value=True):
@@ -342,8 +365,8 @@ class SVGD:
 
         Parameters
         ----------
-        init : (n_particles, d) array, or an object with such a ``theta``
-            attribute (e.g. an ``SMCPosterior`` subsample), on the
+        init : (n_particles, d) array, or weighted particles with such a
+            ``theta`` (e.g. an ``SMCPosterior`` subsample), on the
             standardised scale. Default: ``n_particles`` draws from the prior.
         """
         rng = np.random.default_rng(self.seed)
@@ -406,8 +429,9 @@ class SVGD:
         shape = (self.n_particles, self.data.d)
         if init is None:
             return math.sqrt(self.prior_var) * rng.standard_normal(shape)
-        theta = np.array(check_finite_array(getattr(init, "theta", init),
-                                            "init"))
+        if isinstance(init, WeightedParticles):
+            init = init.theta
+        theta = np.array(check_finite_array(init, "init"))
         if theta.shape != shape:
             raise InputError(f"init must have shape {shape} (n_particles, d), "
                              f"got {theta.shape}")

@@ -32,6 +32,8 @@ The nesting F1 ⊂ F2 ⊂ F3 orders the optimal objectives (and so the bounds
 
 Computation
 -----------
+The families, the optimisers and :class:`VBResult` are shared with the
+classification VB (:mod:`pac_particles.approx.variational`).
 ``E_rho[R_n]`` and its gradients in ``m`` and ``S`` come from
 :class:`pac_particles.problem.probit_risk.GaussianPairRisk`: no difference vector is
 materialised, one evaluation costs O(P d) time (plus O(n d^2) for the full
@@ -64,7 +66,7 @@ Example
 -------
 ::
 
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.approx.vb import GaussianVB
     X, y, _ = load_dataset("pima")
     vb = GaussianVB(X, y, family="full")        # lam from Corollary 21
@@ -96,43 +98,29 @@ Kingma, D. P. and Ba, J. (2015). Adam: a method for stochastic optimization. ICL
 """
 
 import math
-from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
-from scipy import optimize
 
-from pac_particles.core import parallel
-from pac_particles.core.checks import (InputError, check_count, check_finite_array,
-                     check_positive, resolve_lam)
-from pac_particles.problem.data import validate_xy
+from pac_particles.core.checks import InputError, check_count, check_positive
 from pac_particles.core.gaussian import gaussian_kl, positive_probability
 from pac_particles.problem.gaussian_losses import GaussianPointRisk
-from pac_particles.problem.data import classification_data
 from pac_particles.problem.auc import auc_risk
+from pac_particles.problem.problem import GibbsProblem
 from pac_particles.approx.loo import star_removal_scores
+from pac_particles.approx.variational import (FAMILIES, LBFGS_MAX_ITER,
+                                              VBResult, _GaussianVariational)
 from pac_particles.problem.probit_risk import GaussianPairRisk, expected_auc_risk
-from pac_particles.problem.risks import AUCRisk, ClassificationRisk
 
 __all__ = ["GaussianVB", "ClassificationVB", "VBResult", "FAMILIES", "expected_auc_risk",
            "gaussian_kl", "ordered_pairs_factor", "corollary21_lam",
-           "auto_pairs", "AUTO_PAIRS_ABOVE", "AUTO_PAIRS_PER_POINT"]
+           "auto_pairs", "AUTO_PAIRS_ABOVE", "AUTO_PAIRS_PER_POINT",
+           "LBFGS_MAX_ITER"]
 
-FAMILIES = ("isotropic", "diagonal", "full")
 
 #: ``n_pairs="auto"`` keeps all pairs up to this many positive/negative pairs
 AUTO_PAIRS_ABOVE = 1_000_000
 #: ... and above it samples this many pairs per member of the larger class
 AUTO_PAIRS_PER_POINT = 20
-
-# Box on the log standard deviations, so that L-BFGS line searches cannot
-# overflow exp(2 * log_sigma).
-_LOG_SD_BOUNDS = (-25.0, 25.0)
-#: L-BFGS's default iteration cap. The small sets converge in 20-250
-#: iterations; all 14,980 Eeg rows (165,000 sampled pairs, diagonal
-#: family, lam = n) need about 3,000, where the former cap of 2,000 left
-#: the fit unconverged.
-LBFGS_MAX_ITER = 5000
 
 
 # ------------------------------------------------------------ normalisation
@@ -189,270 +177,6 @@ def auto_pairs(n_pos, n_neg):
         return None
     return min(n_pos * n_neg, AUTO_PAIRS_PER_POINT * max(n_pos, n_neg))
 
-
-# ------------------------------------------------------------ the families
-
-class _Family:
-    """Map an unconstrained parameter vector to ``(m, cov)`` and back.
-
-    ``cov`` is a (d,) vector of variances for F1/F2 and a (d, d) matrix for F3.
-    """
-
-    def __init__(self, name, d):
-        self.name, self.d = name, d
-        if name == "full":
-            self.tril = np.tril_indices(d)
-            self.diag_pos = np.flatnonzero(self.tril[0] == self.tril[1])
-            self.n_params = d + d * (d + 1) // 2
-        else:
-            self.n_params = d + (1 if name == "isotropic" else d)
-
-    def unpack(self, x):
-        d = self.d
-        m = x[:d]
-        if self.name == "full":
-            L = np.zeros((d, d))
-            L[self.tril] = x[d:]
-            L[np.diag_indices(d)] = np.exp(np.diag(L))
-            return m, L @ L.T, L
-        var = np.exp(2.0 * x[d:]) * np.ones(d)
-        return m, var, None
-
-    def pack(self, mean, cov):
-        """Project ``N(mean, cov)`` onto the family (moment-matched scales)."""
-        cov = np.asarray(cov, dtype=float)
-        var = cov if cov.ndim == 1 else np.diag(cov)
-        if self.name == "isotropic":
-            return np.concatenate([mean, [0.5 * np.log(var.mean())]])
-        if self.name == "diagonal":
-            return np.concatenate([mean, 0.5 * np.log(var)])
-        L = np.linalg.cholesky(np.diag(var) if cov.ndim == 1 else cov)
-        L[np.diag_indices(self.d)] = np.log(np.diag(L))
-        return np.concatenate([mean, L[self.tril]])
-
-    def bounds(self):
-        free = [(None, None)] * self.n_params
-        if self.name == "full":
-            for k in self.diag_pos:
-                free[self.d + k] = _LOG_SD_BOUNDS
-        else:
-            for k in range(self.d, self.n_params):
-                free[k] = _LOG_SD_BOUNDS
-        return free
-
-    def objective(self, x, lam, prior_var, pair_terms):
-        """``lam E_rho[R_n] + KL(rho || prior)`` and its gradient in ``x``."""
-        d, v = self.d, prior_var
-        m, cov, L = self.unpack(x)
-        risk, g_m, g_cov = pair_terms(m, cov)
-        if self.name == "full":
-            logdet = 2.0 * x[d:][self.diag_pos].sum()
-            kl = 0.5 * (np.trace(cov) / v + m @ m / v - d + d * math.log(v)
-                        - logdet)
-            # dE/dL = 2 G L; KL: L / v - diag(1/L_kk); log-diagonal chain rule
-            g_L = lam * 2.0 * (g_cov @ L) + L / v
-            g_L[np.diag_indices(d)] = (g_L[np.diag_indices(d)] - 1.0 / np.diag(L)) \
-                * np.diag(L)
-            g_scale = g_L[self.tril]
-        else:
-            kl = 0.5 * (cov.sum() / v + m @ m / v - d + d * math.log(v)
-                        - np.log(cov).sum())
-            # d/d log sigma_k of lam E + KL: 2 sigma_k^2 (lam G_kk + 1/(2v)) - 1
-            g_log_sd = 2.0 * cov * (lam * g_cov + 0.5 / v) - 1.0
-            g_scale = g_log_sd.sum(keepdims=True) if self.name == "isotropic" \
-                else g_log_sd
-        grad = np.concatenate([lam * g_m + m / v, g_scale])
-        return lam * risk + kl, grad, risk, kl
-
-
-# ------------------------------------------------------------ the estimator
-
-@dataclass
-class VBResult:
-    """Outcome of a :class:`GaussianVB` fit: ``rho = N(mean, cov)``.
-
-    Attributes
-    ----------
-    mean : (d,) array ``m``, on the (standardised) scale of ``GaussianVB.data``.
-    cov : (d, d) array ``S``.
-    objective : float
-        ``lam E_rho[R_n] + KL(rho || prior)`` at the optimum, computed exactly
-        on all pairs.
-    elbo : float
-        ``-objective``, a lower bound on ``log Z = log E_prior[exp(-lam R_n)]``.
-    expected_risk : float
-        ``E_rho[R_n]`` (exact, all pairs).
-    kl : float
-        ``KL(rho || prior)``.
-    lam, prior_var : float
-    family : str
-    converged : bool
-        Optimiser's convergence flag (always True for the Adam run, which has
-        no stopping test: look at ``grad_norm``).
-    n_iter, n_fev : int
-        Optimiser iterations and objective evaluations.
-    grad_norm : float
-        Max-norm of the exact gradient at the optimum (unconstrained
-        parameters).
-    message : str
-    risk_sd : float or None
-        With ``n_pairs``: standard deviation of the per-pair terms of the last
-        pair sample; ``risk_sd / sqrt(n_pairs)`` is the standard error of one
-        subsampled estimate of ``E_rho[R_n]``.
-    """
-
-    mean: np.ndarray
-    cov: np.ndarray
-    objective: float
-    elbo: float
-    expected_risk: float
-    kl: float
-    lam: float
-    prior_var: float
-    family: str
-    converged: bool
-    n_iter: int
-    n_fev: int
-    grad_norm: float
-    message: str
-    risk_sd: Optional[float] = None
-
-    def sample(self, size, seed=None):
-        """Draw ``size`` parameter vectors ``theta ~ rho``; shape (size, d)."""
-        rng = np.random.default_rng(seed)
-        chol = np.linalg.cholesky(self.cov)
-        return self.mean + rng.standard_normal((int(size), self.mean.size)) @ chol.T
-
-    def __repr__(self):
-        return (f"VBResult(family={self.family!r}, lam={self.lam:.4g}, "
-                f"objective={self.objective:.6g}, converged={self.converged}, "
-                f"mean={np.array2string(self.mean[:5], precision=4)}"
-                f"{'...' if self.mean.size > 5 else ''})")
-
-
-class _GaussianVariational:
-    """What the Gaussian VB of every risk shares: the families, L-BFGS on
-    the exact expected risk or Adam on fresh minibatches, the initial
-    point, the result. Subclasses set ``data``, ``family``, ``lam``,
-    ``prior_var``, ``resample``, ``seed``, ``max_iter``, ``tol``,
-    ``step_size`` and provide ``_expected`` (exact ``(risk, g_m, g_cov)``
-    terms), ``_batch`` (None: exact) and ``_sampled_terms(rng)``."""
-
-    #: what a minibatch is made of (for messages)
-    _unit = "pairs"
-
-    # -------------------------------------------------------------- fitting
-    def fit(self, init=None):
-        """Optimise; store and return the :class:`VBResult`.
-
-        Parameters
-        ----------
-        init : object with ``mean`` and ``cov`` attributes, optional
-            Starting point (e.g. another ``VBResult``, an ``EPResult``), on the
-            same scale, projected onto the family. Default: ``m`` along the
-            difference of the class means with norm ``sqrt(prior_var)`` and
-            ``S = prior_var I / 4``. The objective is not convex: warm-start a
-            larger family at a smaller family's optimum to guarantee the
-            nested ordering of the computed optima.
-        """
-        fam = _Family(self.family, self.data.d)
-        x0 = self._initial_point(fam, init)
-        self._risk_sd = None
-        # the pair kernels supply the threads (pac_particles.core.parallel)
-        with parallel.one_blas_thread():
-            if self._batch is None:
-                x, info = self._lbfgs(fam, x0, self._expected)
-            elif not self.resample:
-                rng = np.random.default_rng(self.seed)
-                x, info = self._lbfgs(fam, x0, self._sampled_terms(rng))
-            else:
-                x, info = self._adam(fam, x0)
-            # report exact values (all terms) whatever the optimiser saw
-            value, grad, risk, kl = fam.objective(x, self.lam, self.prior_var,
-                                                  self._expected)
-        m, cov, _ = fam.unpack(x)
-        converged, n_iter, n_fev, message = info
-        self.result_ = VBResult(
-            mean=m.copy(), cov=np.diag(cov) if cov.ndim == 1 else cov,
-            objective=float(value), elbo=-float(value),
-            expected_risk=float(risk), kl=float(kl), lam=self.lam,
-            prior_var=self.prior_var, family=self.family, converged=converged,
-            n_iter=n_iter, n_fev=n_fev, grad_norm=float(np.max(np.abs(grad))),
-            message=message, risk_sd=self._risk_sd)
-        return self.result_
-
-    def _initial_point(self, fam, init):
-        d, v = self.data.d, self.prior_var
-        if init is not None:
-            if not (hasattr(init, "mean") and hasattr(init, "cov")):
-                raise InputError("init must have mean and cov attributes (a "
-                                 "VBResult, EPResult or SMCPosterior)")
-            mean = check_finite_array(init.mean, "init.mean")
-            cov = check_finite_array(init.cov, "init.cov")
-            if mean.shape != (d,) or cov.shape not in ((d,), (d, d)):
-                raise InputError(f"init has mean {mean.shape}, cov {cov.shape};"
-                                 f" expected ({d},) and ({d}, {d})")
-            variances = cov if cov.ndim == 1 else np.diag(cov)
-            if not np.all(variances > 0):
-                raise InputError("init.cov must have positive variances")
-            return fam.pack(mean, cov)
-        # class-mean difference: Fisher's direction up to whitening
-        direction = self.data.X_pos.mean(axis=0) - self.data.X_neg.mean(axis=0)
-        norm = np.linalg.norm(direction)
-        direction = direction / norm if norm > 0 else np.ones(d) / math.sqrt(d)
-        return fam.pack(math.sqrt(v) * direction, np.full(d, 0.25 * v))
-
-    def _lbfgs(self, fam, x0, pair_terms):
-        lam, v = self.lam, self.prior_var
-
-        def fun(x):
-            value, grad, _, _ = fam.objective(x, lam, v, pair_terms)
-            return value, grad
-
-        res = optimize.minimize(
-            fun, x0, jac=True, method="L-BFGS-B", bounds=fam.bounds(),
-            options=dict(maxiter=self.max_iter or LBFGS_MAX_ITER, gtol=self.tol,
-                         ftol=1e-12, maxcor=20))
-        return res.x, (bool(res.success), int(res.nit), int(res.nfev),
-                       str(res.message))
-
-    def _adam(self, fam, x0):
-        """Adam on fresh pairs each step; average the iterates of the 2nd half."""
-        rng = np.random.default_rng(self.seed)
-        n_steps = self.max_iter or 3000
-        box = fam.bounds()
-        lo = np.array([-np.inf if b[0] is None else b[0] for b in box])
-        hi = np.array([np.inf if b[1] is None else b[1] for b in box])
-        beta1, beta2 = 0.9, 0.999
-        x = x0.copy()
-        first, second = np.zeros_like(x), np.zeros_like(x)
-        average, n_avg = np.zeros_like(x), 0
-        for t in range(1, n_steps + 1):
-            terms = self._sampled_terms(rng)
-            _, grad, _, _ = fam.objective(x, self.lam, self.prior_var, terms)
-            first = beta1 * first + (1 - beta1) * grad
-            second = beta2 * second + (1 - beta2) * grad**2
-            step = self.step_size * (first / (1 - beta1**t)) \
-                / (np.sqrt(second / (1 - beta2**t)) + 1e-8)
-            x = np.clip(x - step, lo, hi)
-            if t > n_steps // 2:
-                n_avg += 1
-                average += (x - average) / n_avg
-        message = (f"Adam: {n_steps} steps on {self._batch} fresh "
-                   f"{self._unit} each, "
-                   f"last {n_avg} iterates averaged")
-        return average, (True, n_steps, n_steps, message)
-
-    # ------------------------------------------------------------ using it
-    def _require_fit(self):
-        if not hasattr(self, "result_"):
-            raise InputError(f"{type(self).__name__} is not fitted yet: call "
-                             f"fit() first")
-        return self.result_
-
-    def predict(self, X_new):
-        """Scores ``x . m`` of new raw inputs (training preprocessing applied)."""
-        return self.data.transform(X_new) @ self._require_fit().mean
 
 
 class GaussianVB(_GaussianVariational):
@@ -545,19 +269,23 @@ class GaussianVB(_GaussianVariational):
                  standardize=True, n_pairs=None, resample=True, seed=None,
                  max_iter=None, tol=1e-6, step_size=0.02, block_entries=None,
                  pu_prior=None):
-        if family not in FAMILIES:
-            raise InputError(f"unknown family {family!r}; choose from "
-                             f"{list(FAMILIES)}")
-        self.prior_var = check_positive(prior_var, "prior_var")
-        self.data = validate_xy(X, y, standardize=standardize,
-                                drop_constant=True)
-        self.family = family
+        # Corollary 21's lam needs the validated data: set the problem up at
+        # lam = 1, then move it to the default (PU-resolved, lam / (1 - pi)
+        # on the observed risk, like a given lam)
+        problem = GibbsProblem.ranking(X, y, 1.0 if lam is None else lam,
+                                       standardize, pu_prior)
         if lam is None:
-            lam = corollary21_lam(self.data.n_pos, self.data.n_neg,
-                                  self.data.d)
-        # PU labels: lam / (1 - pi) on the observed risk (pac_particles.problem.auc)
-        self.pu_prior = pu_prior
-        self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
+            data = problem.data
+            problem = problem.at(corollary21_lam(data.n_pos, data.n_neg,
+                                                 data.d))
+        self._configure(problem, prior_var, family, n_pairs, resample, seed,
+                        max_iter, tol, step_size, block_entries)
+
+    def _configure(self, problem, prior_var=1.0, family="full", n_pairs=None,
+                   resample=True, seed=None, max_iter=None, tol=1e-6,
+                   step_size=0.02, block_entries=None):
+        self._setup_problem(problem, family)
+        self.prior_var = check_positive(prior_var, "prior_var")
         if isinstance(n_pairs, str) and n_pairs == "auto":
             n_pairs = auto_pairs(self.data.n_pos, self.data.n_neg)
             resample = resample and n_pairs is None
@@ -573,7 +301,7 @@ class GaussianVB(_GaussianVariational):
         self.step_size = check_positive(step_size, "step_size")
         self._pairs = GaussianPairRisk(self.data.X_pos, self.data.X_neg,
                                        block_entries)
-        self._risk = AUCRisk(self.data.y)
+        self._risk = problem.risk
 
     # ------------------------------------------------ what the base reads
     @property
@@ -704,21 +432,29 @@ class ClassificationVB(_GaussianVariational):
     """
 
     _unit = "points"
+    _task = "classification"
 
     def __init__(self, X, y, lam=None, loss="zero_one", prior_var=None,
                  family="full", fit_intercept=True, standardize=True,
                  batch_size=None, resample=True, seed=None, max_iter=None,
                  tol=1e-6, step_size=0.02, pu_prior=None):
-        if family not in FAMILIES:
-            raise InputError(f"unknown family {family!r}; choose from "
-                             f"{list(FAMILIES)}")
-        self.family = family
-        self.data = classification_data(X, y, standardize, fit_intercept)
-        self.risk = ClassificationRisk(self.data.y, loss, pu_prior)
-        n, d = self.data.n, self.data.d
-        self.lam = check_positive(math.sqrt(n * d) if lam is None else lam,
-                                  "lam")
-        self.prior_var = check_positive(1.0 / d if prior_var is None
+        # the default lam = sqrt(n d) needs the design (d with the
+        # intercept): set the problem up at lam = 1, then move it there; the
+        # PU risk is reweighted per point, so lam is used as given
+        problem = GibbsProblem.classification(
+            X, y, 1.0 if lam is None else lam, loss, standardize,
+            fit_intercept, pu_prior)
+        if lam is None:
+            problem = problem.at(math.sqrt(problem.data.n * problem.data.d))
+        self._configure(problem, prior_var, family, batch_size, resample,
+                        seed, max_iter, tol, step_size)
+
+    def _configure(self, problem, prior_var=None, family="full",
+                   batch_size=None, resample=True, seed=None, max_iter=None,
+                   tol=1e-6, step_size=0.02):
+        self._setup_problem(problem, family)
+        self.risk = problem.risk
+        self.prior_var = check_positive(1.0 / self.data.d if prior_var is None
                                         else prior_var, "prior_var")
         self.batch_size = (None if batch_size is None
                            else check_count(batch_size, "batch_size"))

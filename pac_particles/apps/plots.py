@@ -248,9 +248,9 @@ def plot_fitted_directions(estimator, names=None, title=None, ax=None,
     ``names``: names of all the input columns (default the estimator's
     feature names); the plot shows the columns the fit kept.
     """
-    draws, weights = estimator._coefficient_draws()
-    names = list(names) if names is not None else estimator._feature_names()
-    kept = estimator._columns[estimator._data.columns]
+    draws, weights = estimator.coefficient_draws()
+    names = list(names) if names is not None else estimator.feature_names()
+    kept = estimator.kept_columns_
     return plot_directions(directions(draws), weights,
                            names=[names[k] for k in kept], ax=ax,
                            max_features=max_features, title=title)

@@ -18,7 +18,8 @@ The package splits by topic; every name is importable from
   classification results (Lemma 10, Corollaries 11, 13, 15, Lemma 14,
   Theorem 17) and the certificate of a point risk (``m = n``).
 * :mod:`~pac_particles.bounds.corollary19` -- the dissertation's Corollary 19
-  for ranking (:class:`PACBayesBound`), kept for reference.
+  for ranking (:class:`PACBayesBound`), kept for reference; its Gaussian,
+  Gibbs and SMC versions in :mod:`~pac_particles.bounds.corollary19_posteriors`.
 
 Example
 -------
@@ -63,9 +64,10 @@ from pac_particles.bounds.classification import (CLASSIFICATION_TRIVIAL,
                              corollary21_oracle_bound, SigmaProfile,
                              vb_objective_in_sigma)
 from pac_particles.bounds.corollary19 import (TRIVIAL_BOUND, PACBayesBound, pac_bayes_bound,
-                          pac_bayes_bound_gaussian, pac_bayes_bound_gibbs,
-                          pac_bayes_bound_gp, prevalence_factor_lower,
-                          smc_certificate)
+                          prevalence_factor_lower)
+from pac_particles.bounds.corollary19_posteriors import (
+    pac_bayes_bound_gaussian, pac_bayes_bound_gibbs, pac_bayes_bound_gp,
+    smc_certificate)
 from pac_particles.bounds.kl import binary_kl, kl_inverse_lower, kl_inverse_upper, maurer_constant
 from pac_particles.bounds.ranking import (AUC_TRIVIAL, EXACT_RISK_MAX_PAIRS, RISK_SAMPLE_PAIRS,
                       auc_certificate, check_log_z, sampled_expected_risk_bound,

@@ -52,19 +52,22 @@ Statistical Learning, 2nd ed. Springer, section 7.10.
 
 import copy
 import dataclasses
-import math
 
 import numpy as np
-from scipy import linalg, optimize
 
 from pac_particles.bounds import (EVIDENCE_SHARE, EXACT_RISK_MAX_PAIRS, RISK_SAMPLE_PAIRS,
                      auc_certificate, data_dependent_candidate,
                      data_dependent_prior, gibbs_certificate, pac_bayes_bound,
                      prior_split, sampled_expected_risk_bound, tightest)
-from pac_particles.core.gaussian import gaussian_kl, jittered_cholesky
+from pac_particles.approx.ep import EPGP, EPSpikeSlab
+from pac_particles.bounds.rescaled_kl import (jittered_gram, rescaled_kl,
+                                             rescaled_note, scaled_kl,
+                                             with_note)
+from pac_particles.core.gaussian import gaussian_kl
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.smc.moves.base import weighted_gaussian_fit
 from pac_particles.problem.priors import SpikeSlabPrior, prior_gaussian_factor
+from pac_particles.problem.problem import prior_hyperparameters
 from pac_particles.problem.probit_risk import expected_auc_risk
 from pac_particles.problem.risks import AUCRisk
 
@@ -148,10 +151,10 @@ class AUCCertificates:
         certificate share it)."""
         data = post.data if self.method == "smc" else self.approximation_.data
         if not (self.kernel is None and self.prior == "gaussian"
-                and not getattr(post, "is_gp", False)
+                and not post.is_gp
                 # sampled in the design's span (d > n): the particles are
                 # coordinates w, not theta
-                and not (self.method == "smc" and post.predictor.space != "primal")
+                and post.space == "primal"
                 and min(data.n_pos, data.n_neg) >= 2):
             return None
         kept = getattr(self, "_data_prior", None)
@@ -180,7 +183,11 @@ class AUCCertificates:
         their defaults), fixed before seeing the data."""
         if not self._evidence_tuned():
             return self.hyperparameters_
-        return self._initial_hyperparameters(d)
+        return self._given_prior(d)
+
+    def _given_prior(self, d):
+        return prior_hyperparameters(d, self.kernel, self.prior,
+                                     self.spike_slab, self.prior_var)
 
     def _fit_data_dependent_prior(self, data):
         """Fit the data-dependent prior on the prior part of ``data`` (the
@@ -232,7 +239,7 @@ class AUCCertificates:
             eye = np.eye(data.n)
             expected = expected_auc_risk(post.mean, post.cov, eye[data.y],
                                          eye[~data.y])
-            prior = (_jittered_gram(hyper["kernel"], data.X)
+            prior = (jittered_gram(hyper["kernel"], data.X)
                      if self._evidence_tuned() else approx.prior_cov())
             kl, self._data_free_scale = self._rho_kl(post.mean, post.cov,
                                                      prior)
@@ -252,7 +259,7 @@ class AUCCertificates:
         (``prior`` a :class:`~pac_particles.problem.priors.SpikeSlabPrior` or the
         covariance of ``N(prior_mean, prior)``), at ``c = 1``; for an EP
         evidence fit, of ``rho`` rescaled by the ``c > 0`` that makes it
-        smallest (:func:`_rescaled_kl`). Scores scaled by ``c`` rank alike,
+        smallest (:func:`rescaled_kl`). Scores scaled by ``c`` rank alike,
         so ``N(c mean, c^2 cov)`` is the same randomised ranking, with the
         same ``E[R]`` and ``E[R_n]``; the kl bound holds for every
         posterior at once, so choosing ``c`` with the data is free. It
@@ -260,8 +267,8 @@ class AUCCertificates:
         variances' geometric mean is held, their spread is not), which a
         prior that did not see those rows can be far from."""
         if self._evidence_tuned():
-            return _rescaled_kl(mean, cov, prior, prior_mean)
-        return _scaled_kl(1.0, mean, cov, prior, prior_mean), 1.0
+            return rescaled_kl(mean, cov, prior, prior_mean)
+        return scaled_kl(1.0, mean, cov, prior, prior_mean), 1.0
 
     def _expected_risk(self, mean, cov, X_pos, X_neg):
         """``(E_rho[R_n], risk_delta)`` for ``rho = N(mean, cov)`` on the
@@ -407,8 +414,8 @@ class AUCCertificates:
                 mean, cov = rho["gaussian"]
                 _, c = self._rho_kl(mean, cov, prior.cov, prior.mean)
                 dd_rho = dict(gaussian=(c * mean, c * c * cov))
-                note = "; " + _rescaled_note(c)
-            candidates.append(_with_note(data_dependent_candidate(
+                note = "; " + rescaled_note(c)
+            candidates.append(with_note(data_dependent_candidate(
                 data.X, data.y, prior_var=self._prior_var(), prior=prior,
                 bounds=CERTIFICATE_BOUNDS, **dd_rho), note))
         elif (self._evidence_tuned()
@@ -483,7 +490,7 @@ class AUCCertificates:
         notes = []
         if self._evidence_tuned():
             notes.append(EVIDENCE_DATA_FREE_NOTE)
-            notes.append(_rescaled_note(getattr(self, "_data_free_scale",
+            notes.append(rescaled_note(getattr(self, "_data_free_scale",
                                                 1.0)))
         if grid_size > 1:
             notes.append(f"hyper-parameters chosen by SMC's evidence among "
@@ -535,7 +542,7 @@ class AUCCertificates:
                    f"by EP's evidence on {PRIOR_FRACTION:.0%} of each class "
                    f"(lam = n_A; centred and scaled on that part), certified "
                    f"on the other {1 - PRIOR_FRACTION:.0%}; "
-                   + _rescaled_note(scale)),
+                   + rescaled_note(scale)),
             n_candidates=1, alternatives=(), delta_shares=(),
             prior_fraction=PRIOR_FRACTION,
             hyperparameters=self._hyperparameter_record(tuned),
@@ -562,10 +569,9 @@ class AUCCertificates:
         i.e. variances divided by the squared scale on ``A`` of each of the
         fit's columns (a column constant on ``A`` keeps them unscaled). The
         hyper-parameters returned are in ``A``'s coordinates."""
-        from pac_particles.approx.ep import EPGP, EPSpikeSlab     # EP beside the certificates
         mean, cov = rho["gaussian"]
         in_a = self._prior_part(data.y)
-        given = self._initial_hyperparameters(data.d)
+        given = self._given_prior(data.d)
         common = dict(standardize=self.standardize, pu_prior=self.pu_prior)
         # the fit's columns: standardising them on A is standardising the
         # raw inputs on A (an affine map of a column changes nothing)
@@ -574,7 +580,7 @@ class AUCCertificates:
             model = EPGP(X_a, y_a, lam_a, kernel=copy.deepcopy(given["kernel"]),
                          **common)
             model.fit_hyperparameters()
-            K = _jittered_gram(model.kernel, model.data.transform(data.X))
+            K = jittered_gram(model.kernel, model.data.transform(data.X))
             return self._rho_kl(mean, cov, K), {"kernel": model.kernel}
         model = EPSpikeSlab(X_a, y_a, lam_a, p=given["p"], v0=given["v0"],
                             v1=given["v1"], **common)
@@ -586,83 +592,3 @@ class AUCCertificates:
                                v1=model.v1 * factor)
         return (self._rho_kl(mean, cov, prior),
                 {"p": model.p, "v0": model.v0, "v1": model.v1})
-
-
-def _jittered_gram(kernel, Z):
-    """``K + jitter I``, ``K = kernel(Z, Z)`` symmetrised, with the jitter
-    its Cholesky factor needs (:func:`pac_particles.core.gaussian.
-    jittered_cholesky`, as EP's GP fit): a prior covariance of the scores
-    fixed by the kernel and the inputs."""
-    K = np.asarray(kernel(Z, Z), dtype=float)
-    K = 0.5 * (K + K.T)
-    _, jitter = jittered_cholesky(K, label="the certificate's kernel matrix",
-                                  warn=False)
-    return K + jitter * np.eye(K.shape[0]) if jitter else K
-
-
-#: Bounds of ``log c`` in :func:`_rescaled_kl`'s search under a
-#: spike-and-slab prior
-RESCALE_LOG_BOUNDS = (-20.0, 20.0)
-
-
-def _scaled_kl(c, mean, cov, prior, prior_mean=None):
-    """``KL(N(c mean, c^2 cov) || prior)``, ``prior`` a SpikeSlabPrior or
-    the covariance of ``N(prior_mean, prior)`` (default mean 0)."""
-    mean, cov = c * np.asarray(mean, float), c * c * np.asarray(cov, float)
-    if isinstance(prior, SpikeSlabPrior):
-        return float(prior.kl_gaussian(mean, cov))
-    shift = mean if prior_mean is None else mean - np.asarray(prior_mean,
-                                                               float)
-    return max(float(gaussian_kl(shift, cov, prior)), 0.0)
-
-
-def _rescaled_kl(mean, cov, prior, prior_mean=None):
-    """``(min_c KL, c)`` over ``c > 0`` of :func:`_scaled_kl`. Gaussian
-    prior ``N(mu0, S0)``: ``KL(c) = (a c^2 - 2 b c - d log c^2) / 2 +
-    const`` with ``a = tr(S0^-1 S) + m' S0^-1 m`` and ``b = m' S0^-1 mu0``,
-    convex in ``c``, least at the positive root of ``a c^2 - b c - d``;
-    spike-and-slab: a bounded search over ``log c``. ``c = 1`` is kept
-    when it is no worse (rounding)."""
-    mean = np.asarray(mean, dtype=float)
-    d = mean.size
-    at_one = _scaled_kl(1.0, mean, cov, prior, prior_mean)
-    if isinstance(prior, SpikeSlabPrior):
-        found = optimize.minimize_scalar(
-            lambda t: _scaled_kl(math.exp(t), mean, cov, prior),
-            bounds=RESCALE_LOG_BOUNDS, method="bounded",
-            options=dict(xatol=1e-6))
-        c = math.exp(found.x)
-    else:
-        S0 = np.asarray(prior, dtype=float)
-        if S0.ndim < 2:
-            S0 = np.diag(np.broadcast_to(S0, (d,)))
-        L = np.linalg.cholesky(S0)
-        w = linalg.solve_triangular(L, mean, lower=True)
-        half = linalg.solve_triangular(L, np.asarray(cov, float), lower=True)
-        a = float(np.trace(linalg.solve_triangular(L, half.T, lower=True))
-                  + w @ w)
-        b = 0.0 if prior_mean is None else float(
-            w @ linalg.solve_triangular(L, np.asarray(prior_mean, float),
-                                        lower=True))
-        c = (b + math.sqrt(b * b + 4.0 * a * d)) / (2.0 * a)
-    kl = _scaled_kl(c, mean, cov, prior, prior_mean)
-    return (kl, c) if kl < at_one else (at_one, 1.0)
-
-
-def _rescaled_note(c):
-    """What a certificate on ``rho`` rescaled by ``c`` says
-    (:meth:`AUCCertificates._rho_kl`)."""
-    return (f"KL of the posterior rescaled by c = {c:.3g} (the same "
-            f"randomised ranking)")
-
-
-def _with_note(make, note):
-    """The candidate ``make`` with ``note`` appended to its prior's
-    description."""
-    if not note:
-        return make
-
-    def candidate(delta_each):
-        cert = make(delta_each)
-        return dataclasses.replace(cert, prior=cert.prior + note)
-    return candidate

@@ -32,23 +32,11 @@ Under the Hoeffding assumption with ``f(lam', n) = lam'^2 / (n - 1)``
 
     E_rho[R] <= E_rho[r_n] + lam' / (n - 1) + (KL(rho, prior) + log(1/eps)) / lam'.
 
-* Gaussian ``rho`` (VB, EP): ``E_rho[r_n] = q_n E_rho[R_n]`` in closed form
-  (:func:`pac_particles.approx.vb.expected_auc_risk`) and ``KL`` in closed form
-  (:func:`pac_particles.core.gaussian.gaussian_kl`): linear scores with a Gaussian
-  prior (:func:`pac_bayes_bound_gaussian`), or GP latent training scores
-  ``s ~ N(m, S)`` with the prior ``N(0, K)`` (:func:`pac_bayes_bound_gp`; the
-  pairs' differences are ``e_i - e_j``).
-* The Gibbs posterior itself (SMC): ``lam E[R_n] + KL = lam' E[r_n] + KL = -log Z``
-  (Proposition 6 with ``rho`` the Gibbs posterior), so the bound is
-  ``-log Z / lam' + lam' / (n - 1) + log(1/eps) / lam'``
-  (:func:`pac_bayes_bound_gibbs`). For an SMC run, linear or GP,
-  :func:`smc_certificate` certifies the exact Gibbs posterior with a lower
-  confidence bound on ``log Z`` in place of ``log Z`` (its level added to
-  ``eps`` by a union bound); SMC's estimates of ``log Z`` and ``E[R_n]``
-  are not plugged in. EP's spike-and-slab approximation is a Gaussian
-  ``rho`` like the others, with its KL to the mixture prior
-  (:meth:`pac_particles.problem.priors.SpikeSlabPrior.kl_gaussian`), not EP's
-  ``log Z``, which is not that of the Gibbs posterior.
+* The posteriors of the methods -- a Gaussian ``rho`` (VB, EP; linear or GP
+  scores) in closed form, the Gibbs posterior from ``log Z``, an SMC run --
+  are :mod:`pac_particles.bounds.corollary19_posteriors`; this module holds
+  the bound for any ``rho`` given ``E_rho[R_n]`` and ``KL``
+  (:func:`pac_bayes_bound`) and its record (:class:`PACBayesBound`).
 * ``lam`` chosen from a grid of ``K`` values *using the data*: a union bound over
   the grid replaces ``log(1/eps)`` by ``log(K / eps)`` (``grid_size=K``);
   :func:`pac_particles.sklearn.selection.lam_grid` is that grid. The bound's ``lam``
@@ -105,34 +93,9 @@ Usage
 -----
 ::
 
-    from pac_particles.bounds import pac_bayes_bound_gaussian, pac_bayes_bound_gibbs
-    from pac_particles.approx.vb import GaussianVB
-
-    # Gaussian rho, lam from Corollary 21; EP: EPLinear(X, y, lam).fit(), same call
-    res = GaussianVB(X, y, family="full", standardize=False).fit()
-    cert = pac_bayes_bound_gaussian(res.mean, res.cov, X, y, lam=res.lam,
-                                    prior_var=res.prior_var, standardize=False,
-                                    eps=0.05)
-    cert.bound, cert.auc_risk_bound, cert.auc_risk_bound_rigorous
-    cert.auc_risk_bound_two_sample       # the sharpest rigorous bound on 1 - AUC
-
-    # Gibbs posterior from SMC (post = run_smc(model, ...), model.lam = lam);
-    # lam_grid=grid if lam was picked on that grid with the data
-    cert = smc_certificate(post, eps=0.05, lam_grid=grid)
-    # the same, by hand: log Z from below at 0.005, the bound at 0.045
-    log_z, how = post.log_z_lower_bound(0.005)
-    cert = pac_bayes_bound_gibbs(log_z, post.lam, risk=model.empirical_risk,
-                                 eps=0.045, lam_grid=grid)
-
-Data-dependent priors
----------------------
-The prior must not depend on the sample. ``standardize=True`` rescales the
-columns by their sample standard deviations, which makes the prior on the raw
-scale ``N(0, diag(1/scale^2) prior_var)`` data-dependent: the certificate is
-then approximate (the dependence is through d scales that concentrate at rate
-``1/sqrt(n)``). For a rigorous certificate fit with ``standardize=False`` on
-inputs scaled in advance (or with scales from a separate sample). Centring is
-harmless: the risk is invariant to shifts.
+    from pac_particles.bounds import pac_bayes_bound
+    cert = pac_bayes_bound(0.1, 5.0, lam=20.0, n_pos=500, n_neg=500)
+    cert.bound, cert.auc_risk_bound, cert.auc_risk_bound_two_sample
 
 References
 ----------
@@ -162,16 +125,12 @@ from scipy.stats import beta
 
 from pac_particles.core.checks import (InputError, check_count, check_positive,
                      check_probability)
-from pac_particles.problem.data import check_lam, validate_xy
-from pac_particles.core.gaussian import gaussian_kl
-from pac_particles.problem.risks import AUCRisk
+from pac_particles.problem.data import check_lam
 # about the bound's normalisation, kept next to the VB default lam they serve
-from pac_particles.approx.vb import expected_auc_risk, ordered_pairs_factor
-from pac_particles.bounds.ranking import EVIDENCE_SHARE, check_log_z, gibbs_kl
+from pac_particles.approx.vb import ordered_pairs_factor
 
-__all__ = ["PACBayesBound", "pac_bayes_bound", "pac_bayes_bound_gaussian",
-           "pac_bayes_bound_gp", "pac_bayes_bound_gibbs",
-           "prevalence_factor_lower", "smc_certificate"]
+__all__ = ["TRIVIAL_BOUND", "PACBayesBound", "pac_bayes_bound",
+           "prevalence_factor_lower"]
 
 # R <= P(Y_1 != Y_2) = 2 pi (1 - pi) <= 1/2 for every score
 TRIVIAL_BOUND = 0.5
@@ -464,191 +423,3 @@ def _on_grid(free_energy_at, lam, lam_grid, grid_size, sizes, eps,
                         eps_prevalence, expected_risk, kl)
     same = math.isclose(g, lam, rel_tol=1e-12)
     return dataclasses.replace(best, posterior_lam=None if same else lam)
-
-
-def _gaussian_bound(mean, cov, prior_var, X_pos, X_neg, lam, risk, eps,
-                    grid_size, eps_prevalence):
-    """Corollary 19 for ``rho = N(mean, cov)`` on parameters whose scores
-    are ``X @ theta``: closed-form ``E_rho[R_n]`` and KL to ``N(0, prior_var)``."""
-    kl = gaussian_kl(mean, cov, prior_var)
-    expected_risk = expected_auc_risk(mean, cov, X_pos, X_neg)
-    return pac_bayes_bound(expected_risk, max(kl, 0.0), lam, eps=eps,
-                           grid_size=grid_size, eps_prevalence=eps_prevalence,
-                           risk=risk)
-
-
-def pac_bayes_bound_gaussian(mean, cov, X, y, lam, prior_var=1.0,
-                             standardize=True, eps=0.05, grid_size=1,
-                             eps_prevalence=None):
-    """Corollary 19 bound for a Gaussian ``rho = N(mean, cov)`` (VB, EP).
-
-    ``E_rho[R_n]`` and ``KL(rho || N(0, prior_var I))`` are computed exactly.
-    ``X, y, standardize`` must be those ``mean`` and ``cov`` were fitted with
-    (they are validated by ``validate_xy`` the same way).
-
-    Parameters
-    ----------
-    mean : (d,) array
-    cov : (d, d) array
-    X, y : training data (raw scale).
-    lam : float
-        Our inverse temperature for the bound (usually the one ``rho`` was
-        fitted with; any value fixed in advance is valid).
-    prior_var : float or (d,) array, default 1.0
-        Isotropic or ARD (diagonal) prior variances.
-    standardize : bool, default True
-    eps, grid_size, eps_prevalence : see :func:`pac_bayes_bound`.
-
-    Returns
-    -------
-    PACBayesBound
-    """
-    data = validate_xy(X, y, standardize=standardize, drop_constant=True)
-    mean = np.asarray(mean, dtype=float)
-    cov = np.asarray(cov, dtype=float)
-    if mean.shape != (data.d,) or cov.shape != (data.d, data.d):
-        raise InputError(f"mean and cov must have shapes ({data.d},) and "
-                         f"({data.d}, {data.d}) (columns kept by validate_xy), "
-                         f"got {mean.shape} and {cov.shape}")
-    return _gaussian_bound(mean, cov, prior_var, data.X_pos, data.X_neg, lam,
-                           AUCRisk(data.y), eps, grid_size, eps_prevalence)
-
-
-def pac_bayes_bound_gp(mean, cov, kernel_matrix, y, lam, eps=0.05, grid_size=1,
-                       eps_prevalence=None):
-    """Corollary 19 bound for a Gaussian ``rho = N(mean, cov)`` on the latent
-    training scores of a GP prior ``N(0, K)`` (GP-EP).
-
-    The parameters are the scores themselves, so the pairs' differences are
-    ``e_i - e_j``: ``E_rho[R_n]`` is :func:`pac_particles.approx.vb.expected_auc_risk`
-    with identity rows and ``KL(rho || N(0, K))`` is in closed form with the
-    full prior covariance.
-
-    Parameters
-    ----------
-    mean : (n,) array, in the order of ``y``.
-    cov : (n, n) array.
-    kernel_matrix : (n, n) array
-        ``K`` (plus the jitter the fit used), in the order of ``y``.
-    y : (n,) binary labels of the training points.
-    lam : float
-    eps, grid_size, eps_prevalence : see :func:`pac_bayes_bound`.
-
-    Returns
-    -------
-    PACBayesBound
-    """
-    risk = AUCRisk(y)
-    n = risk.n
-    mean = np.asarray(mean, dtype=float)
-    cov = np.asarray(cov, dtype=float)
-    K = np.asarray(kernel_matrix, dtype=float)
-    if mean.shape != (n,) or cov.shape != (n, n) or K.shape != (n, n):
-        raise InputError(f"mean, cov and kernel_matrix must have shapes "
-                         f"({n},), ({n}, {n}), ({n}, {n}), got {mean.shape}, "
-                         f"{cov.shape}, {K.shape}")
-    eye = np.eye(n)
-    return _gaussian_bound(mean, cov, K, eye[risk.positives],
-                           eye[~risk.positives], lam, risk, eps, grid_size,
-                           eps_prevalence)
-
-
-def pac_bayes_bound_gibbs(log_z, lam, n_pos=None, n_neg=None,
-                          expected_risk=None, eps=0.05, grid_size=1,
-                          eps_prevalence=None, risk=None, lam_grid=None):
-    """Corollary 19 bound for the Gibbs posterior ``∝ prior exp(-lam R_n)``.
-
-    Since ``lam E[R_n] + KL(Gibbs, prior) = -log Z``,::
-
-        E_Gibbs[R] <= -log Z / lam' + lam'/(n - 1) + log(grid_size/eps)/lam',
-
-    ``lam' = lam / q_n``. ``log Z = log E_prior[exp(-lam R_n)]`` exactly
-    (quadrature), or a lower confidence bound on it: the bound then holds
-    with probability at least ``1 - eps`` minus that bound's level
-    (:func:`smc_certificate` does this for an SMC run; an estimate plugged
-    in is not a certificate).
-
-    With ``lam_grid`` (``lam`` chosen with the data; see
-    :func:`pac_bayes_bound`) the bound is evaluated at the grid values
-    ``g`` for the same Gibbs posterior, whose free energy there is ``g
-    E[R_n] + KL = -log Z + (g - lam) E[R_n]``. Without ``expected_risk``
-    that is bounded by ``-log Z max(1, g / lam)``: ``0 <= lam E[R_n] <=
-    -log Z`` since ``KL >= 0``.
-
-    Parameters
-    ----------
-    log_z : float
-        In ``[-lam, 0]``.
-    lam : float
-        Our inverse temperature of the Gibbs posterior.
-    n_pos, n_neg : int
-        Class counts (or give ``risk``).
-    expected_risk : float, optional
-        Posterior mean of ``R_n``, exact (quadrature); splits the free
-        energy into empirical and KL terms. An estimate (the particles'
-        weighted risks) would make the bound a plug-in: leave it out.
-    eps, grid_size, eps_prevalence, risk, lam_grid : see
-        :func:`pac_bayes_bound`.
-
-    Returns
-    -------
-    PACBayesBound
-    """
-    log_z, lam = check_log_z(log_z, lam)
-    kl = None
-    if expected_risk is not None:
-        expected_risk = _check_risk(expected_risk)
-        kl = gibbs_kl(log_z, lam, expected_risk)
-        free_energy = lam * expected_risk + kl      # >= -log_z
-    else:
-        free_energy = -log_z
-    sizes = _sample_sizes(n_pos, n_neg, risk)
-    if lam_grid is None:
-        return _certificate(free_energy, lam, sizes, eps, grid_size,
-                            eps_prevalence, expected_risk, kl)
-    if expected_risk is None:
-        def free_energy_at(g):
-            return free_energy * max(1.0, g / lam)
-    else:
-        def free_energy_at(g):
-            return free_energy + (g - lam) * expected_risk
-    return _on_grid(free_energy_at, lam, lam_grid, grid_size, sizes, eps,
-                    eps_prevalence, expected_risk, kl)
-
-
-def smc_certificate(post, eps=0.05, grid_size=1, eps_prevalence=None,
-                    lam_grid=None, evidence_share=EVIDENCE_SHARE):
-    """Corollary 19 for the exact Gibbs posterior an SMC run of an AUC
-    Gibbs model approximates, linear or GP.
-
-    ``post`` is a :class:`pac_particles.smc.posterior.SMCPosterior` (its
-    ``lam``, evidence and model ``post.predictor``, whose
-    ``empirical_risk`` gives the sample sizes). The certified posterior is
-    the Gibbs posterior itself, not the particles (an empirical measure has
-    no density, hence no finite KL). Its free energy ``-log Z`` is bounded
-    from above by a lower confidence bound on ``log Z`` at level
-    ``evidence_share * eps``
-    (:meth:`~pac_particles.smc.posterior.SMCPosterior.log_z_lower_bound`: the
-    raw importance weights' Markov bound, or the tempering estimate's), and
-    Corollary 19 runs at the rest of ``eps``: by a union bound the
-    statement holds with probability at least ``1 - eps``
-    (``delta_shares`` and ``note`` record it). The particles' ``E[R_n]`` is
-    not used (an estimate, see :func:`pac_bayes_bound_gibbs`).
-    ``lam_grid``: the grid ``lam`` was chosen on (:func:`pac_bayes_bound`);
-    the bound's ``lam`` is then a grid value.
-    """
-    model = post.predictor
-    if model is None:
-        raise InputError("smc_certificate needs the posterior's model "
-                         "(post.predictor): its risk's sample sizes")
-    eps = check_probability(eps, "eps")
-    eps_log_z = check_probability(evidence_share, "evidence_share") * eps
-    eps_prevalence = eps if eps_prevalence is None else eps_prevalence
-    log_z, how = post.log_z_lower_bound(eps_log_z)
-    cert = pac_bayes_bound_gibbs(log_z, post.lam, eps=eps - eps_log_z,
-                                 grid_size=grid_size,
-                                 eps_prevalence=eps_prevalence,
-                                 risk=model.empirical_risk, lam_grid=lam_grid)
-    return dataclasses.replace(
-        cert, eps=eps, note=how,
-        delta_shares=(("Corollary 19", eps - eps_log_z), ("log Z", eps_log_z)))

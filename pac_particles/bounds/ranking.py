@@ -125,7 +125,9 @@ import warnings
 
 import numpy as np
 
+from pac_particles.approx.ep import EPLinear
 from pac_particles.problem.auc import binary_labels, linear_auc_risk
+from pac_particles.problem.data import validate_xy
 from pac_particles.core.checks import (InputError, check_count, check_fraction, check_positive,
                       check_probability)
 from pac_particles.core.gaussian import gaussian_kl
@@ -414,8 +416,6 @@ def _ep_prior(X_a, y_a, prior_var, tune):
     says nothing about it). Returns ``(mean, cov, prior_var)``, the last the
     variances used on ``A`` (tuned or not) in the coordinates of ``X_a``.
     """
-    from pac_particles.problem.data import validate_xy
-    from pac_particles.approx.ep import EPLinear     # EP sits beside the bounds, imported on use
     part = validate_xy(X_a, y_a, standardize=True, drop_constant=False)
     d = part.d
     var_z = np.broadcast_to(np.asarray(prior_var, dtype=float), (d,)).copy()

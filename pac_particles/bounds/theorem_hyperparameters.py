@@ -102,7 +102,9 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+from pac_particles.approx.vb import ordered_pairs_factor
 from pac_particles.core.checks import InputError, check_count, check_positive
+from pac_particles.problem.priors import SpikeSlabPrior, gaussian_prior
 
 __all__ = ["TheoremHyperparameters", "gamma_to_lam", "lam_to_gamma",
            "theorem_2_3", "theorem_2_4", "theorem_2_5", "MA1_DEFAULT_C",
@@ -168,7 +170,6 @@ class TheoremHyperparameters:
         """The theorem's prior as a ``particles`` distribution:
         :func:`~pac_particles.problem.priors.gaussian_prior` with variance
         ``vartheta``, or :class:`~pac_particles.problem.priors.SpikeSlabPrior`."""
-        from pac_particles.problem.priors import SpikeSlabPrior, gaussian_prior
         if self.prior_var is not None:
             return gaussian_prior(self.d, self.prior_var)
         return SpikeSlabPrior(self.d, p=self.p, v0=self.v0, v1=self.v1)
@@ -183,7 +184,6 @@ def _counts(n_pos, n_neg):
 
 
 def _q_n(n_pos, n_neg):
-    from pac_particles.approx.vb import ordered_pairs_factor
     return ordered_pairs_factor(n_pos, n_neg)
 
 
@@ -293,7 +293,6 @@ def theorem_2_5(n_pos, n_neg, d, C=MA1_DEFAULT_C, v1=1.0):
     smaller ``1/(2 n^2 d log d)`` (module docstring). ``v1`` is free (the
     constant ``alpha`` depends on it). Needs ``d >= 2``.
     """
-    from pac_particles.problem.priors import SpikeSlabPrior
     n_pos, n_neg, n = _counts(n_pos, n_neg)
     d, C = check_count(d, "d"), _margin_constant(C)
     v1 = check_positive(v1, "v1")

@@ -8,6 +8,8 @@
 * :func:`gaussian_kl` -- ``KL(N(m, S) || N(0, S0))`` in closed form, for
   diagonal or full ``S`` and scalar, diagonal or full ``S0`` (the KL term of
   every PAC-Bayes certificate of a Gaussian ``rho``).
+* :func:`gaussian_draws` -- independent draws from ``N(mean, cov)``, the one
+  sampler of every Gaussian posterior (EP, VB; ``PosteriorResult.sample``).
 * :func:`gp_predictive` -- the GP predictive of latent scores at new inputs,
   ``k_*' K^-1 E[s]`` and ``k_** - k_*' K^-1 k_* + k_*' K^-1 Cov[s] K^-1 k_*``,
   for SMC particles, the GP model's point estimates and GP-EP alike.
@@ -27,7 +29,7 @@ from scipy.special import ndtr
 from pac_particles.core.checks import InputError
 
 __all__ = ["KernelJitterWarning", "jittered_cholesky", "gaussian_kl",
-           "gp_predictive", "positive_probability"]
+           "gaussian_draws", "gp_predictive", "positive_probability"]
 
 
 #: the smallest reciprocal condition number (LAPACK's 1-norm estimate) of
@@ -107,6 +109,22 @@ def jittered_cholesky(K, label="kernel matrix", ridge=0.0,
                       KernelJitterWarning,
                       stacklevel=3)
     return C, jitter
+
+
+def gaussian_draws(mean, cov, n_draws, rng):
+    """``n_draws`` independent draws from ``N(mean, cov)``, shape
+    (n_draws, d): ``mean + L z`` with ``z`` standard normal from the
+    ``numpy.random.Generator`` ``rng`` and ``L`` a jittered Cholesky factor
+    of ``cov`` (:func:`jittered_cholesky`, no warning), so that a singular
+    ``cov`` is accepted -- EP's covariance of tied scores is one. A scalar
+    ``cov`` is an isotropic covariance."""
+    mean = np.atleast_1d(np.asarray(mean, dtype=float))
+    cov = np.atleast_2d(np.asarray(cov, dtype=float))
+    if cov.shape == (1, 1) and mean.size > 1:  # isotropic, stored as a scalar
+        cov = cov[0, 0] * np.eye(mean.size)
+    factor, _ = jittered_cholesky(cov, label="posterior covariance",
+                                  max_relative_jitter=np.inf, warn=False)
+    return mean + rng.standard_normal((n_draws, mean.size)) @ factor.T
 
 
 def gaussian_kl(mean, cov, prior_var=1.0):

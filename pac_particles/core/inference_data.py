@@ -63,7 +63,7 @@ Example
 ::
 
     import arviz as az
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.smc.models import AUCGibbsModel
     from pac_particles.smc.posterior import run_smc
 
@@ -89,13 +89,14 @@ import numpy as np
 
 from pac_particles import __version__
 from pac_particles.core.checks import InputError, check_count
-from pac_particles.core.gaussian import jittered_cholesky
+from pac_particles.core.posterior_result import fitted_result
 from pac_particles.core.weighted_particles import WeightedParticles, directions
 
-__all__ = ["to_inference_data", "resample_equally_weighted",
-           "gaussian_draws"]
+__all__ = ["to_inference_data"]
 
-GAUSSIAN_DRAWS = 1000
+#: estimates of ``log Z`` that are only a bound, exported under their own
+#: name instead of ``log_marginal_likelihood``
+_BOUND_NAMES = {"ELBO": "elbo"}
 
 
 def _arviz():
@@ -113,34 +114,6 @@ def _package():
                                  __version__=__version__)
 
 
-def _n_particles(result):
-    """The sampler's particles among ``result.theta``'s rows (an SMC
-    posterior's importance draws follow them: ``SMCPosterior.n_particles``)."""
-    return getattr(result, "n_particles", result.theta.shape[0])
-
-
-def resample_equally_weighted(weights, n_draws, rng):
-    """Indices of ``n_draws`` equally weighted draws from normalised
-    ``weights``: systematic resampling (one uniform shared by the ``n_draws``
-    strata), shuffled so that consecutive draws are not sorted by particle."""
-    cumulative = np.cumsum(weights)
-    cumulative[-1] = 1.0  # guard against rounding below the last stratum
-    strata = (rng.uniform() + np.arange(n_draws)) / n_draws
-    return rng.permutation(np.searchsorted(cumulative, strata, side="right"))
-
-
-def gaussian_draws(mean, cov, n_draws, rng):
-    """``n_draws`` independent draws from ``N(mean, cov)`` (a jittered
-    Cholesky factor, so a singular ``cov`` is accepted)."""
-    mean = np.atleast_1d(np.asarray(mean, dtype=float))
-    cov = np.atleast_2d(np.asarray(cov, dtype=float))
-    if cov.shape == (1, 1) and mean.size > 1:  # isotropic, stored as a scalar
-        cov = cov[0, 0] * np.eye(mean.size)
-    factor, _ = jittered_cholesky(cov, label="posterior covariance",
-                                  max_relative_jitter=np.inf, warn=False)
-    return mean + rng.standard_normal((n_draws, mean.size)) @ factor.T
-
-
 def _feature_names(feature_names, data, d):
     """Names of the ``d`` coefficients: ``feature_names`` of the raw columns
     (the kept ones are selected through ``data.columns``) or of the ``d``
@@ -149,48 +122,20 @@ def _feature_names(feature_names, data, d):
         names = [str(name) for name in feature_names]
         if len(names) == d:
             return names
-        if data is not None and len(names) == getattr(data, "n_raw_features", -1):
+        if data is not None and len(names) == data.n_raw_features:
             return [names[k] for k in data.columns]
         raise InputError(f"{len(names)} feature names for {d} coefficients")
-    names = list(getattr(data, "feature_names", None) or [])
+    names = list(data.feature_names) if data is not None else []
     return names if len(names) == d else [f"x{k + 1}" for k in range(d)]
 
 
-def _unwrap(posterior):
-    """``(result, data, method, lam)`` of a posterior or of a fitted
-    approximation (an object with ``result_`` and ``data``)."""
-    result = getattr(posterior, "result_", None)
-    if result is None and hasattr(posterior, "result_"):
-        raise InputError(f"{type(posterior).__name__} is not fitted: call "
-                         "fit() first")
-    source = posterior
-    result = posterior if result is None else result
-    if not (isinstance(result, WeightedParticles)
-            or (hasattr(result, "mean") and hasattr(result, "cov"))):
-        raise InputError(f"{type(source).__name__} is not a posterior (or is "
-                         "not fitted: call fit() first)")
-    # EP results do not carry lam; their approximation does
-    lam = getattr(result, "lam", getattr(source, "lam", None))
-    return result, getattr(source, "data", None), type(source).__name__, lam
-
-
-def _is_gp(result):
-    return bool(getattr(result, "is_gp", False)) or getattr(result, "space", "") == "gp"
-
-
-def _path(post, length):
-    """The tempering path of one SMC run padded with NaN to ``length`` (ESS
-    only when the run's summaries recorded it)."""
+def _padded_path(result, length):
+    """The tempering path of one run padded with NaN to ``length``."""
     def padded(values):
         out = np.full(length, np.nan)
         out[:len(values)] = values
         return out
-    path = {"beta": padded(post.exponents), "gamma": padded(post.gammas),
-            "log_z": padded(post.log_z_path)}
-    ess = getattr(post.summaries, "ESSs", None)
-    if ess is not None and len(ess) == post.n_steps:  # particles' default summary
-        path["ess"] = padded(np.concatenate([[_n_particles(post)], ess]))
-    return path
+    return {key: padded(values) for key, values in result.tempering_path.items()}
 
 
 def to_inference_data(posterior, n_draws=None, seed=0, feature_names=None):
@@ -198,12 +143,15 @@ def to_inference_data(posterior, n_draws=None, seed=0, feature_names=None):
 
     Parameters
     ----------
-    posterior : SMCPosterior, WeightedParticles, EPResult, VBResult, a fitted
-        EP/VB approximation, or a list of SMCPosterior (independent runs of
-        the same model: one chain each).
+    posterior : a :class:`~pac_particles.core.posterior_result.PosteriorResult`
+        (SMCPosterior, WeightedParticles, EPResult, VBResult, SVGDResult), a
+        fitted approximation holding one in ``result_`` (:func:`fitted_result`),
+        or a list of them (independent runs of the same model: one chain
+        each).
     n_draws : int, optional
-        Draws per chain: default the number of particles of a weighted
-        system (``M * len_chain`` for waste-free SMC), 1000 for a Gaussian.
+        Draws per chain: default the result's ``default_draws`` -- the
+        number of particles of a weighted system (``M * len_chain`` for
+        waste-free SMC), 1000 for a Gaussian.
     seed : int
         Seeds the ``numpy.random.Generator`` of the resampling or of the
         Gaussian draws (chain ``c`` of a list uses ``seed + c``).
@@ -219,8 +167,8 @@ def to_inference_data(posterior, n_draws=None, seed=0, feature_names=None):
     Raises
     ------
     InputError
-        for runs of different dimensions, a bad ``n_draws`` or names that do
-        not match the coefficients; ImportError without ArviZ.
+        for runs of different dimensions or kinds, a bad ``n_draws`` or
+        names that do not match the coefficients; ImportError without ArviZ.
     """
     az = _arviz()
     import xarray  # an ArviZ dependency
@@ -228,34 +176,22 @@ def to_inference_data(posterior, n_draws=None, seed=0, feature_names=None):
     chains = list(posterior) if isinstance(posterior, (list, tuple)) else [posterior]
     if not chains:
         raise InputError("no posterior to export")
-    unwrapped = [_unwrap(p) for p in chains]
-    results = [u[0] for u in unwrapped]
-    data, method = unwrapped[0][1], unwrapped[0][2]
-    weighted = [isinstance(r, WeightedParticles) for r in results]
-    if any(weighted) and not all(weighted):
+    results = [fitted_result(p) for p in chains]
+    first = results[0]
+    if len({r.draws_description for r in results}) > 1:
         raise InputError("cannot mix particle and Gaussian posteriors as chains")
-    gp = _is_gp(results[0])
     draws = []
     for c, result in enumerate(results):
-        rng = np.random.default_rng(seed + c)
-        if weighted[0]:
-            m = _n_particles(result) if n_draws is None else n_draws
-            m = check_count(m, "n_draws", minimum=1)
-            idx = resample_equally_weighted(result.weights, m, rng)
-            draws.append((result.theta[idx],
-                          None if getattr(result, "z", None) is None
-                          else result.z[idx].astype(np.int8)))
-        else:
-            m = check_count(GAUSSIAN_DRAWS if n_draws is None else n_draws,
-                            "n_draws", minimum=1)
-            draws.append((gaussian_draws(result.mean, result.cov, m, rng), None))
-    shapes = {theta.shape for theta, _ in draws}
+        m = check_count(result.default_draws if n_draws is None else n_draws,
+                        "n_draws", minimum=1)
+        draws.append(result.sample_variables(m, np.random.default_rng(seed + c)))
+    shapes = {d["theta"].shape for d in draws}
     if len(shapes) != 1:
         raise InputError(f"the chains have different shapes {sorted(shapes)}: "
                          "give runs of one model with the same n_draws")
-    theta = np.stack([t for t, _ in draws])
+    theta = np.stack([d["theta"] for d in draws])
     d = theta.shape[2]
-    if gp:
+    if first.is_gp:
         variables = {"latent_score": theta}
         dims = {"latent_score": ["training_point"]}
         coords = {"training_point": np.arange(d)}
@@ -263,21 +199,18 @@ def to_inference_data(posterior, n_draws=None, seed=0, feature_names=None):
         variables = {"theta": theta,
                      "direction": directions(theta.reshape(-1, d)).reshape(theta.shape)}
         dims = {"theta": ["feature"], "direction": ["feature"]}
-        coords = {"feature": _feature_names(feature_names, data, d)}
-        if draws[0][1] is not None:
-            variables["z"] = np.stack([z for _, z in draws])
+        coords = {"feature": _feature_names(feature_names, first.data, d)}
+        if all("z" in draw for draw in draws):
+            variables["z"] = np.stack([draw["z"] for draw in draws])
             dims["z"] = ["feature"]
-    attrs = {"pac_particles_method": method,
-             "draws": ("systematic resampling of the weighted particles, "
-                       "shuffled" if weighted[0] else
-                       "independent draws from N(mean, cov)"),
-             "draws_seed": seed}
+    attrs = {"pac_particles_method": type(chains[0]).__name__,
+             "draws": first.draws_description, "draws_seed": seed}
     posterior_group = az.dict_to_dataset(variables, coords=coords, dims=dims,
                                          attrs=attrs, library=_package())
     # per-chain and per-step statistics have no draw dimension, which
     # ArviZ's dict_to_dataset requires: build the Dataset directly, with the
     # posterior's chain coordinate and attributes
-    stats, stat_dims = _sample_stats(results, [u[3] for u in unwrapped])
+    stats, stat_dims = _sample_stats(results)
     coords = {"chain": posterior_group.chain.values}
     if any("tempering_step" in dims for dims in stat_dims.values()):
         coords["tempering_step"] = np.arange(stats["beta"].shape[1])
@@ -290,27 +223,13 @@ def to_inference_data(posterior, n_draws=None, seed=0, feature_names=None):
                             sample_stats=stats_group)
 
 
-def _evidence_name(result):
-    """Which estimate of ``log Z`` a result's evidence is (see the module
-    notes); None for a result without one."""
-    if hasattr(result, "elbo"):
-        return "ELBO"
-    if not hasattr(result, "log_z"):
-        return None
-    if not hasattr(result, "exponents"):
-        return "EP energy"
-    importance = getattr(result, "importance", None)
-    return ("importance sampling"
-            if importance is not None and importance.reliable else "tempering")
-
-
 def _evidence_attrs(results):
     """``log_marginal_likelihood_estimate`` (one name, or the chains of
     each where they differ: ``"importance sampling (chains 0, 1);
-    tempering (chain 2)"``) and, for SMC,
+    tempering (chain 2)"``) and, for a Monte Carlo estimate,
     ``log_marginal_likelihood_se`` (a float for one chain, a list for
     several; NaN where a run has none)."""
-    names = [_evidence_name(r) for r in results]
+    names = [r.evidence_method for r in results]
     if names[0] is None:
         return {}
     groups = {name: [c for c, other in enumerate(names) if other == name]
@@ -320,36 +239,32 @@ def _evidence_attrs(results):
             f"{name} (chain{'s' if len(chains) > 1 else ''} "
             f"{', '.join(map(str, chains))})"
             for name, chains in groups.items()))}
-    if hasattr(results[0], "exponents"):
-        se = [_float_or_nan(getattr(r, "log_z_se", None)) for r in results]
+    if results[0].log_evidence_se is not None:
+        se = [float(r.log_evidence_se) for r in results]
         attrs["log_marginal_likelihood_se"] = se[0] if len(se) == 1 else se
     return attrs
 
 
-def _float_or_nan(value):
-    return float("nan") if value is None else float(value)
-
-
-def _sample_stats(results, lams):
+def _sample_stats(results):
     """``sample_stats`` variables (chain first) and their extra dimensions."""
     first = results[0]
     stats, dims = {}, {}
-    if hasattr(first, "elbo"):
-        stats["elbo"] = np.array([r.elbo for r in results], dtype=float)
-    elif hasattr(first, "log_z"):
-        stats["log_marginal_likelihood"] = np.array([r.log_z for r in results],
-                                                    dtype=float)
-    if all(lam is not None for lam in lams):  # a bare EPResult has none
-        stats["lam"] = np.array(lams, dtype=float)
-    if hasattr(first, "exponents"):
+    if first.evidence_method is not None:
+        name = _BOUND_NAMES.get(first.evidence_method,
+                                "log_marginal_likelihood")
+        stats[name] = np.array([r.log_evidence for r in results], dtype=float)
+    if all(r.lam is not None for r in results):  # a bare sample has none
+        stats["lam"] = np.array([r.lam for r in results], dtype=float)
+    if first.log_evidence_se is not None:
         stats["log_marginal_likelihood_se"] = np.array(
-            [_float_or_nan(getattr(r, "log_z_se", None)) for r in results])
-        length = max(r.n_steps for r in results) + 1
-        paths = [_path(r, length) for r in results]
+            [r.log_evidence_se for r in results], dtype=float)
+    if all(r.tempering_path is not None for r in results):
+        length = max(len(r.tempering_path["beta"]) for r in results)
+        paths = [_padded_path(r, length) for r in results]
         for key in ("beta", "gamma", "log_z", "ess"):
             if all(key in p for p in paths):
                 stats[key] = np.stack([p[key] for p in paths])
             dims[key] = ["tempering_step"]
-    if isinstance(first, WeightedParticles):
-        stats["n_particles"] = np.array([_n_particles(r) for r in results])
+    if all(isinstance(r, WeightedParticles) for r in results):
+        stats["n_particles"] = np.array([r.n_particles for r in results])
     return stats, dims

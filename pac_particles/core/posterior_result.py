@@ -26,33 +26,93 @@ What a result provides (its subclass defines these):
 ``space``
     ``"primal"`` (theta are coefficients of the design), ``"score"``
     (SMC's span coordinates, d > n) or ``"gp"`` (latent scores).
+``lam``
+    The inverse temperature on the observed risk (PU-resolved for ranking,
+    :class:`~pac_particles.problem.problem.GibbsProblem`).
 ``_draws(n, rng)``
     ``n`` equally weighted draws of ``theta``.
 
 What it gets from them: :meth:`sample`, :meth:`point_estimate`,
 :meth:`linear_coefficients` and :meth:`raw_coefficients`.
+
+What an export (:mod:`~pac_particles.core.inference_data`) reads besides,
+with defaults here for a method that has nothing to say:
+
+``evidence_method``
+    Which estimate ``log_evidence`` is (``"EP energy"``, ``"ELBO"``,
+    ``"importance sampling"``, ``"tempering"``), None where there is none.
+``log_evidence_se``
+    The Monte Carlo standard error of ``log_evidence`` (NaN: a Monte Carlo
+    estimate without one), None for a deterministic method.
+``tempering_path``
+    The path of a tempering run, a dict of arrays over its steps ``t = 0..T``
+    (``beta``, ``gamma``, ``log_z`` and, where recorded, ``ess``), or None.
+``default_draws``, ``draws_description``
+    How many draws an export takes by default and how they are made.
+:meth:`sample_variables`
+    The draws of ``theta`` with the other variables of the posterior drawn
+    along (a particle system's inclusion indicators ``z``).
+
+:class:`GaussianPosterior` is the base of the Gaussian approximations (EP,
+VB): its draws are independent draws from ``N(mean, cov)`` through
+:func:`~pac_particles.core.gaussian.gaussian_draws`.
 """
 
 import numpy as np
 
 from pac_particles.core.checks import InputError, check_choice, check_count
+from pac_particles.core.gaussian import gaussian_draws
 
-__all__ = ["PosteriorResult", "POINT_ESTIMATES"]
+__all__ = ["fitted_result", "PosteriorResult", "GaussianPosterior", "POINT_ESTIMATES",
+           "GAUSSIAN_DRAWS", "SPACES"]
 
 #: the point estimates of a posterior (:mod:`pac_particles.core.weighted_particles`)
 POINT_ESTIMATES = ("bayes_point", "mean", "componentwise_mode")
 
+#: what ``theta`` is: coefficients of the design, SMC's span coordinates,
+#: latent GP scores
+SPACES = ("primal", "score", "gp")
+
+#: draws of a Gaussian posterior in an export, by default
+GAUSSIAN_DRAWS = 1000
+
 
 class PosteriorResult:
-    """Base of every fitted posterior (module docstring: the protocol)."""
+    """Base of every fitted posterior (module docstring: the protocol).
 
-    #: ``"primal"``, ``"score"`` or ``"gp"``
+    ``mean``, ``cov``, ``data`` and ``lam`` are the subclass's own (fields
+    of its dataclass or attributes it sets): no class attribute here, so
+    that a dataclass subclass does not inherit a default for them.
+    """
+
+    #: ``"primal"``, ``"score"`` or ``"gp"`` (:data:`SPACES`)
     space = "primal"
+    #: which estimate :attr:`log_evidence` is; None: the method has none
+    evidence_method = None
+    #: how an export's draws are made
+    draws_description = "equally weighted draws"
 
     @property
     def log_evidence(self):
         """The method's estimate of ``log Z(lam)`` (NaN: none)."""
         raise NotImplementedError
+
+    @property
+    def log_evidence_se(self):
+        """Monte Carlo standard error of :attr:`log_evidence`: None for a
+        deterministic method (EP, VB) or one without an estimate."""
+        return None
+
+    @property
+    def tempering_path(self):
+        """The tempering path of the run (dict of arrays over its steps), or
+        None for a method without one."""
+        return None
+
+    @property
+    def default_draws(self):
+        """The number of draws an export takes when not told."""
+        return GAUSSIAN_DRAWS
 
     @property
     def is_gp(self):
@@ -67,6 +127,12 @@ class PosteriorResult:
         a ``numpy.random.Generator`` or a seed."""
         n = check_count(n, "n")
         return self._draws(n, np.random.default_rng(rng))
+
+    def sample_variables(self, n, rng=None):
+        """``n`` equally weighted draws of every variable of the posterior,
+        a dict: ``"theta"`` (n, d) as :meth:`sample` (the same draws for the
+        same ``rng``), and the variables drawn along with it (none here)."""
+        return {"theta": self.sample(n, rng)}
 
     def point_estimate(self, name="mean"):
         """A point estimate of ``theta``: ``"mean"``, ``"bayes_point"``
@@ -88,3 +154,38 @@ class PosteriorResult:
         the raw inputs, ``X_raw @ coef + offset`` (zero coefficients for the
         columns the validation dropped)."""
         return self.data.raw_linear(self.linear_coefficients(theta))
+
+
+class GaussianPosterior(PosteriorResult):
+    """A Gaussian posterior ``N(mean, cov)`` (EP, VB): its draws are
+    independent (:func:`~pac_particles.core.gaussian.gaussian_draws`, a
+    jittered Cholesky factor, so a singular ``cov`` is accepted) and its
+    point estimates its mean."""
+
+    draws_description = "independent draws from N(mean, cov)"
+
+    def _draws(self, n, rng):
+        return gaussian_draws(self.mean, self.cov, n, rng)
+
+
+def fitted_result(posterior):
+    """The :class:`~pac_particles.core.posterior_result.PosteriorResult` of
+    ``posterior``: itself, or the ``result_`` of a fitted approximation
+    (``EPLinear``, ``GaussianVB``, ``SVGD``, ...: the one path by which an
+    export accepts a fitted object instead of its result).
+
+    Raises
+    ------
+    InputError
+        for an approximation not fitted yet, or an object that is neither.
+    """
+    if isinstance(posterior, PosteriorResult):
+        return posterior
+    try:
+        result = posterior.result_
+    except AttributeError:  # VB and SVGD set result_ in fit
+        result = None
+    if not isinstance(result, PosteriorResult):
+        raise InputError(f"{type(posterior).__name__} is not a posterior (or "
+                         "is not fitted: call fit() first)")
+    return result

@@ -3,7 +3,10 @@
 :class:`WeightedParticles` holds particles ``theta`` (N, d) and normalised
 weights, and computes what every particle method of the package reports: the
 mean and covariance, the effective sample size, and the point estimates of
-:data:`POINT_ESTIMATES`. It is the base of
+:data:`POINT_ESTIMATES`. It is a
+:class:`~pac_particles.core.posterior_result.PosteriorResult` whose draws are
+the particles resampled to equal weights (:func:`resample_equally_weighted`),
+and the base of
 :class:`~pac_particles.smc.posterior.SMCPosterior` (the weighted population of
 tempering SMC), of :class:`~pac_particles.approx.svgd.SVGDResult` (equal weights),
 and the summary that :class:`~pac_particles.sklearn.selection.PathScores` computes at
@@ -42,12 +45,24 @@ PAC-Bayesian AUC classification and scoring. NIPS 27.
 import numpy as np
 from scipy import stats
 
-from pac_particles.core.checks import InputError, check_finite_array
+from pac_particles.core.checks import (InputError, check_choice, check_count,
+                                      check_finite_array)
+from pac_particles.core.posterior_result import (POINT_ESTIMATES, SPACES,
+                                                 PosteriorResult)
 
 __all__ = ["WeightedParticles", "POINT_ESTIMATES", "directions",
-           "weighted_quantiles"]
+           "weighted_quantiles", "resample_equally_weighted"]
 
-POINT_ESTIMATES = ("bayes_point", "mean", "componentwise_mode")
+
+def resample_equally_weighted(weights, n_draws, rng):
+    """Indices of ``n_draws`` equally weighted draws from normalised
+    ``weights``: systematic resampling (one uniform of the
+    ``numpy.random.Generator`` ``rng`` shared by the ``n_draws`` strata),
+    shuffled so that consecutive draws are not sorted by particle."""
+    cumulative = np.cumsum(weights)
+    cumulative[-1] = 1.0  # guard against rounding below the last stratum
+    strata = (rng.uniform() + np.arange(n_draws)) / n_draws
+    return rng.permutation(np.searchsorted(cumulative, strata, side="right"))
 
 
 def weighted_quantiles(values, weights, probs):
@@ -73,7 +88,7 @@ def directions(theta):
     return theta / np.where(norms > 0, norms, 1.0)
 
 
-class WeightedParticles:
+class WeightedParticles(PosteriorResult):
     """Particles ``theta`` (N, d) with normalised ``weights`` (N,).
 
     Parameters
@@ -81,9 +96,14 @@ class WeightedParticles:
     theta : array-like (N, d)
     weights : array-like (N,) of non-negative numbers with a positive sum,
         optional (normalised here). Default: equal weights ``1 / N``.
+    data, lam : the validated data and the inverse temperature of the
+        posterior the particles approximate, if known (None: a bare sample).
+    space : ``"primal"``, ``"score"`` or ``"gp"`` (what ``theta`` is).
 
     Subclasses that are dataclasses (``SMCPosterior``, ``SVGDResult``) set
-    ``theta`` and ``weights`` themselves; only the summaries below are shared.
+    ``theta``, ``weights``, ``data`` and ``lam`` themselves; only the
+    summaries below are shared. A weighted sample alone has no estimate of
+    ``log Z``: :attr:`log_evidence` is NaN unless a subclass has one.
 
     Raises
     ------
@@ -91,7 +111,16 @@ class WeightedParticles:
         if ``theta`` is not a finite 2-D array or ``weights`` do not match it.
     """
 
-    def __init__(self, theta, weights=None):
+    #: 0/1 inclusion indicators (N, d) of a spike-and-slab particle
+    #: system, drawn along with ``theta``; None otherwise
+    z = None
+    draws_description = ("systematic resampling of the weighted particles, "
+                         "shuffled")
+
+    def __init__(self, theta, weights=None, data=None, lam=None,
+                 space="primal"):
+        self.data, self.lam = data, lam
+        self.space = check_choice(space, "space", SPACES)
         self.theta = check_finite_array(theta, "theta", ndim=2)
         n = self.theta.shape[0]
         if n == 0:
@@ -106,6 +135,38 @@ class WeightedParticles:
         if np.any(weights < 0) or weights.sum() <= 0:
             raise InputError("weights must be >= 0 with a positive sum")
         self.weights = weights / weights.sum()
+
+    @property
+    def log_evidence(self):
+        """NaN: a weighted sample carries no estimate of ``log Z``."""
+        return float("nan")
+
+    @property
+    def n_particles(self):
+        """The particles of the approximation (the rows of ``theta``)."""
+        return self.theta.shape[0]
+
+    @property
+    def default_draws(self):
+        """An export resamples as many draws as there are particles."""
+        return self.n_particles
+
+    def _resample(self, n, rng):
+        return resample_equally_weighted(self.weights, n, rng)
+
+    def _draws(self, n, rng):
+        return self.theta[self._resample(n, rng)]
+
+    def sample_variables(self, n, rng=None):
+        """``n`` equally weighted draws (systematic resampling, shuffled) of
+        ``theta`` and, for a spike-and-slab system, of its indicators ``z``
+        (int8) at the same particles."""
+        rng = np.random.default_rng(rng)
+        idx = self._resample(check_count(n, "n"), rng)
+        draws = {"theta": self.theta[idx]}
+        if self.z is not None:
+            draws["z"] = np.asarray(self.z)[idx].astype(np.int8)
+        return draws
 
     @property
     def ess(self):
@@ -146,10 +207,12 @@ class WeightedParticles:
         return modes
 
     def point_estimate(self, point="bayes_point"):
-        """One of :data:`POINT_ESTIMATES` as a (d,) array."""
+        """One of :data:`POINT_ESTIMATES` as a (d,) array: the particles'
+        ``mean``, ``bayes_point`` (the default: the AUC sees the direction
+        only) or ``componentwise_mode``."""
         if not (isinstance(point, str) and point in POINT_ESTIMATES):
             raise InputError(f"unknown point estimate {point!r}; choose from "
                              f"{POINT_ESTIMATES}")
         if point == "componentwise_mode":
             return self.componentwise_mode()
-        return getattr(self, point)
+        return self.mean if point == "mean" else self.bayes_point

@@ -8,7 +8,8 @@
   classification points);
 * :mod:`~pac_particles.problem.probit_risk` and
   :mod:`~pac_particles.problem.gaussian_losses` -- the risks' expectations
-  under a Gaussian (VB, SVGD, certificates);
+  under a Gaussian (VB, SVGD, certificates), the numba kernels of the first
+  in :mod:`~pac_particles.problem.probit_kernels`;
 * :mod:`~pac_particles.problem.priors` -- Gaussian, spike-and-slab and GP
   priors;
 * :mod:`~pac_particles.problem.problem` -- :class:`GibbsProblem`, the one

@@ -9,8 +9,9 @@ fraction of positive/negative pairs that are mis-ordered, ties counting 1/2::
 which equals ``1 - sklearn.metrics.roc_auc_score(y, s)``.
 
 The kernel sorts the positive and the negative scores separately and
-merge-counts them: O(n log n) per score vector instead of the O(n_pos n_neg)
-double loop. Batches of score vectors (one per particle) are processed in
+merge-counts them (:func:`merge_count`, whose loop count is returned so that
+its linearity can be checked): O(n log n) per score vector instead of the
+O(n_pos n_neg) double loop. Batches of score vectors (one per particle) are processed in
 parallel with ``numba.prange``; linear scores ``X @ theta`` are computed with
 BLAS, in blocks so that memory stays bounded.
 
@@ -72,7 +73,8 @@ from pac_particles.core import parallel
 from pac_particles.core.checks import InputError, check_pu_prior, resolve_lam
 
 __all__ = ["binary_labels", "auc_risk", "split_risk", "linear_auc_risk",
-           "blocked_linear_risk", "pu_lam", "pu_corrected_risk", "pu_corrected_auc_range"]
+           "blocked_linear_risk", "merge_count", "pu_lam", "pu_corrected_risk",
+           "pu_corrected_auc_range"]
 
 # Score entries per BLAS block in ``linear_auc_risk`` (about 32 MB of float64).
 _BLOCK_ENTRIES = 4_000_000
@@ -117,7 +119,7 @@ def binary_labels(y):
 
 
 @numba.njit(cache=True, nogil=True)
-def _merge_count(pos_sorted, neg_sorted):
+def merge_count(pos_sorted, neg_sorted):
     """Twice the number of mis-ordered pairs of two sorted score vectors.
 
     Returns ``(2 * (#{s_pos < s_neg} + 0.5 #{s_pos == s_neg}), steps)`` where
@@ -148,7 +150,7 @@ def _merge_count(pos_sorted, neg_sorted):
 
 @numba.njit(cache=True, nogil=True)
 def _row_risk(scores_pos, scores_neg):
-    twice_bad, _ = _merge_count(np.sort(scores_pos), np.sort(scores_neg))
+    twice_bad, _ = merge_count(np.sort(scores_pos), np.sort(scores_neg))
     return 0.5 * twice_bad / (scores_pos.shape[0] * scores_neg.shape[0])
 
 

@@ -34,8 +34,9 @@ through per-point sums (the bipartite Laplacian of
                              - X_pos' U X_neg - X_neg' U' X_pos,
 
 so one evaluation costs O(P d) time (plus O(n d^2) for a full ``S``) and
-O(block) memory whatever ``P``. Every numba kernel has a serial and a
-``prange`` version chosen by :func:`pac_particles.core.parallel.dispatch`.
+O(block) memory whatever ``P``. The numba kernels, each with a serial and a
+``prange`` version, are :mod:`pac_particles.problem.probit_kernels`; this
+module blocks, caches and sums their terms.
 
 Example
 -------
@@ -61,13 +62,12 @@ Clemencon, S., Colin, I. and Bellet, A. (2016). Scaling-up empirical risk
 minimization: optimization of incomplete U-statistics. JMLR 17(76), 1-36.
 """
 
-import math
-
-import numba
 import numpy as np
 
-from pac_particles.core import parallel
 from pac_particles.core.checks import InputError, check_finite_array, check_positive
+from pac_particles.problem.probit_kernels import (
+    CANCELLATION_RTOL, gaussian_block, gram_terms, inverse_pair_norms,
+    sampled_gaussian, sampled_inverse_norms, smoothed_block, smoothed_sampled)
 from pac_particles.problem.risks import duplicate_groups
 
 __all__ = ["expected_auc_risk", "check_gaussian_pairs", "smoothed_auc_risk",
@@ -78,229 +78,12 @@ _BLOCK_ENTRIES = 1_000_000
 # SVGD keeps its inverse pair norms between evaluations when P is at most
 # this (32 MB); above, it recomputes them block by block.
 _CACHE_ENTRIES = 4_000_000
-# Below this fraction of a_i + a_j, a_i + a_j - 2 b_ij has lost most of its
-# digits to cancellation: recompute d_ij' S d_ij from the difference vector.
-_CANCELLATION_RTOL = 1e-8
-_SQRT2 = math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-# How the kernels read ``cov``: S = I (``cov`` unused), S = diag(cov[0]),
-# S = cov.
-_IDENTITY, _DIAGONAL, _FULL = 0, 1, 2
-_NO_COV = np.zeros((1, 1))
-# What _gram_variance returns for a cancelled difference (never a variance).
-_CANCELLED = -1.0
 
 
 def _block_rows(n_pos, n_neg, block_entries):
     """Positives per block of at most ``block_entries`` pair entries."""
     entries = _BLOCK_ENTRIES if block_entries is None else int(block_entries)
     return max(1, min(n_pos, entries // max(n_neg, 1)))
-
-
-# ------------------------------------------------------ per-pair kernels
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _difference_dot(X_pos, i, X_neg, j, m):
-    """``d_ij . m`` from the difference vector."""
-    mu = 0.0
-    for k in range(m.shape[0]):
-        mu += (X_pos[i, k] - X_neg[j, k]) * m[k]
-    return mu
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _difference_quadratic(X_pos, i, X_neg, j, cov, kind):
-    """``d_ij' S d_ij`` from the difference vector (``kind``: how ``S`` is
-    read from ``cov``)."""
-    d = X_pos.shape[1]
-    var = 0.0
-    for k in range(d):
-        dk = X_pos[i, k] - X_neg[j, k]
-        if kind == _IDENTITY:
-            var += dk * dk
-        elif kind == _DIAGONAL:
-            var += dk * dk * cov[0, k]
-        else:
-            row = 0.0
-            for l in range(d):
-                row += cov[k, l] * (X_pos[i, l] - X_neg[j, l])
-            var += dk * row
-    return var
-
-
-@numba.njit(cache=True, nogil=True)
-def _gram_variance(a_i, a_j, b_ij, rtol):
-    """``d_ij' S d_ij = a_i + a_j - 2 b_ij``, or :data:`_CANCELLED` where
-    that difference has lost its digits (below ``rtol (a_i + a_j)``): the
-    caller then recomputes it from the difference vector
-    (:func:`_difference_quadratic`)."""
-    scale = a_i + a_j
-    var = scale - 2.0 * b_ij
-    return _CANCELLED if var <= rtol * scale else var
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _tail(t):
-    """``Phi(-t)``."""
-    return 0.5 * math.erfc(t / _SQRT2)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _density(t):
-    """``phi(t)``."""
-    return _INV_SQRT_2PI * math.exp(-0.5 * t * t)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _probit_terms(mu, var):
-    """``(Phi(-t), dPhi/dmu = -phi(t)/sd, dPhi/dvar = phi(t) t / (2 var))``
-    with ``t = mu / sd``, ``sd = sqrt(var)``. A pair with ``var <= 0`` (``S``
-    degenerate along ``d_ij``) has a deterministic score difference."""
-    if var <= 0.0:
-        f = 1.0 if mu < 0.0 else (0.5 if mu == 0.0 else 0.0)
-        return f, 0.0, 0.0
-    sd = math.sqrt(var)
-    t = mu / sd
-    phi = _density(t)
-    return _tail(t), -phi / sd, 0.5 * phi * t / var
-
-
-# ---------------------------------------------- one Gaussian (VB)
-
-# The per-pair helpers of the hot loops take scalars only and are inlined:
-# passing arrays, even to an inlined function, costs reference counting per
-# pair (measured 2x on the block kernel). Arrays go only to the fallback.
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _gaussian_terms(tie, mu, a_i, a_j, b_ij, rtol):
-    """:func:`_probit_terms` of a pair from ``mu = s_i - s_j`` and
-    ``a_i + a_j - 2 b_ij``; ``(_CANCELLED, 0, 0)`` when that variance has
-    cancelled (then :func:`_difference_terms`). A tie gives ``(1/2, 0, 0)``.
-    """
-    if tie:
-        # identical inputs: a sure tie, constant 1/2
-        return 0.5, 0.0, 0.0
-    var = _gram_variance(a_i, a_j, b_ij, rtol)
-    if var == _CANCELLED:
-        return _CANCELLED, 0.0, 0.0
-    return _probit_terms(mu, var)
-
-
-@numba.njit(cache=True, nogil=True)
-def _difference_terms(X_pos, i, X_neg, j, m, cov, kind):
-    """:func:`_probit_terms` with ``d_ij . m`` and ``d_ij' S d_ij`` from the
-    difference vector (``s_i - s_j`` cancels where ``a_i + a_j - 2 b_ij``
-    does)."""
-    return _probit_terms(_difference_dot(X_pos, i, X_neg, j, m),
-                         _difference_quadratic(X_pos, i, X_neg, j, cov, kind))
-
-
-@numba.njit(cache=True, nogil=True)
-def _gaussian_row(i, s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
-                  X_neg, m, cov, kind, rtol, buf_b, buf_w, f_row, w_row,
-                  u_row):
-    """Pair terms of row ``i`` (one positive) of a block.
-
-    On entry ``buf_b[i, j] = x_i' S x_j``. On exit ``buf_w[i, j]`` holds
-    ``w_ij = dPhi_ij/dmu_ij`` and ``buf_b[i, j]`` holds
-    ``u_ij = dPhi_ij/dvar_ij``; ``f_row[i]``, ``w_row[i]``, ``u_row[i]`` get
-    the row sums of ``Phi_ij``, ``w_ij``, ``u_ij``.
-    """
-    f_sum = 0.0
-    w_sum = 0.0
-    u_sum = 0.0
-    for j in range(buf_b.shape[1]):
-        f, w, u = _gaussian_terms(gid_pos[i] == gid_neg[j],
-                                  s_pos[i] - s_neg[j], a_pos[i], a_neg[j],
-                                  buf_b[i, j], rtol)
-        if f == _CANCELLED:
-            f, w, u = _difference_terms(X_pos, i, X_neg, j, m, cov, kind)
-        f_sum += f
-        w_sum += w
-        u_sum += u
-        buf_w[i, j] = w
-        buf_b[i, j] = u
-    f_row[i] = f_sum
-    w_row[i] = w_sum
-    u_row[i] = u_sum
-
-
-@numba.njit(cache=True, parallel=True)
-def _gaussian_block_parallel(s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg,
-                             X_pos, X_neg, m, cov, kind, rtol, buf_b, buf_w,
-                             f_row, w_row, u_row):
-    for i in numba.prange(buf_b.shape[0]):
-        _gaussian_row(i, s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
-                      X_neg, m, cov, kind, rtol, buf_b, buf_w, f_row, w_row,
-                      u_row)
-
-
-@numba.njit(cache=True, nogil=True)
-def _gaussian_block_serial(s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg,
-                           X_pos, X_neg, m, cov, kind, rtol, buf_b, buf_w,
-                           f_row, w_row, u_row):
-    for i in range(buf_b.shape[0]):
-        _gaussian_row(i, s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
-                      X_neg, m, cov, kind, rtol, buf_b, buf_w, f_row, w_row,
-                      u_row)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sampled_gaussian_range(lo, hi, ip, jn, XS_pos, s_pos, s_neg, a_pos,
-                            a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov,
-                            kind, rtol, f, w, u):
-    """The exact kernel's pair terms for the sampled pairs ``lo..hi-1``."""
-    for b in range(lo, hi):
-        i = ip[b]
-        j = jn[b]
-        b_ij = 0.0
-        for k in range(X_neg.shape[1]):
-            b_ij += XS_pos[i, k] * X_neg[j, k]
-        fb, wb, ub = _gaussian_terms(gid_pos[i] == gid_neg[j],
-                                     s_pos[i] - s_neg[j], a_pos[i], a_neg[j],
-                                     b_ij, rtol)
-        if fb == _CANCELLED:
-            fb, wb, ub = _difference_terms(X_pos, i, X_neg, j, m, cov, kind)
-        f[b] = fb
-        w[b] = wb
-        u[b] = ub
-
-
-@numba.njit(cache=True, parallel=True)
-def _sampled_gaussian_parallel(n_chunks, ip, jn, XS_pos, s_pos, s_neg, a_pos,
-                               a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov,
-                               kind, rtol, f, w, u):
-    n = ip.shape[0]
-    for c in numba.prange(n_chunks):
-        _sampled_gaussian_range(c * n // n_chunks, (c + 1) * n // n_chunks,
-                                ip, jn, XS_pos, s_pos, s_neg, a_pos, a_neg,
-                                gid_pos, gid_neg, X_pos, X_neg, m, cov, kind,
-                                rtol, f, w, u)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sampled_gaussian_serial(n_chunks, ip, jn, XS_pos, s_pos, s_neg, a_pos,
-                             a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov,
-                             kind, rtol, f, w, u):
-    n = ip.shape[0]
-    for c in range(n_chunks):
-        _sampled_gaussian_range(c * n // n_chunks, (c + 1) * n // n_chunks,
-                                ip, jn, XS_pos, s_pos, s_neg, a_pos, a_neg,
-                                gid_pos, gid_neg, X_pos, X_neg, m, cov, kind,
-                                rtol, f, w, u)
-
-
-def _gram_terms(X_pos, X_neg, m, cov):
-    """``(X_pos S, s_pos, s_neg, a_pos, a_neg, cov as the kernels read it,
-    kind)`` for ``S`` a (d,) vector of variances or a (d, d) matrix."""
-    diag = cov.ndim == 1
-    XS_pos = X_pos * cov if diag else X_pos @ cov
-    XS_neg = X_neg * cov if diag else X_neg @ cov
-    a_pos = np.einsum("ij,ij->i", XS_pos, X_pos)
-    a_neg = np.einsum("ij,ij->i", XS_neg, X_neg)
-    cov2d = np.ascontiguousarray(cov[None, :] if diag else cov)
-    return (XS_pos, X_pos @ m, X_neg @ m, a_pos, a_neg, cov2d,
-            _DIAGONAL if diag else _FULL)
 
 
 def _pair_terms_sampled(X_pos, X_neg, gid_pos, gid_neg, ip, jn, m, cov,
@@ -311,16 +94,12 @@ def _pair_terms_sampled(X_pos, X_neg, gid_pos, gid_neg, ip, jn, m, cov,
     ip = np.ascontiguousarray(ip, dtype=np.int64)
     jn = np.ascontiguousarray(jn, dtype=np.int64)
     m = np.ascontiguousarray(m, dtype=float)
-    XS_pos, s_pos, s_neg, a_pos, a_neg, cov2d, kind = _gram_terms(
+    XS_pos, s_pos, s_neg, a_pos, a_neg, cov2d, kind = gram_terms(
         X_pos, X_neg, m, cov)
     n = ip.shape[0]
     f, w, u = np.empty(n), np.empty(n), np.empty(n)
-    kernel = parallel.dispatch(_sampled_gaussian_serial,
-                               _sampled_gaussian_parallel, n)
-    # one chunk of pairs per thread: a call per pair would count references
-    kernel(numba.get_num_threads(), ip, jn, XS_pos, s_pos, s_neg, a_pos,
-           a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov2d, kind,
-           _CANCELLATION_RTOL, f, w, u)
+    sampled_gaussian(ip, jn, XS_pos, s_pos, s_neg, a_pos, a_neg, gid_pos,
+                     gid_neg, X_pos, X_neg, m, cov2d, kind, f, w, u)
     risk, risk_sd = f.mean(), f.std()
     if not need_grad:
         return risk, None, None, risk_sd
@@ -367,7 +146,7 @@ class GaussianPairRisk:
         """
         Xp, Xn = self.X_pos, self.X_neg
         diag = cov.ndim == 1
-        XS_pos, s_pos, s_neg, a_pos, a_neg, cov2d, kind = _gram_terms(
+        XS_pos, s_pos, s_neg, a_pos, a_neg, cov2d, kind = gram_terms(
             Xp, Xn, m, cov)
         rows = self.block_rows
         buf_b = np.empty((rows, self.n_neg))
@@ -383,13 +162,11 @@ class GaussianPairRisk:
             nb = stop - start
             bb, bw = buf_b[:nb], buf_w[:nb]
             np.matmul(XS_pos[start:stop], Xn.T, out=bb)
-            kernel = parallel.dispatch(_gaussian_block_serial,
-                                       _gaussian_block_parallel,
-                                       nb * self.n_neg)
-            kernel(s_pos[start:stop], s_neg, a_pos[start:stop], a_neg,
-                   self.gid_pos[start:stop], self.gid_neg, Xp[start:stop], Xn,
-                   m, cov2d, kind, _CANCELLATION_RTOL, bb, bw,
-                   f_row[start:stop], w_row[start:stop], u_row[start:stop])
+            gaussian_block(s_pos[start:stop], s_neg, a_pos[start:stop], a_neg,
+                           self.gid_pos[start:stop], self.gid_neg,
+                           Xp[start:stop], Xn, m, cov2d, kind, bb, bw,
+                           f_row[start:stop], w_row[start:stop],
+                           u_row[start:stop])
             if need_grad:
                 w_col += bw.sum(axis=0)
                 u_col += bb.sum(axis=0)
@@ -418,16 +195,13 @@ class GaussianPairRisk:
         have ``w = u = 0``."""
         Xp, Xn = self.X_pos, self.X_neg
         m = np.ascontiguousarray(m, dtype=float)
-        XS_pos, s_pos, s_neg, a_pos, a_neg, cov2d, kind = _gram_terms(
+        XS_pos, s_pos, s_neg, a_pos, a_neg, cov2d, kind = gram_terms(
             Xp, Xn, m, cov)
         u = XS_pos @ Xn.T                 # x_i' S x_j on entry, u on exit
         w = np.empty_like(u)
-        kernel = parallel.dispatch(_gaussian_block_serial,
-                                   _gaussian_block_parallel, u.size)
-        kernel(s_pos, s_neg, a_pos, a_neg, self.gid_pos, self.gid_neg, Xp, Xn,
-               m, cov2d, kind, _CANCELLATION_RTOL, u, w,
-               np.empty(self.n_pos), np.empty(self.n_pos),
-               np.empty(self.n_pos))
+        gaussian_block(s_pos, s_neg, a_pos, a_neg, self.gid_pos, self.gid_neg,
+                       Xp, Xn, m, cov2d, kind, u, w, np.empty(self.n_pos),
+                       np.empty(self.n_pos), np.empty(self.n_pos))
         return w, u, s_pos[:, None] - s_neg[None, :]
 
     def sampled(self, ip, jn, m, cov, need_grad=True):
@@ -493,174 +267,6 @@ def check_gaussian_pairs(mean, cov, X_pos, X_neg):
     return m, cov, X_pos, X_neg
 
 
-# ----------------------------------- a batch of particles, S = (h r)^2 I (SVGD)
-
-@numba.njit(cache=True, nogil=True)
-def _inverse_norms_row(i, X_pos, X_neg, sq_pos, sq_neg, gram, start, rtol,
-                       out):
-    p = start + i
-    for j in range(out.shape[1]):
-        nu2 = _gram_variance(sq_pos[p], sq_neg[j], gram[i, j], rtol)
-        if nu2 == _CANCELLED:
-            nu2 = _difference_quadratic(X_pos, p, X_neg, j, _NO_COV,
-                                        _IDENTITY)
-        out[i, j] = 1.0 / math.sqrt(nu2) if nu2 > 0.0 else 0.0
-
-
-@numba.njit(cache=True, parallel=True)
-def _inverse_norms_parallel(X_pos, X_neg, sq_pos, sq_neg, gram, start, rtol,
-                            out):
-    for i in numba.prange(out.shape[0]):
-        _inverse_norms_row(i, X_pos, X_neg, sq_pos, sq_neg, gram, start, rtol,
-                           out)
-
-
-@numba.njit(cache=True, nogil=True)
-def _inverse_norms_serial(X_pos, X_neg, sq_pos, sq_neg, gram, start, rtol,
-                          out):
-    for i in range(out.shape[0]):
-        _inverse_norms_row(i, X_pos, X_neg, sq_pos, sq_neg, gram, start, rtol,
-                           out)
-
-
-def _inverse_pair_norms(X_pos, X_neg, sq_pos, sq_neg, gram, start, rtol, out):
-    """``out[i, j] = 1 / ||x_{start+i} - x_j||`` (0 where the rows are equal).
-
-    On entry ``gram[i, j] = x_{start+i} . x_j`` (positives ``start..``,
-    negatives ``0..n_neg-1``); ``sq_*`` are squared row norms: the pair
-    variance with ``S = I``.
-    """
-    kernel = parallel.dispatch(_inverse_norms_serial, _inverse_norms_parallel,
-                               out.size)
-    kernel(X_pos, X_neg, sq_pos, sq_neg, gram, start, rtol, out)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sampled_quadratic_serial(X_pos, X_neg, ip, jn, cov, kind, out):
-    for b in range(ip.shape[0]):
-        out[b] = _difference_quadratic(X_pos, ip[b], X_neg, jn[b], cov, kind)
-
-
-@numba.njit(cache=True, parallel=True)
-def _sampled_quadratic_parallel(X_pos, X_neg, ip, jn, cov, kind, out):
-    for b in numba.prange(ip.shape[0]):
-        out[b] = _difference_quadratic(X_pos, ip[b], X_neg, jn[b], cov, kind)
-
-
-def _sampled_inverse_norms(X_pos, X_neg, ip, jn):
-    """``1 / ||x_ip[b] - x_jn[b]||`` for sampled pairs (0 for equal rows)."""
-    ip = np.ascontiguousarray(ip, dtype=np.int64)
-    jn = np.ascontiguousarray(jn, dtype=np.int64)
-    nu2 = np.empty(ip.shape[0])
-    kernel = parallel.dispatch(_sampled_quadratic_serial,
-                               _sampled_quadratic_parallel, nu2.size)
-    kernel(np.ascontiguousarray(X_pos, dtype=float),
-           np.ascontiguousarray(X_neg, dtype=float), ip, jn, _NO_COV,
-           _IDENTITY, nu2)
-    positive = nu2 > 0.0
-    return np.where(positive, 1.0 / np.sqrt(np.where(positive, nu2, 1.0)), 0.0)
-
-
-@numba.njit(cache=True, nogil=True)
-def _smoothed_particle(a, s_pos, s_neg, inv_norm, start, inv_h, need_risk,
-                       need_grad, f, w_row, w_col):
-    """Pair terms of particle ``a`` over the positives of one block."""
-    rows, n_neg = inv_norm.shape
-    c = inv_h[a]
-    f_a = 0.0
-    for i in range(rows):
-        sp = s_pos[a, start + i]
-        w_sum = 0.0
-        for j in range(n_neg):
-            t = (sp - s_neg[a, j]) * inv_norm[i, j] * c
-            if need_risk:
-                f_a += _tail(t)
-            if need_grad:
-                w = _density(t) * inv_norm[i, j]
-                w_sum += w
-                w_col[a, j] += w
-        w_row[a, start + i] += w_sum
-    f[a] += f_a
-
-
-@numba.njit(cache=True, parallel=True)
-def _smoothed_block_parallel(s_pos, s_neg, inv_norm, start, inv_h, need_risk,
-                             need_grad, f, w_row, w_col):
-    # each particle writes only its own row of the outputs: no races
-    for a in numba.prange(s_pos.shape[0]):
-        _smoothed_particle(a, s_pos, s_neg, inv_norm, start, inv_h, need_risk,
-                           need_grad, f, w_row, w_col)
-
-
-@numba.njit(cache=True, nogil=True)
-def _smoothed_block_serial(s_pos, s_neg, inv_norm, start, inv_h, need_risk,
-                           need_grad, f, w_row, w_col):
-    for a in range(s_pos.shape[0]):
-        _smoothed_particle(a, s_pos, s_neg, inv_norm, start, inv_h, need_risk,
-                           need_grad, f, w_row, w_col)
-
-
-def _smoothed_block(s_pos, s_neg, inv_norm, start, inv_h, need_risk,
-                    need_grad, f, w_row, w_col):
-    """Pair terms of positives ``start..start+rows`` for every particle.
-
-    ``s_pos`` (N, n_pos), ``s_neg`` (N, n_neg): scores ``x . theta_a``;
-    ``inv_norm`` (rows, n_neg): ``1/||d_ij||``; ``inv_h`` (N,):
-    ``1 / (h ||theta_a||)``. With ``t = (s_i - s_j) inv_norm_ij inv_h_a``,
-    adds ``Phi(-t)`` to ``f[a]`` and ``w = phi(t) inv_norm_ij`` (``phi / sd``
-    up to the factor ``inv_h_a``) to ``w_row[a, i]`` and ``w_col[a, j]``. A
-    pair with ``inv_norm = 0`` (equal rows) gives ``t = 0``: ``Phi = 1/2``,
-    ``w = 0``.
-    """
-    kernel = parallel.dispatch(_smoothed_block_serial,
-                               _smoothed_block_parallel,
-                               s_pos.shape[0] * inv_norm.size)
-    kernel(s_pos, s_neg, inv_norm, start, inv_h, need_risk, need_grad, f,
-           w_row, w_col)
-
-
-@numba.njit(cache=True, nogil=True)
-def _smoothed_sampled_particle(a, s_pos, s_neg, ip, jn, inv_norm, inv_h,
-                               need_risk, need_grad, f, w_row, w_col):
-    c = inv_h[a]
-    f_a = 0.0
-    for b in range(ip.shape[0]):
-        i = ip[b]
-        j = jn[b]
-        t = (s_pos[a, i] - s_neg[a, j]) * inv_norm[b] * c
-        if need_risk:
-            f_a += _tail(t)
-        if need_grad:
-            w = _density(t) * inv_norm[b]
-            w_row[a, i] += w
-            w_col[a, j] += w
-    f[a] += f_a
-
-
-@numba.njit(cache=True, parallel=True)
-def _smoothed_sampled_parallel(s_pos, s_neg, ip, jn, inv_norm, inv_h,
-                               need_risk, need_grad, f, w_row, w_col):
-    for a in numba.prange(s_pos.shape[0]):
-        _smoothed_sampled_particle(a, s_pos, s_neg, ip, jn, inv_norm, inv_h,
-                                   need_risk, need_grad, f, w_row, w_col)
-
-
-@numba.njit(cache=True, nogil=True)
-def _smoothed_sampled_serial(s_pos, s_neg, ip, jn, inv_norm, inv_h, need_risk,
-                             need_grad, f, w_row, w_col):
-    for a in range(s_pos.shape[0]):
-        _smoothed_sampled_particle(a, s_pos, s_neg, ip, jn, inv_norm, inv_h,
-                                   need_risk, need_grad, f, w_row, w_col)
-
-
-def _smoothed_sampled(s_pos, s_neg, ip, jn, inv_norm, inv_h, need_risk,
-                      need_grad, f, w_row, w_col):
-    """:func:`_smoothed_block` on the sampled pairs ``(ip[b], jn[b])``."""
-    kernel = parallel.dispatch(_smoothed_sampled_serial,
-                               _smoothed_sampled_parallel,
-                               s_pos.shape[0] * ip.shape[0])
-    kernel(s_pos, s_neg, ip, jn, inv_norm, inv_h, need_risk, need_grad, f,
-           w_row, w_col)
 
 
 class SmoothedPairRisk:
@@ -699,9 +305,9 @@ class SmoothedPairRisk:
             stop = min(start + self.block_rows, self.n_pos)
             gram = self.X_pos[start:stop] @ self.X_neg.T
             out = np.empty_like(gram)
-            _inverse_pair_norms(self.X_pos, self.X_neg, self.sq_pos,
-                                self.sq_neg, gram, start, _CANCELLATION_RTOL,
-                                out)
+            inverse_pair_norms(self.X_pos, self.X_neg, self.sq_pos,
+                               self.sq_neg, gram, start, CANCELLATION_RTOL,
+                               out)
             yield start, out
 
     def __call__(self, theta, pairs=None, need_risk=True, need_grad=True):
@@ -724,14 +330,14 @@ class SmoothedPairRisk:
         if pairs is None:
             n_used = self.n_pairs
             for start, inv_norm in self._blocks():
-                _smoothed_block(s_pos, s_neg, inv_norm, start, inv_h, need_risk,
-                                need_grad, f, w_row, w_col)
+                smoothed_block(s_pos, s_neg, inv_norm, start, inv_h, need_risk,
+                               need_grad, f, w_row, w_col)
         else:
             ip, jn = (np.ascontiguousarray(p, dtype=np.int64) for p in pairs)
             n_used = ip.shape[0]
-            inv_norm = _sampled_inverse_norms(self.X_pos, self.X_neg, ip, jn)
-            _smoothed_sampled(s_pos, s_neg, ip, jn, inv_norm, inv_h, need_risk,
-                              need_grad, f, w_row, w_col)
+            inv_norm = sampled_inverse_norms(self.X_pos, self.X_neg, ip, jn)
+            smoothed_sampled(s_pos, s_neg, ip, jn, inv_norm, inv_h, need_risk,
+                             need_grad, f, w_row, w_col)
         risk = f / n_used if need_risk else None
         if not need_grad:
             return risk, None

@@ -40,11 +40,15 @@ Example
 
 import dataclasses
 
+import numpy as np
+
 from pac_particles.core.checks import check_choice, resolve_lam
+from pac_particles.core.kernels import SquaredExponential
 from pac_particles.problem.data import classification_data, validate_xy
+from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.problem.risks import LOSSES, AUCRisk, ClassificationRisk
 
-__all__ = ["GibbsProblem", "TASKS"]
+__all__ = ["GibbsProblem", "TASKS", "prior_hyperparameters"]
 
 #: what the risk measures: the order of positive/negative pairs (1 - AUC)
 #: or the label of each point (a classification loss)
@@ -114,3 +118,23 @@ class GibbsProblem:
         pu_prior = self.pu_prior if self.task == "ranking" else None
         lam_obs, lam_pn = resolve_lam(lam, pu_prior)
         return dataclasses.replace(self, lam=lam_obs, lam_pn=lam_pn)
+
+
+def prior_hyperparameters(d, kernel=None, prior="gaussian", spike_slab=None,
+                          prior_var=1.0):
+    """The prior's hyper-parameters as an estimator's parameters give them,
+    on ``d`` features, before any data is seen: ``{"kernel": ...}`` for GP
+    scores (``"rbf"``: squared exponential of lengthscale ``sqrt(d)`` on
+    standardised inputs), ``{"p", "v0", "v1"}`` for the spike-and-slab prior
+    (:class:`~pac_particles.problem.priors.SpikeSlabPrior`'s defaults for
+    those not given; ``v0 = 0`` a Dirac spike), else ``{"prior_var"}``."""
+    if kernel is not None:
+        return {"kernel": (SquaredExponential(lengthscale=np.sqrt(d))
+                           if isinstance(kernel, str) else kernel)}
+    if prior == "spike_slab":
+        p, v0, v1 = spike_slab if spike_slab is not None else (None, None, 1.0)
+        default = SpikeSlabPrior(d, p=p, v0=v0 if v0 else None, v1=v1)
+        return {"p": float(np.mean(default.p)),
+                "v0": 0.0 if v0 == 0 else float(np.mean(default.v0)),
+                "v1": float(np.mean(default.v1))}
+    return {"prior_var": prior_var}

@@ -12,20 +12,19 @@ with the posterior predictive probability of the randomised classifier:
   ``P(y = 1 | x) = sum_k W_k (1{x . theta_k > 0} + 0.5 1{x . theta_k = 0})``;
 * VB and EP: ``P_rho(x . theta > 0) = Phi(x m / sqrt(x S x))``.
 
-``lam="cv"`` chooses ``lam`` on the grid of
-:func:`pac_particles.sklearn.selection.lam_grid` (fixed before seeing the data) by
-K-fold validation accuracy through
-:func:`pac_particles.sklearn.selection.cross_validate_lam`: SMC scores every fold
-along one tempering path to ``lam_max`` (the vote of the current particles
-at every step, :class:`PathVotes`), VB refits along the grid with warm
-starts; EP scores each grid value by its leave-one-out accuracy (each
-point's site removed, no refit), fitting along the grid with warm starts.
-``log_evidence_`` is SMC's ``log Z``, VB's ELBO (a lower bound) or EP's
-``log_z``.
-
-:class:`BinaryEstimatorMixin` holds what this estimator shares with
-:class:`pac_particles.sklearn.estimator.PACBayesAUC`: ``__init__`` storing its
-arguments, and the two-class tag.
+``lam="cv"`` chooses ``lam`` through :mod:`pac_particles.sklearn.selection`
+with the metric ``"accuracy"`` on the grid of
+:func:`~pac_particles.sklearn.selection.lam_grid` (fixed before seeing the
+data; top ``10 n``): SMC scores every fold along one tempering path to
+``lam_max`` (the vote of the current particles at every step,
+:class:`~pac_particles.sklearn.selection.SMCPathScorer`), VB refits along
+the grid with warm starts
+(:class:`~pac_particles.sklearn.selection.RefitScorer`); EP scores each
+grid value by its leave-one-out accuracy (each point's site removed, no
+refit: :func:`~pac_particles.sklearn.selection.ep_loo_choice`).
+``log_evidence_`` is the posterior's ``log_evidence``: SMC's ``log Z``,
+VB's ELBO (a lower bound) or EP's energy. The certificate comes from
+:mod:`pac_particles.bounds.classifier_certificates`.
 
 Example
 -------
@@ -46,181 +45,30 @@ variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
 NIPS 13.
 """
 
-import dataclasses
-import warnings
-
 import numpy as np
-from particles import collectors
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from pac_particles.bounds import (CLASSIFICATION_TRIVIAL, EVIDENCE_SHARE,
-                     classification_certificate, gibbs_certificate, tightest)
-from pac_particles.core.checks import (InputError, check_choice, check_count, check_positive,
-                     check_probability, check_pu_prior)
-from pac_particles.core.gaussian import gaussian_kl
-from pac_particles.problem.gaussian_losses import GaussianPointRisk
-from pac_particles.smc.models import ClassificationGibbsModel
-from pac_particles.core.inference_data import to_inference_data
-from pac_particles.smc.posterior import chain_seeds, run_smc, run_smc_chains
-from pac_particles.smc.moves.base import weighted_gaussian_fit
-from pac_particles.problem.priors import gaussian_prior, param_array, prior_gaussian_factor
-from pac_particles.problem.risks import LOSSES, ClassificationRisk
-from pac_particles.sklearn.selection import cross_validate_lam, lam_grid, loo_lambda
+from pac_particles.approx.ep import EPClassification
 from pac_particles.approx.vb import FAMILIES, ClassificationVB
-from pac_particles.approx.ep import EPClassification, EPConvergenceWarning
-from pac_particles.approx.ep.base import lam_path_scores
+from pac_particles.bounds.classifier_certificates import fitted_classifier_certificate
+from pac_particles.core.checks import InputError, check_choice
+from pac_particles.core.inference_data import to_inference_data
+from pac_particles.problem.priors import gaussian_prior
+from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.risks import LOSSES
+from pac_particles.smc.models import ClassificationGibbsModel
+from pac_particles.smc.posterior import chain_seeds, run_smc, run_smc_chains
+from pac_particles.sklearn.binary import BinaryEstimatorMixin, check_shared_parameters
+from pac_particles.sklearn.committee import vote_probability
+from pac_particles.sklearn.selection import (RefitScorer, SMCPathScorer,
+                                             cross_validate_lam,
+                                             default_lam_max, ep_loo_choice,
+                                             lam_grid)
 
-__all__ = ["PACBayesClassifier", "BinaryEstimatorMixin", "PathVotes",
-           "vote_probability", "ep_grid_choice"]
+__all__ = ["PACBayesClassifier"]
 
 METHODS = ("smc", "vb", "ep")
-# score entries per block of the vote (about 32 MB of float64)
-_BLOCK_ENTRIES = 4_000_000
-
-
-def vote_probability(theta, weights, Z):
-    """``sum_k W_k (1{z . theta_k > 0} + 0.5 1{z . theta_k = 0})`` for each
-    row ``z`` of the preprocessed inputs ``Z``, in blocks of rows."""
-    theta = np.ascontiguousarray(theta, dtype=float)
-    out = np.empty(Z.shape[0])
-    block = max(1, _BLOCK_ENTRIES // max(theta.shape[0], 1))
-    for start in range(0, Z.shape[0], block):
-        s = Z[start:start + block] @ theta.T
-        out[start:start + block] = ((s > 0) + 0.5 * (s == 0)) @ weights
-    return out
-
-
-class PathVotes(collectors.Collector):
-    """Collector: the vote probabilities of held-out inputs ``X_val``
-    (preprocessed like the model's data) under the current tempered
-    posterior, with the current exponent."""
-
-    signature = {"X_val": None}
-
-    def fetch(self, smc):
-        return (smc.X.shared["exponents"][-1],
-                vote_probability(param_array(smc.X.theta), smc.W, self.X_val))
-
-
-class _SMCFolds:
-    """Fold scorer of :func:`cross_validate_lam`: one tempering path to
-    ``lam_max``, the validation accuracy of the vote at every step."""
-
-    def __init__(self, lam_max, model_kwargs, smc_kwargs):
-        self.lam_max = lam_max
-        self.model_kwargs, self.smc_kwargs = model_kwargs, smc_kwargs
-
-    def __call__(self, X_tr, y_tr, X_val, y_val, grid, seed):
-        model = ClassificationGibbsModel(X_tr, y_tr, lam=self.lam_max,
-                                         **self.model_kwargs)
-        votes = PathVotes(X_val=model.data.transform(X_val))
-        # a fold needs the path's votes, not the evidence
-        post = run_smc(model, seed=seed, collect=[votes],
-                       **dict(self.smc_kwargs, evidence="tempering"))
-        steps = post.summaries.pathVotes
-        return (np.array([self.lam_max * e for e, _ in steps]),
-                np.array([np.mean((p > 0.5) == y_val) for _, p in steps]))
-
-
-class _VBFolds:
-    """Fold scorer of :func:`cross_validate_lam`: VB along the grid, each
-    fit warm-started at the previous one."""
-
-    def __init__(self, vb_kwargs):
-        self.vb_kwargs = vb_kwargs
-
-    def __call__(self, X_tr, y_tr, X_val, y_val, grid, seed):
-        accuracy, previous = [], None
-        for lam in grid:
-            vb = ClassificationVB(X_tr, y_tr, lam=lam, **self.vb_kwargs)
-            previous = vb.fit(init=previous)
-            accuracy.append(np.mean((vb.predict_proba(X_val) > 0.5) == y_val))
-        return grid, np.array(accuracy)
-
-
-class BinaryEstimatorMixin:
-    """What the package's binary scikit-learn estimators share: ``__init__``
-    stores its arguments as given (scikit-learn's rule: no logic there, the
-    checks run in ``fit``) and the tags say two classes only."""
-
-    def _store_params(self, values):
-        """Set every ``__init__`` parameter from ``values`` (its
-        ``locals()``)."""
-        for name in self._get_param_names():
-            setattr(self, name, values[name])
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
-
-def ep_grid_choice(grid, scores, verbose=False, stride=1):
-    """EP's choice of ``lam`` on ``grid`` by a leave-one-out criterion,
-    among the values where EP converged, for both estimators.
-
-    ``scores(lam) -> float or None`` is EP's path scorer
-    (:func:`pac_particles.approx.ep.base.lam_path_scores`: None where EP did not
-    converge); :func:`pac_particles.sklearn.selection.loo_lambda` chooses, with
-    ``verbose`` and ``stride``. Returns the :class:`LamCVResult` and the
-    sorted array of the grid values where EP did not converge (the
-    estimators' ``lam_grid_failures_``). Values that a ``stride`` > 1 did
-    not score are not failures.
-
-    EP fails along a grid as a matter of routine (it collapses once ``lam``
-    per pair or point is too large, typically at the top of the grid), and
-    a failure is recorded, not warned of. An
-    :class:`~pac_particles.approx.ep.EPConvergenceWarning` is raised only where
-    the failure could have changed the choice: at a grid neighbour of the
-    chosen value. The leave-one-out curve is smooth along a grid of a few
-    values a decade, so a value whose neighbours both scored lower is a
-    maximum of the curve whatever the failed values farther away would
-    have scored; next to a failure the curve may still be rising.
-
-    Raises
-    ------
-    InputError
-        When EP converged at no value of the grid.
-    """
-    grid = np.asarray(grid, dtype=float)
-    failed = []
-
-    def recorded(lam):
-        value = scores(lam)
-        if value is None:
-            failed.append(float(lam))
-        return value
-
-    try:
-        cv = loo_lambda(grid, recorded, verbose=verbose, stride=stride)
-    except InputError:
-        raise InputError(f"EP did not converge at any lam of the grid "
-                         f"[{grid[0]:.4g}, {grid[-1]:.4g}]: lower lam_max or "
-                         "use method='smc'") from None
-    failed = np.array(sorted(failed), dtype=float)
-    best = int(np.argmin(np.abs(grid - cv.best_lam)))
-    beside = [grid[k] for k in (best - 1, best + 1)
-              if 0 <= k < grid.size and np.any(np.isclose(failed, grid[k]))]
-    if beside:
-        warnings.warn(f"EP did not converge at lam = "
-                      f"{', '.join(f'{v:.4g}' for v in beside)}, next to the "
-                      f"chosen lam = {cv.best_lam:.4g}: the best leave-one-out "
-                      "value may lie there (every failure: "
-                      "lam_grid_failures_); compare with method='smc' or "
-                      "change lam_max", EPConvergenceWarning, stacklevel=4)
-    return cv, failed
-
-
-def _ep_loo_choice(X, positives, grid, ep_kwargs):
-    """EP's choice of ``lam`` by leave-one-out accuracy (each point's site
-    removed, no refit) along the grid, each fit warm-started from the
-    previous one, among the values where EP converged
-    (:func:`ep_grid_choice`: the result and the failed values)."""
-    model = EPClassification(X, positives, grid[0], **ep_kwargs)
-    return ep_grid_choice(grid, lam_path_scores(
-        model, EPClassification.loo_accuracy))
 
 
 class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
@@ -271,7 +119,8 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
     lam_grid_failures_ : (k,) array, the grid values where EP did not
         converge with ``lam="cv"``, left out of the choice (EP fails at the
         top of the grid as a matter of routine: it warns only where a
-        failure could have changed the choice, :func:`ep_grid_choice`).
+        failure could have changed the choice,
+        :func:`~pac_particles.sklearn.selection.ep_grid_choice`).
         Empty when none failed, with a float ``lam`` and for SMC and VB.
     certificate_ : :class:`pac_particles.bounds.Certificate` or None, the
         tightest PAC-Bayes-kl / Catoni bound (``m = n``) on the population
@@ -282,7 +131,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         ``empirical_randomized_risk`` is the expected training error. For
         SMC ``theta`` is drawn from the Gaussian fitted to the particles or
         from the exact Gibbs posterior, as ``posterior`` says
-        (:meth:`_smc_certificate`). None
+        (:mod:`pac_particles.bounds.classifier_certificates`). None
         with ``pu_prior`` (the PU risk is not a mean of n i.i.d. losses in
         [0, 1]) and for SMC with the unbounded hinge and exponential losses
         (their Gibbs KL needs ``-lam <= log Z``; use method="vb" or "ep").
@@ -297,187 +146,111 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         self._store_params(locals())
 
     def _check_params(self):
-        check_choice(self.method, "method", METHODS)
+        check_shared_parameters(self, METHODS)
         if self.method == "ep" and self.loss != "zero_one":
             raise InputError(f"method='ep' approximates the 0-1 posterior "
                              f"only, got loss={self.loss!r}")
         check_choice(self.loss, "loss", LOSSES)
         check_choice(self.vb_family, "vb_family", FAMILIES)
-        check_probability(self.eps, "eps")
-        if not (isinstance(self.lam, str) and self.lam == "cv"):
-            check_positive(self.lam, "lam")
-        if self.lam_max is not None:
-            check_positive(self.lam_max, "lam_max")
-        check_positive(self.prior_var, "prior_var")
-        check_count(self.n_folds, "n_folds", minimum=2)
-        check_count(self.n_particles, "n_particles", minimum=2)
-        check_count(self.len_chain, "len_chain")
-        check_count(self.chains, "chains")
-        if self.pu_prior is not None:
-            check_pu_prior(self.pu_prior)
 
-    def _model_kwargs(self):
-        d = self._d + bool(self.fit_intercept)
-        return dict(loss=self.loss, fit_intercept=self.fit_intercept,
-                    standardize=self.standardize, pu_prior=self.pu_prior,
-                    prior=gaussian_prior(d, var=float(self.prior_var)))
+    def _prior(self, d):
+        return gaussian_prior(d, var=float(self.prior_var))
 
     def _vb_kwargs(self):
         return dict(loss=self.loss, prior_var=self.prior_var,
                     family=self.vb_family, fit_intercept=self.fit_intercept,
                     standardize=self.standardize, pu_prior=self.pu_prior)
 
-    def _ep_kwargs(self):
-        return dict(prior_var=self.prior_var, fit_intercept=self.fit_intercept,
-                    standardize=self.standardize, pu_prior=self.pu_prior)
+    def _choose_lam(self, X, problem):
+        """``(cv, failures)``: ``lam`` chosen by
+        :mod:`pac_particles.sklearn.selection` on validation accuracy."""
+        lam_max = (self.lam_max if self.lam_max is not None
+                   else default_lam_max(problem.data.n, "classification"))
+        grid = lam_grid(lam_max, self.grid_size, self.grid_decades)
+        if self.method == "ep":
+            model = EPClassification.from_problem(problem.at(grid[0]),
+                                                  prior_var=self.prior_var)
+            cv, failed, _ = ep_loo_choice(model, grid,
+                                          EPClassification.loo_accuracy)
+            return cv, failed
+        if self.method == "smc":
+            scorer = SMCPathScorer(
+                float(lam_max), metric="accuracy",
+                make_model=ClassificationGibbsModel,
+                model_kwargs=dict(
+                    loss=self.loss, fit_intercept=self.fit_intercept,
+                    standardize=self.standardize, pu_prior=self.pu_prior,
+                    prior=self._prior(problem.data.d)),
+                smc_kwargs=dict(n_particles=self.n_particles,
+                                len_chain=self.len_chain))
+        else:
+            scorer = RefitScorer(
+                lambda X_tr, y_tr, lam: ClassificationVB(
+                    X_tr, y_tr, lam=lam, **self._vb_kwargs()),
+                warm_start=True, metric="accuracy")
+        cv = cross_validate_lam(X, problem.data.y, grid, scorer,
+                                n_folds=self.n_folds, seed=self.random_state,
+                                n_jobs=self.n_jobs)
+        return cv, np.empty(0)
 
     def fit(self, X, y):
-        """Fit the Gibbs posterior (or its VB approximation); returns self."""
+        """Fit the Gibbs posterior (or its VB or EP approximation); returns
+        self."""
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=float)
-        check_classification_targets(y)
-        self.classes_ = unique_labels(y)
-        if self.classes_.size != 2:
-            raise InputError(f"Only binary classification is supported. Got "
-                             f"{self.classes_.size} class(es)")
-        positives = y == self.classes_[1]
-        self._d = X.shape[1]
-        seed = self.random_state
-        # a refit must not report what a previous fit left
-        self.__dict__.pop("posteriors_", None)
+        X, positives = self._training_labels(X, y, "two classes")
+        # the one set-up of the problem (every column kept; an intercept)
+        problem = GibbsProblem.classification(
+            X, positives, self.lam if not isinstance(self.lam, str) else 1.0,
+            self.loss, self.standardize, self.fit_intercept, self.pu_prior)
+        self.__dict__.pop("cv_", None)
         self.lam_grid_failures_ = np.empty(0)
-        smc_kwargs = dict(n_particles=self.n_particles,
-                          len_chain=self.len_chain)
         if isinstance(self.lam, str):
-            lam_max = self.lam_max if self.lam_max is not None else 10.0 * len(y)
-            grid = lam_grid(lam_max, self.grid_size, self.grid_decades)
-        if isinstance(self.lam, str) and self.method == "ep":
-            self.cv_, self.lam_grid_failures_ = _ep_loo_choice(
-                X, positives, grid, self._ep_kwargs())
-            self.lam_ = self.cv_.best_lam
-        elif isinstance(self.lam, str):
-            scorer = (_SMCFolds(float(lam_max), self._model_kwargs(),
-                                smc_kwargs) if self.method == "smc"
-                      else _VBFolds(self._vb_kwargs()))
-            self.cv_ = cross_validate_lam(X, positives, grid, scorer,
-                                          n_folds=self.n_folds, seed=seed,
-                                          n_jobs=self.n_jobs)
-            self.lam_ = self.cv_.best_lam
+            self.cv_, self.lam_grid_failures_ = self._choose_lam(X, problem)
+            self.lam_ = float(self.cv_.best_lam)
         else:
             self.lam_ = float(self.lam)
+        problem = problem.at(self.lam_)
+        self.data_ = problem.data
+        seed = self.random_state
         refit_seed = None if seed is None else int(seed) + int(self.n_folds)
         if self.method == "smc":
-            model = ClassificationGibbsModel(X, positives, lam=self.lam_,
-                                             **self._model_kwargs())
+            model = ClassificationGibbsModel.from_problem(
+                problem, prior=self._prior(problem.data.d))
+            smc_kwargs = dict(n_particles=self.n_particles,
+                              len_chain=self.len_chain)
             self.posterior_ = run_smc(model, seed=refit_seed, **smc_kwargs)
-            self.posteriors_ = [self.posterior_]
-            if self.chains > 1:
-                # independent runs for the export's r_hat: posterior_
-                # stays the first, the fit of chains=1
-                self.posteriors_ += run_smc_chains(
-                    model, chains=self.chains - 1,
-                    seed=chain_seeds(refit_seed, self.chains)[1:],
-                    n_jobs=self.n_jobs, **smc_kwargs)
-            self._model = model
-            self.data_ = model.data
-            self.log_evidence_ = float(self.posterior_.log_z)
-            mean = self.posterior_.mean
-        elif self.method == "ep":
-            self.approximation_ = EPClassification(X, positives, self.lam_,
-                                                   **self._ep_kwargs())
-            result = self.approximation_.fit()
-            if result.degenerate:
+            # independent runs for the export's r_hat: posterior_ stays
+            # the first, the fit of chains=1
+            self.posteriors_ = [self.posterior_] + (run_smc_chains(
+                model, chains=self.chains - 1,
+                seed=chain_seeds(refit_seed, self.chains)[1:],
+                n_jobs=self.n_jobs, **smc_kwargs) if self.chains > 1 else [])
+        else:
+            if self.method == "ep":
+                self.approximation_ = EPClassification.from_problem(
+                    problem, prior_var=self.prior_var)
+            else:
+                self.approximation_ = ClassificationVB.from_problem(
+                    problem, prior_var=self.prior_var, family=self.vb_family)
+            self.posterior_ = self.approximation_.fit()
+            if self.method == "ep" and self.posterior_.degenerate:
                 raise InputError(f"EP failed at lam = {self.lam_:.4g}: the "
                                  "approximation collapsed (see the warning); "
                                  "use a smaller lam, lam='cv' or method='smc'")
-            self.data_ = self.approximation_.data
-            self.log_evidence_ = float(result.log_z)
-            mean = result.mean
-        else:
-            self.approximation_ = ClassificationVB(X, positives, lam=self.lam_,
-                                                   **self._vb_kwargs())
-            result = self.approximation_.fit()
-            self.data_ = self.approximation_.data
-            self.log_evidence_ = float(result.elbo)
-            mean = result.mean
-        self._set_linear(mean)
-        self.certificate_ = self._certificate(positives)
+        self.log_evidence_ = float(self.posterior_.log_evidence)
+        # coef_, intercept_ of x -> transform(x) . mean on raw inputs
+        self.coef_, intercept = self.posterior_.raw_coefficients()
+        self.intercept_ = float(intercept)
+        self.certificate_ = fitted_classifier_certificate(
+            self.method, self.loss, self.posterior_, self.data_, self.eps,
+            prior_var=self.prior_var, pu_prior=self.pu_prior)
         self.certified_error_ = (None if self.certificate_ is None
                                  else self.certificate_.bound)
         return self
 
-    def _certificate(self, positives):
-        """The PAC-Bayes certificate of the fitted posterior (see
-        ``certificate_``): the expected 0-1 training error of the randomised
-        classifier and the KL of the posterior to the prior."""
-        if self.pu_prior is not None:
-            return None
-        zero_one = ClassificationRisk(positives, "zero_one")
-        X = self.data_.X
-        if self.method == "smc":
-            if self.loss not in ("zero_one", "ramp"):
-                return None
-            return self._smc_certificate(zero_one, positives.size)
-        else:
-            result = self.approximation_.result_
-            expected = float(GaussianPointRisk(X, zero_one)(result.mean,
-                                                            result.cov)[0])
-            kl = (result.kl if self.method == "vb" else max(
-                gaussian_kl(result.mean, result.cov, float(self.prior_var)),
-                0.0))
-        return classification_certificate(min(max(expected, 0.0), 1.0), kl,
-                                          positives.size, delta=self.eps)
-
-    def _smc_certificate(self, zero_one, n):
-        """SMC's certificate, with no Monte Carlo estimate plugged in: the
-        tighter (``eps / 2`` each) of the Gaussian fitted to the particles
-        (its expected 0-1 error and KL to the prior in closed form; the
-        particles have no density) and the exact Gibbs posterior of the
-        fitted loss (:func:`~pac_particles.bounds.gibbs_certificate`:
-        ``-log Z`` from a lower confidence bound at a tenth of its share;
-        the fitted loss, 0-1 or ramp, is at least the 0-1 loss, so ``lam
-        E[r01] + KL <= -log Z`` and the worst case over ``E[r01]`` holds).
-        ``posterior``, ``delta_shares`` and ``note`` say which and how."""
-        post, model = self.posterior_, self._model
-        mean, chol = weighted_gaussian_fit(post.weights, post.theta,
-                                           ridge=1e-8)
-        cov = chol @ chol.T
-        L = prior_gaussian_factor(model.prior)
-        kl = max(gaussian_kl(mean, cov, L @ L.T), 0.0)
-        expected = float(GaussianPointRisk(self.data_.X, zero_one)(mean,
-                                                                   cov)[0])
-
-        def gaussian(delta):
-            cert = classification_certificate(min(max(expected, 0.0), 1.0),
-                                              kl, n, delta=delta)
-            return dataclasses.replace(
-                cert, posterior="Gaussian fitted to the particles")
-
-        def gibbs(delta):
-            delta_log_z = EVIDENCE_SHARE * delta
-            log_z, how = post.log_z_lower_bound(delta_log_z)
-            cert = gibbs_certificate(log_z, model.lam, risk=zero_one,
-                                     delta=delta - delta_log_z,
-                                     trivial=CLASSIFICATION_TRIVIAL)
-            return dataclasses.replace(
-                cert, delta=delta, note=how,
-                delta_shares=(("kl", delta - delta_log_z),
-                              ("log Z", delta_log_z)))
-        return tightest([gaussian, gibbs], self.eps)
-
-    def _set_linear(self, mean):
-        """``coef_``, ``intercept_`` of ``x -> transform(x) . mean`` on raw
-        inputs."""
-        data = self.data_
-        k = data.center.size
-        self.coef_ = np.zeros(self.n_features_in_)
-        self.coef_[data.columns] = mean[:k] / data.scale
-        self.intercept_ = float((mean[k] if data.intercept else 0.0)
-                                - np.sum(data.center * mean[:k] / data.scale))
-
     def predict_proba(self, X):
         """Posterior predictive ``P(y = classes_[1] | x)`` of the randomised
-        classifier (SMC: weighted vote; VB: ``Phi(x m / sqrt(x S x))``);
+        classifier (SMC: weighted vote; VB, EP: ``Phi(x m / sqrt(x S x))``);
         columns ``classes_``."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=float, reset=False)
@@ -491,20 +264,14 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
 
     def to_inference_data(self, n_draws=None, seed=0):
         """ArviZ ``InferenceData`` of the fitted posterior
-        (:func:`pac_particles.core.inference_data.to_inference_data`): resampled
-        SMC particles, one chain per run of ``posteriors_``, or draws from
-        VB's or EP's Gaussian. ``theta`` and ``direction`` have the
-        coordinate ``feature``: the input columns' names
-        (``feature_names_in_``, else ``x1..xd``) and ``"intercept"`` last
-        with ``fit_intercept``; coefficients on the model's (standardised)
-        scale."""
+        (:func:`pac_particles.core.inference_data.to_inference_data`): SMC's
+        runs of ``posteriors_`` as chains, or draws of EP's or VB's
+        Gaussian; ``theta`` and ``direction`` by feature (the input
+        columns' names, ``"intercept"`` last with ``fit_intercept``), on
+        the model's standardised scale."""
         check_is_fitted(self)
-        source = (getattr(self, "posteriors_", [self.posterior_])
-                  if self.method == "smc" else self.approximation_)
-        names = getattr(self, "feature_names_in_", None)
-        names = ([str(name) for name in names] if names is not None
-                 else [f"x{k + 1}" for k in range(self.n_features_in_)])
-        names = [names[k] for k in self.data_.columns]
+        source = self.posteriors_ if self.method == "smc" else self.posterior_
+        names = self.feature_names(self.data_.columns)
         if self.data_.intercept:
             names.append("intercept")
         return to_inference_data(source, n_draws=n_draws, seed=seed,

@@ -61,13 +61,15 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, stats
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 from pac_particles.problem.auc import binary_labels
 from pac_particles.core.checks import InputError, check_choice, check_count
-from pac_particles.sklearn.classifier import vote_probability
+from pac_particles.core.posterior_result import fitted_result
 from pac_particles.core.weighted_particles import WeightedParticles
 
-__all__ = ["Committee", "binary_entropy", "reject_curve", "query_by_committee",
+__all__ = ["vote_probability", "Committee", "binary_entropy", "reject_curve", "query_by_committee",
            "LearningCurve", "QUERY_RULES"]
 
 #: Query rules of :func:`query_by_committee`.
@@ -82,6 +84,22 @@ def binary_entropy(p):
         h = -(np.where(p > 0, p * np.log2(p), 0.0)
               + np.where(q > 0, q * np.log2(q), 0.0))
     return h
+
+
+# score entries per block of the vote (about 32 MB of float64)
+_BLOCK_ENTRIES = 4_000_000
+
+
+def vote_probability(theta, weights, Z):
+    """``sum_k W_k (1{z . theta_k > 0} + 0.5 1{z . theta_k = 0})`` for each
+    row ``z`` of the preprocessed inputs ``Z``, in blocks of rows."""
+    theta = np.ascontiguousarray(theta, dtype=float)
+    out = np.empty(Z.shape[0])
+    block = max(1, _BLOCK_ENTRIES // max(theta.shape[0], 1))
+    for start in range(0, Z.shape[0], block):
+        s = Z[start:start + block] @ theta.T
+        out[start:start + block] = ((s > 0) + 0.5 * (s == 0)) @ weights
+    return out
 
 
 class Committee:
@@ -112,34 +130,27 @@ class Committee:
     def from_posterior(cls, posterior, n_draws=2000, seed=None):
         """The committee of a fitted posterior.
 
-        * :class:`~pac_particles.smc.posterior.SMCPosterior` (linear or GP
-          latent scores): the weighted particles;
-        * a fitted :class:`~pac_particles.approx.vb.ClassificationVB` or
-          :class:`~pac_particles.approx.vb.GaussianVB` (``result_``): ``n_draws``
-          equally weighted draws of the Gaussian (seeded by ``seed``);
-        * a fitted :class:`~pac_particles.sklearn.classifier.PACBayesClassifier`:
-          its ``posterior_`` or ``approximation_``.
+        ``posterior``: a fitted
+        :class:`~pac_particles.core.posterior_result.PosteriorResult`
+        (SMC's weighted particles, linear or GP latent scores; or
+        ``n_draws`` equally weighted draws of a Gaussian, seeded by
+        ``seed``), a fitted scikit-learn estimator of the package (its
+        ``posterior_``), or a fitted approximation (VB, EP: its
+        ``result_``).
         """
-        for name in ("posterior_", "approximation_"):
-            if hasattr(posterior, name):
-                return cls.from_posterior(getattr(posterior, name), n_draws, seed)
-        data = getattr(posterior, "data", None)
-        if data is None or not hasattr(data, "transform"):
-            raise InputError("from_posterior needs a fitted posterior with its "
-                             "preprocessing (SMCPosterior, a fitted VB object, "
-                             "or a fitted PACBayesClassifier)")
-        if getattr(posterior, "is_gp", False):
+        if isinstance(posterior, BaseEstimator):
+            check_is_fitted(posterior, "posterior_")
+            posterior = posterior.posterior_
+        posterior = fitted_result(posterior)
+        if posterior.is_gp:
             model = posterior.predictor
             return cls(posterior.theta, posterior.weights,
                        design=_gp_design(model), metric_chol=model.kernel_chol)
-        if hasattr(posterior, "result_"):
-            draws = posterior.result_.sample(check_count(n_draws, "n_draws"),
-                                             seed=seed)
-            return cls(draws, design=data.transform)
-        if not hasattr(posterior, "weights"):
-            raise InputError("a VB approximation must be fitted (call fit()) "
-                             "before it can vote")
-        return cls(posterior.theta, posterior.weights, design=data.transform)
+        if isinstance(posterior, WeightedParticles):
+            return cls(posterior.theta, posterior.weights,
+                       design=posterior.data.transform)
+        draws = posterior.sample(check_count(n_draws, "n_draws"), seed)
+        return cls(draws, design=posterior.data.transform)
 
     def design(self, X, raw=True):
         """The design ``Z`` (m, p) of inputs ``X``; ``raw=False``: ``X`` is

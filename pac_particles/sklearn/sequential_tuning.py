@@ -45,7 +45,7 @@ Example
 -------
 ::
 
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.sklearn.estimator import PACBayesAUC
     from pac_particles.sklearn.sequential_tuning import sequential_tuning
     X, y, _ = load_dataset("pima")

@@ -1,10 +1,15 @@
 """Layer 3, smc: the reference sampler and what is built on it.
 
-* :mod:`~pac_particles.smc.models` -- the ``particles`` static models;
+* :mod:`~pac_particles.smc.gibbs_model` -- what the models share: the
+  problem, ``loglik = -lam r_n``, the linear and GP parametrisations;
+* :mod:`~pac_particles.smc.models` -- the ``particles`` static models, built
+  from ``(X, y, lam)`` or ``from_problem``;
 * :mod:`~pac_particles.smc.tempering` -- :class:`RobustAdaptiveTempering`;
 * :mod:`~pac_particles.smc.moves` -- the MCMC moves, one file each;
 * :mod:`~pac_particles.smc.posterior` -- :func:`run_smc` and
-  :class:`SMCPosterior`;
+  :func:`run_smc_chains`;
+* :mod:`~pac_particles.smc.result` -- :class:`SMCPosterior`, what a run
+  returns (a ``PosteriorResult``);
 * :mod:`~pac_particles.smc.importance_evidence` -- ``log Z`` by importance
   sampling from an approximation of the layer below (EP);
 * :mod:`~pac_particles.smc.single_run_variance` -- single-run error bars;

@@ -66,6 +66,7 @@ from scipy import linalg
 from scipy.special import gammaln, logsumexp
 
 from pac_particles.core.checks import InputError, check_count, check_finite_array
+from pac_particles.core.gaussian import gaussian_draws
 from pac_particles.approx.ep import EPClassification, EPGP, EPLinear
 from pac_particles.smc.models import AUCGibbsModel, ClassificationGibbsModel, GPAUCModel
 from pac_particles.smc.moves.base import weighted_gaussian_fit
@@ -74,7 +75,7 @@ from pac_particles.problem.priors import prior_gaussian_factor
 
 __all__ = ["ImportanceEvidence", "importance_log_z", "refine_log_z",
            "gaussian_approximation", "pareto_k", "pareto_smooth", "reliable_k",
-           "weighted_mean_se", "pareto_convergence_rate",
+           "weighted_mean_se", "pareto_convergence_rate", "mixture_draws",
            "smoothed_log_z_se", "log_z_lower_bound", "EVIDENCE_BATCHES",
            "MIN_BATCH_DRAWS", "DEFENSIVE_WEIGHT", "DEFENSIVE_DF", "MAX_DIMENSION", "SINGULAR_PRIOR",
            "MIN_DRAWS", "PARTICLES_PER_DIMENSION"]
@@ -324,8 +325,7 @@ def _prior_factor(model):
     """Lower Cholesky factor ``L`` of the model's centred Gaussian prior
     on its parameter (field ``theta``, or a GP's latent scores ``s``,
     whose prior is ``N(0, K)`` on the kernel's factor), or None."""
-    prior = getattr(model, "prior", None)
-    return None if prior is None else prior_gaussian_factor(prior)
+    return prior_gaussian_factor(model.prior)
 
 
 def gaussian_approximation(model, tol=PROPOSAL_TOL):
@@ -389,31 +389,58 @@ def _log_density(theta, mean, chol, df):
             - log_det - 0.5 * (df + d) * np.log1p(q2 / df))
 
 
-def _mixture_draws(components, weights, n_draws, rng):
-    """``n_draws`` draws of the mixture of ``components`` (``(mean, chol,
-    df)``, ``df`` None for a Gaussian) with ``weights``, and their log
-    densities under the whole mixture."""
-    d = components[0][0].size
+def mixture_draws(components, weights, n_draws, rng):
+    """``(theta, log_q)``: ``n_draws`` draws of a mixture of Gaussians and
+    multivariate t's, and their log densities under the whole mixture (the
+    proposal of :func:`importance_log_z`).
+
+    Parameters
+    ----------
+    components : list of ``(mean, cov, df)``: a (d,) mean, a (d, d)
+        positive definite covariance (the scale matrix of a t), and ``df``
+        None for a Gaussian, else the t's degrees of freedom.
+    weights : the mixture weights, summing to 1.
+    n_draws : int.
+    rng : a ``numpy.random.Generator``.
+
+    A Gaussian's draws are :func:`~pac_particles.core.gaussian.gaussian_draws`;
+    a t's are centred Gaussian draws of its scale divided by
+    ``sqrt(chi2_df / df)``, shifted by its mean.
+    """
+    n_draws = check_count(n_draws, "n_draws")
+    d = np.size(components[0][0])
+    # symmetrised once: the draws and the density see the same matrix
+    components = [(check_finite_array(mean, "mean", ndim=1),
+                   _symmetric(cov, "cov", d), df)
+                  for mean, cov, df in components]
+    factors = [_factor(cov, "cov", d) for _, cov, _ in components]
     which = rng.choice(len(components), size=n_draws, p=weights)
-    e = rng.standard_normal((n_draws, d))
     theta = np.empty((n_draws, d))
-    for c, (mean, chol, df) in enumerate(components):
+    for c, (mean, cov, df) in enumerate(components):
         rows = which == c
-        z = e[rows]
-        if df is not None:
-            z = z / np.sqrt(rng.chisquare(df, rows.sum()) / df)[:, None]
-        theta[rows] = mean + z @ chol.T
-    log_q = logsumexp([np.log(w) + _log_density(theta, *component)
-                       for component, w in zip(components, weights)], axis=0)
+        if df is None:
+            theta[rows] = gaussian_draws(mean, cov, rows.sum(), rng)
+            continue
+        z = gaussian_draws(np.zeros(d), cov, rows.sum(), rng)
+        theta[rows] = mean + z / np.sqrt(rng.chisquare(df, rows.sum()) / df)[:, None]
+    log_q = logsumexp([np.log(w) + _log_density(theta, mean, chol, df)
+                       for (mean, _, df), chol, w
+                       in zip(components, factors, weights)], axis=0)
     return theta, log_q
 
 
-def _factor(cov, name, d):
+def _symmetric(cov, name, d):
+    """``(cov + cov') / 2`` of a finite (d, d) ``cov``, else InputError."""
     cov = check_finite_array(cov, name, ndim=2)
     if cov.shape != (d, d):
         raise InputError(f"{name} must have shape ({d}, {d}), got {cov.shape}")
+    return 0.5 * (cov + cov.T)
+
+
+def _factor(cov, name, d):
+    """Lower Cholesky factor of the symmetrised ``cov``, else InputError."""
     try:
-        return linalg.cholesky(0.5 * (cov + cov.T), lower=True)
+        return linalg.cholesky(_symmetric(cov, name, d), lower=True)
     except linalg.LinAlgError:
         raise InputError(f"{name} is not positive definite")
 
@@ -457,17 +484,20 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     with one_blas_thread():
-        chol = _factor(cov, "cov", d)
-        wide = chol if wide_cov is None else _factor(wide_cov, "wide_cov", d)
-        normals = [(mean, chol, None)]
+        # checked here, by name, before mixture_draws factors them again
+        _factor(cov, "cov", d)
+        wide = cov if wide_cov is None else wide_cov
+        _factor(wide, "wide_cov", d)
+        normals = [(mean, cov, None)]
         if second is not None:
             mean2 = check_finite_array(second[0], "second mean", ndim=1)
             if mean2.shape != (d,):
                 raise InputError(f"second mean must have shape ({d},), got "
                                  f"{mean2.shape}")
-            normals.append((mean2, _factor(second[1], "second cov", d), None))
+            _factor(second[1], "second cov", d)
+            normals.append((mean2, second[1], None))
         a = DEFENSIVE_WEIGHT
-        theta, log_q = _mixture_draws(
+        theta, log_q = mixture_draws(
             normals + [(mean, wide, DEFENSIVE_DF)],
             [(1 - a) / len(normals)] * len(normals) + [a], n_draws, rng)
         # the prior N(0, L L') in the whitened coordinates L^-1 theta

@@ -92,8 +92,11 @@ from pac_particles.core.checks import (InputError, check_count, check_positive,
                      check_probability)
 from pac_particles.problem.data import validate_xy
 from pac_particles.core.kernels import gram_matrix
-from pac_particles.smc.models import label_noise_from_lam, lam_from_label_noise
+from pac_particles.smc.models import (ClassificationGibbsModel,
+                                      label_noise_from_lam, lam_from_label_noise)
+from pac_particles.smc.moves import ExactEllipseGibbs
 from pac_particles.smc.moves.exact_ellipse import point_angle_draws
+from pac_particles.smc.posterior import run_smc
 from pac_particles.core.progress import Progress
 from pac_particles.problem.risks import ClassificationRisk
 
@@ -408,7 +411,7 @@ class KGSChains:
         (chain, draw, feature or training_point), ``margin`` on (chain,
         draw, training_point) and ``training_error`` on (chain, draw)."""
         if self._idata is None:
-            import arviz as az
+            import arviz as az  # optional dependency (extra "arviz"): on use
             coef_dim = "feature" if self.sampler.kernel is None else "training_point"
             self._idata = az.from_dict(
                 posterior={self.sampler.coef_name: self.coef,
@@ -534,10 +537,6 @@ def compare_with_smc(X, y, q, n_repeats=10, n_chains=4, n_draws=2000,
     compilation excluded by a warm-up run of each). Returns
     :class:`ChainComparison`.
     """
-    from pac_particles.smc.models import ClassificationGibbsModel
-    from pac_particles.smc.moves import ExactEllipseGibbs
-    from pac_particles.smc.posterior import run_smc
-
     n_repeats = check_count(n_repeats, "n_repeats", minimum=2)
     kgs = KernelGibbsSampler(X, y, q=q)
     model = ClassificationGibbsModel(X, y, lam=kgs.lam, loss="zero_one",

@@ -14,6 +14,13 @@ exponential or ramp loss of the margins ``y_i x_i . theta`` [ARC16, Sec. 3-4].
 :class:`GPAUCModel` and :class:`GPClassificationModel` put a Gaussian-process
 prior on the latent training scores instead (the dual form of [GH01]).
 
+Each constructor ``(X, y, lam, ...)`` sets its problem up once
+(:class:`~pac_particles.problem.problem.GibbsProblem`: validation, the
+risk, ``lam`` resolved for PU labels), the same set-up as EP's and VB's;
+``Model.from_problem(problem, ...)`` takes a problem already set up
+(:func:`linear_score_model_for` for :func:`linear_score_model`). What the
+models share lives in :mod:`pac_particles.smc.gibbs_model`.
+
 Scale of ``lam``: it multiplies the *fraction* of mis-ordered pairs
 (``P = n_pos * n_neg`` pairs). The SMC section of Ridgway et al. (2014)
 normalises by the ``n (n - 1)`` ordered pairs instead; their ``gamma`` equals
@@ -30,7 +37,7 @@ Example
 
     import particles
     from particles import smc_samplers as ssp
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.smc.models import AUCGibbsModel, RobustAdaptiveTempering
 
     X, y, _ = load_dataset("pima")
@@ -62,114 +69,26 @@ process posteriors. ICML 2020 (Matheron's rule).
 """
 
 import math
-import time
 
 import numpy as np
-from particles import distributions as dists
 from particles import smc_samplers as ssp
 
 from pac_particles.core.checks import (InputError, check_count, check_positive,
-                     check_probability, resolve_lam)
-from pac_particles.problem.data import (AUCData, DesignData, classification_data,
-                                        validate_xy)
-from pac_particles.core.gaussian import gp_predictive
-from pac_particles.core.kernels import LinearKernel, SquaredExponential, gram_matrix, kernel_diag
-from pac_particles.problem.priors import (CholeskyNormal, gaussian_prior, param_array,
-                     stable_cholesky)
-from pac_particles.problem.risks import AUCRisk, ClassificationRisk
+                     check_probability)
+from pac_particles.problem.data import AUCData, DesignData, classification_data
+from pac_particles.core.kernels import LinearKernel
+from pac_particles.problem.priors import gaussian_prior
+from pac_particles.problem.problem import GibbsProblem
+from pac_particles.smc.gibbs_model import _GPGibbsModel, _LinearGibbsModel
 # the tempering Feynman-Kac model, importable from here as in the README
 from pac_particles.smc.tempering import RobustAdaptiveTempering, check_reached_target
 
 __all__ = ["AUCGibbsModel", "GPAUCModel", "ClassificationGibbsModel",
            "GPClassificationModel",
-           "SpanAUCModel", "SpanData", "linear_score_model", "SCORE_SPACE",
+           "SpanAUCModel", "SpanData", "linear_score_model",
+           "linear_score_model_for", "SCORE_SPACE",
            "DesignData", "classification_data", "lam_from_label_noise", "label_noise_from_lam",
            "RobustAdaptiveTempering", "check_reached_target"]
-
-
-class _GibbsModel(ssp.StaticModel):
-    """What every Gibbs model shares: validated data, ``lam`` (resolved once
-    for PU labels), its empirical risk, and ``loglik = -lam * risk`` with the
-    bookkeeping that ``run_smc`` reports."""
-
-    #: whether PU labels turn ``lam`` into ``lam / (1 - pi)`` on the
-    #: observed risk (the AUC) rather than reweighting the risk
-    _pu_rescales_lam = True
-
-    def _setup(self, X, y, lam, standardize, pu_prior):
-        self.pu_prior = pu_prior
-        data = self._validate(X, y, standardize)
-        self.lam, self.lam_pn = resolve_lam(
-            lam, pu_prior if self._pu_rescales_lam else None)
-        self.empirical_risk = self._make_risk(data.y)
-        self.n_risk_evaluations = 0
-        self.loglik_seconds = 0.0
-        return data
-
-    def _validate(self, X, y, standardize):
-        return validate_xy(X, y, standardize=standardize)
-
-    def _make_risk(self, positives):
-        return AUCRisk(positives)
-
-    def risk(self, theta):
-        raise NotImplementedError
-
-    def loglik(self, theta, t=None):
-        """``-lam * R_n`` for each particle (``t`` is ignored: the
-        pseudo-likelihood does not factorise over data points)."""
-        start = time.perf_counter()
-        out = -self.lam * np.atleast_1d(self.risk(theta))
-        self.n_risk_evaluations += out.shape[0]
-        self.loglik_seconds += time.perf_counter() - start
-        return out
-
-
-class _LinearGibbsModel(_GibbsModel):
-    """Gibbs posteriors of linear scores ``x . theta``: the parameter is
-    ``theta`` (field ``theta`` of the prior), the risk is evaluated on the
-    rows of ``X`` in the risk's order (:meth:`Risk.linear`)."""
-
-    #: linear scores ``x . theta`` (GP models have latent scores ``s``)
-    is_gp = False
-
-    def _linear_setup(self, X, y, lam, prior, standardize, pu_prior):
-        data = self._setup(X, y, lam, standardize, pu_prior)
-        self._X_ordered = self.empirical_risk.ordered(data.X)
-        if prior is None:
-            prior = gaussian_prior(data.d)
-        _check_theta_prior(prior, data.d)
-        super().__init__(data=data, prior=prior)
-
-    @property
-    def d(self):
-        return self.data.d
-
-    def risk(self, theta):
-        """Empirical risk of particles ``theta`` ((N, d) array or a
-        structured array with field ``theta``)."""
-        return self.empirical_risk.linear(param_array(theta), self._X_ordered)
-
-    #: the parameter is ``theta`` itself (:class:`SpanAUCModel`: "score")
-    space = "primal"
-
-    def predict_scores(self, X_new, point):
-        """Scores ``X_new @ point`` of preprocessed inputs (``data.transform``)."""
-        return X_new @ point
-
-    @property
-    def design_data(self):
-        """The validated design on which ``theta`` lives: ``data``."""
-        return self.data
-
-    def linear_coefficients(self, theta):
-        """``theta`` itself: the parameter is the coefficient vector
-        (:meth:`SpanAUCModel.linear_coefficients` maps its own)."""
-        return np.asarray(theta, dtype=float)
-
-    def sample_linear_coefficients(self, theta, rng):
-        """``theta`` itself (``rng`` unused; see :class:`SpanAUCModel`)."""
-        return np.atleast_2d(np.asarray(theta, dtype=float))
 
 
 class AUCGibbsModel(_LinearGibbsModel):
@@ -196,8 +115,13 @@ class AUCGibbsModel(_LinearGibbsModel):
         :mod:`pac_particles.problem.auc`); ``self.lam`` is that observed-scale value,
         ``self.lam_pn`` the one you gave.
 
+    ``AUCGibbsModel.from_problem(problem, prior=None)`` takes a ranking
+    :class:`~pac_particles.problem.problem.GibbsProblem` instead of
+    ``X, y, lam, standardize, pu_prior``.
+
     Attributes
     ----------
+    problem : the :class:`~pac_particles.problem.problem.GibbsProblem`.
     data : pac_particles.problem.data.AUCData
         The validated data (``data.transform`` maps new inputs).
     n_risk_evaluations : int
@@ -207,7 +131,8 @@ class AUCGibbsModel(_LinearGibbsModel):
     """
 
     def __init__(self, X, y, lam, prior=None, standardize=True, pu_prior=None):
-        self._linear_setup(X, y, lam, prior, standardize, pu_prior)
+        self._build(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+                    prior)
 
 
 class ClassificationGibbsModel(_LinearGibbsModel):
@@ -250,8 +175,13 @@ class ClassificationGibbsModel(_LinearGibbsModel):
         (see :class:`~pac_particles.problem.risks.ClassificationRisk`), unbiased for
         the 0-1 and ramp losses, and ``lam`` multiplies it as given.
 
+    ``ClassificationGibbsModel.from_problem(problem, prior=None)`` takes a
+    classification :class:`~pac_particles.problem.problem.GibbsProblem`
+    (its loss and intercept) instead of the other arguments.
+
     Attributes
     ----------
+    problem : the :class:`~pac_particles.problem.problem.GibbsProblem`.
     data : :class:`DesignData` (``data.transform`` appends the intercept).
     empirical_risk : :class:`~pac_particles.problem.risks.ClassificationRisk`.
     loss, fit_intercept : as given.
@@ -270,19 +200,18 @@ class ClassificationGibbsModel(_LinearGibbsModel):
     """
 
     # the PU risk is reweighted in the risk itself, lam is used as given
-    _pu_rescales_lam = False
+    # (GibbsProblem.classification)
+    task = "classification"
 
     def __init__(self, X, y, lam, loss="zero_one", prior=None,
                  fit_intercept=True, standardize=True, pu_prior=None):
-        self.loss = loss
-        self.fit_intercept = bool(fit_intercept)
-        self._linear_setup(X, y, lam, prior, standardize, pu_prior)
+        self._build(GibbsProblem.classification(
+            X, y, lam, loss, standardize, fit_intercept, pu_prior), prior)
 
-    def _validate(self, X, y, standardize):
-        return classification_data(X, y, standardize, self.fit_intercept)
-
-    def _make_risk(self, positives):
-        return ClassificationRisk(positives, self.loss, self.pu_prior)
+    def _build(self, problem, prior=None):
+        self.loss = problem.loss
+        self.fit_intercept = bool(problem.fit_intercept)
+        super()._build(problem, prior)
 
 
 def lam_from_label_noise(q, n):
@@ -303,56 +232,6 @@ def label_noise_from_lam(lam, n):
     # 1 / (1 + e^t) = e^-t / (1 + e^-t): no overflow for large lam / n
     t = lam / n
     return float(math.exp(-t) / (1.0 + math.exp(-t)))
-
-
-class _GPGibbsModel(_GibbsModel):
-    """Gibbs posteriors with a Gaussian-process prior ``N(0, K)`` on the
-    latent training scores ``s``: the parameter is ``s`` (field ``s``), the
-    risk is evaluated on ``s`` directly (no matrix product), and new inputs
-    are scored by the GP conditional mean ``k_*' K^-1 s``."""
-
-    #: the parameter is the vector of latent training scores ``s``
-    is_gp = True
-
-    def _gp_setup(self, X, y, lam, kernel, standardize, pu_prior):
-        data = self._setup(X, y, lam, standardize, pu_prior)
-        if kernel is None:
-            kernel = SquaredExponential(lengthscale=np.sqrt(data.d))
-        if not callable(kernel):
-            raise InputError("kernel must be callable: kernel(X1, X2) -> Gram "
-                             "matrix (e.g. pac_particles.problem.priors.SquaredExponential)")
-        self.kernel = kernel
-        self.gram = gram_matrix(kernel, data.X, label="GP kernel")
-        self.kernel_chol, self.jitter = stable_cholesky(
-            self.gram, label="GP kernel matrix")
-        prior = dists.StructDist({"s": CholeskyNormal(self.kernel_chol)})
-        super().__init__(data=data, prior=prior)
-
-    @property
-    def d(self):
-        """Dimension of the parameter: the number of training points."""
-        return self.data.n
-
-    def risk(self, s):
-        """Empirical risk of latent score vectors ((N, n) array or
-        structured array with field ``s``)."""
-        return self.empirical_risk(param_array(s))
-
-    def predict_scores(self, X_new, point, return_var=False):
-        """GP conditional mean ``k_*' K^-1 s`` at preprocessed inputs for a
-        latent score vector ``point`` (and ``k_** - k_*' K^-1 k_*`` if
-        ``return_var``); ``point`` may also be (n, N), one column per
-        latent vector."""
-        return self.predictive(X_new, point, return_var=return_var)
-
-    def predictive(self, X_new, latent_mean, latent_cov=None, return_var=True):
-        """GP predictive at preprocessed inputs for latent training scores
-        ``s ~ N(latent_mean, latent_cov)``
-        (:func:`pac_particles.core.gaussian.gp_predictive`)."""
-        K_star = np.asarray(self.kernel(X_new, self.data.X), dtype=float)
-        k_diag = kernel_diag(self.kernel, X_new) if return_var else None
-        return gp_predictive(self.kernel_chol, K_star, latent_mean, latent_cov,
-                             k_diag)
 
 
 class GPAUCModel(_GPGibbsModel):
@@ -389,13 +268,18 @@ class GPAUCModel(_GPGibbsModel):
     standardize : bool
     pu_prior : float in [0, 1), optional (see :class:`AUCGibbsModel`)
 
+    ``GPAUCModel.from_problem(problem, kernel=None)`` takes a ranking
+    :class:`~pac_particles.problem.problem.GibbsProblem` instead.
+
     Attributes
     ----------
-    data, kernel, gram (K), kernel_chol (C, K + jitter = C C'), jitter.
+    problem, data, kernel, gram (K), kernel_chol (C, K + jitter = C C'),
+    jitter.
     """
 
     def __init__(self, X, y, lam, kernel=None, standardize=True, pu_prior=None):
-        self._gp_setup(X, y, lam, kernel, standardize, pu_prior)
+        self._build(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+                    kernel)
 
 
 class GPClassificationModel(_GPGibbsModel):
@@ -428,10 +312,16 @@ class GPClassificationModel(_GPGibbsModel):
     standardize : bool.
     pu_prior : float in [0, 1), optional (see :class:`ClassificationGibbsModel`).
 
+    The data are those of every classification method
+    (:meth:`~pac_particles.problem.problem.GibbsProblem.classification`
+    without an intercept column: no column dropped).
+    ``GPClassificationModel.from_problem(problem, kernel=None)`` takes such
+    a problem instead.
+
     Attributes
     ----------
-    data, kernel, gram (K), kernel_chol (C, K + jitter = C C'), jitter,
-    empirical_risk, loss.
+    problem, data, kernel, gram (K), kernel_chol (C, K + jitter = C C'),
+    jitter, empirical_risk, loss.
 
     Example
     -------
@@ -447,15 +337,22 @@ class GPClassificationModel(_GPGibbsModel):
     """
 
     # the PU risk is reweighted in the risk itself, lam is used as given
-    _pu_rescales_lam = False
+    # (GibbsProblem.classification)
+    task = "classification"
 
     def __init__(self, X, y, lam, kernel=None, loss="zero_one",
                  standardize=True, pu_prior=None):
-        self.loss = loss
-        self._gp_setup(X, y, lam, kernel, standardize, pu_prior)
+        self._build(GibbsProblem.classification(
+            X, y, lam, loss, standardize, fit_intercept=False,
+            pu_prior=pu_prior), kernel)
 
-    def _make_risk(self, positives):
-        return ClassificationRisk(positives, self.loss, self.pu_prior)
+    def _build(self, problem, kernel=None):
+        if problem.fit_intercept:
+            raise InputError("a GP classifier has no intercept column: set "
+                             "its problem up with fit_intercept=False (add a "
+                             "constant to the kernel for a bias)")
+        self.loss = problem.loss
+        super()._build(problem, kernel)
 
 
 class SpanData(AUCData):
@@ -478,6 +375,11 @@ class SpanData(AUCData):
 
     def transform(self, X_new):
         return self.design.transform(X_new) @ self.basis
+
+    def raw_linear(self, w):
+        """``(coef, offset)`` of the score ``transform(x) . w`` on the raw
+        inputs: the design's of ``theta = basis w``. ``w`` (r,) or (m, r)."""
+        return self.design.raw_linear(np.asarray(w, dtype=float) @ self.basis.T)
 
 
 #: singular values of ``X S0^1/2`` at most this times the largest, times
@@ -515,8 +417,13 @@ class SpanAUCModel(AUCGibbsModel):
     X, y, lam, standardize, pu_prior : as :class:`AUCGibbsModel`.
     prior_var : float or (d,) array > 0, the prior variances ``S0``.
 
+    ``SpanAUCModel.from_problem(problem, prior_var=1.0)`` takes a ranking
+    :class:`~pac_particles.problem.problem.GibbsProblem` instead.
+
     Attributes
     ----------
+    problem : the :class:`~pac_particles.problem.problem.GibbsProblem`
+        (``problem.data`` is the design).
     data : :class:`SpanData` (``data.X = B``; ``data.design`` is the
         validated design on which ``theta`` lives).
     design_data : ``data.design``.
@@ -528,7 +435,11 @@ class SpanAUCModel(AUCGibbsModel):
 
     def __init__(self, X, y, lam, prior_var=1.0, standardize=True,
                  pu_prior=None):
-        design = self._setup(X, y, lam, standardize, pu_prior)
+        self._build(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+                    prior_var)
+
+    def _build(self, problem, prior_var=1.0):
+        design = self._adopt(problem)
         sd = np.sqrt(LinearKernel(prior_var).prior_var
                      * np.ones(design.d))
         U, sigma, Vt = np.linalg.svd(design.X * sd, full_matrices=False)
@@ -586,31 +497,35 @@ def linear_score_model(X, y, lam, prior_var=1.0, standardize=True,
     [RACL14, Sec. 4]; otherwise an :class:`AUCGibbsModel` on ``theta``.
     Both have the same ``log Z`` and the same scores on new inputs, and
     both offer ``linear_coefficients`` (the identity on ``theta``) and
-    ``design_data``.
+    ``design_data``. :func:`linear_score_model_for` does the same for a
+    problem already set up.
     """
+    _check_score_space(score_space)
+    return linear_score_model_for(
+        GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+        prior_var=prior_var, score_space=score_space)
+
+
+def linear_score_model_for(problem, prior_var=1.0, score_space="auto"):
+    """:func:`linear_score_model` of a ranking
+    :class:`~pac_particles.problem.problem.GibbsProblem`: a
+    :class:`SpanAUCModel` when ``score_space`` is True or "auto" and the
+    validated design has more columns than rows, else an
+    :class:`AUCGibbsModel` under ``N(0, prior_var I)``."""
+    _check_score_space(score_space)
+    data = problem.data
+    if score_space is True or (score_space == "auto" and data.d > data.n):
+        return SpanAUCModel.from_problem(problem, prior_var=prior_var)
+    # the default prior is N(0, I): built only for other variances
+    prior = (None if np.all(np.asarray(prior_var) == 1.0)
+             else gaussian_prior(data.d, prior_var))
+    return AUCGibbsModel.from_problem(problem, prior=prior)
+
+
+def _check_score_space(score_space):
+    """``score_space`` if it is one of :data:`SCORE_SPACE`, else InputError."""
     if score_space not in SCORE_SPACE:
         raise InputError(f"score_space must be one of {SCORE_SPACE}, got "
                          f"{score_space!r}")
-    n, d = np.shape(X)[:2] if np.ndim(X) == 2 else (0, 0)
-    if score_space is True or (score_space == "auto" and d > n):
-        return SpanAUCModel(X, y, lam, prior_var=prior_var,
-                            standardize=standardize, pu_prior=pu_prior)
-    model = AUCGibbsModel(X, y, lam, prior=None, standardize=standardize,
-                          pu_prior=pu_prior)
-    if not np.all(np.asarray(prior_var) == 1.0):
-        model.prior = gaussian_prior(model.d, prior_var)
-    return model
+    return score_space
 
-
-def _check_theta_prior(prior, d):
-    if not hasattr(prior, "rvs") or not hasattr(prior, "logpdf"):
-        raise InputError("prior must be a particles distribution with rvs and "
-                         "logpdf (e.g. pac_particles.problem.priors.gaussian_prior(d))")
-    sample = prior.rvs(size=2)
-    names = getattr(sample.dtype, "names", None) or ()
-    if "theta" not in names:
-        raise InputError("prior must be a StructDist with a field 'theta'")
-    if np.reshape(sample["theta"], (2, -1)).shape != (2, d):
-        raise InputError(f"prior field 'theta' must have dimension d = {d} "
-                         f"(columns after dropping constants), got "
-                         f"{sample['theta'].shape[1:]}")

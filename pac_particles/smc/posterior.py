@@ -1,9 +1,13 @@
-"""Running tempering SMC on an AUC model, and summarising the result.
+"""Running tempering SMC on a Gibbs model: one run, or independent chains.
 
 :func:`run_smc` runs waste-free [DC22] (default) or standard
-adaptive-tempering SMC on an :class:`~pac_particles.smc.models.AUCGibbsModel`
-(or :class:`~pac_particles.smc.models.GPAUCModel`), checks that the final
-exponent reached 1, and returns an :class:`SMCPosterior`.
+adaptive-tempering SMC on a Gibbs model of :mod:`pac_particles.smc.models`
+(:class:`~pac_particles.smc.models.AUCGibbsModel`,
+:class:`~pac_particles.smc.models.GPAUCModel`, ...), checks that the final
+exponent reached 1, and returns an
+:class:`~pac_particles.smc.result.SMCPosterior` (defined in
+:mod:`pac_particles.smc.result`, importable from here);
+:func:`run_smc_chains` makes independent runs of one model.
 ``SMCPosterior.from_smc`` summarises a ``particles.SMC`` object that you ran
 yourself.
 
@@ -29,7 +33,7 @@ Example
 -------
 ::
 
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.smc.models import AUCGibbsModel
     from pac_particles.smc.posterior import run_smc
 
@@ -50,28 +54,23 @@ PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
 import dataclasses
-import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import particles
 from joblib import Parallel, delayed
-from particles import collectors
 from particles import smc_samplers as ssp
 
 from pac_particles.core.checks import InputError, check_choice, check_count, check_probability
-from pac_particles.smc.importance_evidence import (log_z_lower_bound, refine_log_z,
-                                  weighted_mean_se)
-from pac_particles.core.inference_data import to_inference_data
-from pac_particles.smc.models import RobustAdaptiveTempering, check_reached_target
-from pac_particles.problem.priors import SpikeSlabPrior, param_array
 from pac_particles.core.parallel import concurrent_folds, limited_threads, one_blas_thread
 from pac_particles.core.progress import Progress, tracked
-from pac_particles.smc.single_run_variance import (LineageVariance, lineage_groups,
-                                  log_z_standard_error, mean_standard_error,
-                                  single_run_errors)
-from pac_particles.core.weighted_particles import POINT_ESTIMATES, WeightedParticles, directions
+from pac_particles.core.weighted_particles import POINT_ESTIMATES, directions
+from pac_particles.smc.gibbs_model import check_gibbs_model
+from pac_particles.smc.importance_evidence import refine_log_z
+# SMCPosterior lives in smc/result.py; importable from here as the docs show
+from pac_particles.smc.result import SMCPosterior, StepParticles
+from pac_particles.smc.single_run_variance import LineageVariance, single_run_errors
+from pac_particles.smc.tempering import RobustAdaptiveTempering, check_reached_target
 
 __all__ = ["run_smc", "run_smc_chains", "chain_seeds", "SMCPosterior",
            "StepParticles", "single_run_errors", "POINT_ESTIMATES",
@@ -86,7 +85,9 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
 
     Parameters
     ----------
-    model : AUCGibbsModel (or any StaticModel whose prior has a field theta)
+    model : a Gibbs model of :mod:`pac_particles.smc.models`
+        (AUCGibbsModel, SpanAUCModel, GPAUCModel, ClassificationGibbsModel,
+        GPClassificationModel), with any prior
     n_particles : int
         Number M of resampled particles; a waste-free run holds
         ``M * len_chain`` particles, a standard run ``M``.
@@ -156,9 +157,7 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         ``bayes_point_se``) [DC22, Sec. 3.4]; ``log_z_tempering`` and
         ``importance`` keep both estimates of ``log Z``.
     """
-    if not isinstance(model, ssp.StaticModel):
-        raise InputError(f"model must be a particles StaticModel (e.g. "
-                         f"AUCGibbsModel), got {type(model).__name__}")
+    check_gibbs_model(model)
     n_particles = check_count(n_particles, "n_particles", minimum=2)
     len_chain = check_count(len_chain, "len_chain", minimum=2 if wastefree
                             else 1)
@@ -196,7 +195,7 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
             "sizes the waste-free population from the Feynman-Kac object)")
     fk = RobustAdaptiveTempering(model, wastefree=wastefree, len_chain=len_chain,
                                  move=move, ESSrmin=ESSrmin, max_iter=max_iter)
-    evaluations_before = getattr(model, "n_risk_evaluations", 0)
+    evaluations_before = model.n_risk_evaluations
     smc = particles.SMC(fk=fk, N=n_particles, ESSrmin=1.0, verbose=False,
                         collect=collect)
     start = time.perf_counter()
@@ -217,8 +216,7 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
                 seed=np.random.randint(2 ** 31)))
     return dataclasses.replace(
         post, wall_time=time.perf_counter() - start,
-        n_risk_evaluations=getattr(model, "n_risk_evaluations", 0)
-        - evaluations_before)
+        n_risk_evaluations=model.n_risk_evaluations - evaluations_before)
 
 
 def chain_seeds(seed, chains):
@@ -300,29 +298,6 @@ def run_smc_chains(model, chains=4, seed=None, n_jobs=None, verbose=False,
             progress, "chain"))
 
 
-class StepParticles(collectors.Collector):
-    """Collector: the weighted particles of every tempering step (parameter
-    array, normalised weights and each particle's risk), so that the Gibbs posterior at any
-    ``gamma_t`` of the path can be used afterwards
-    (:meth:`SMCPosterior.at_step`). Memory: one copy of the particles and
-    of their risks per step."""
-
-    def fetch(self, smc):
-        return (np.array(param_array(smc.X.theta), dtype=float), smc.W.copy(),
-                _particle_risks(smc))
-
-
-def _particle_risks(smc):
-    """``R_n`` of the current particles from the log-likelihoods the run
-    holds (``loglik = -lam R_n``, :class:`~pac_particles.smc.models.AUCGibbsModel`);
-    None for a model without ``lam``."""
-    lam = getattr(smc.fk.model, "lam", None)
-    llik = getattr(smc.X, "llik", None)
-    if lam is None or llik is None:
-        return None
-    return -np.asarray(llik, dtype=float) / float(lam)
-
-
 def _report_step(progress, smc, lam):
     """One tempering step for :class:`~pac_particles.core.progress.Progress`: the
     bar moves to the current exponent; a line gives step, exponent, gamma, ESS
@@ -340,347 +315,3 @@ def _report_step(progress, smc, lam):
               f"{acceptance:.3f}  log Z {smc.logLt:.3f}  "
               f"{progress.elapsed:.1f} s"),
         postfix=f"step {smc.t}, gamma {lam * exponent:.4g}, log Z {smc.logLt:.2f}")
-
-
-@dataclass
-class SMCPosterior(WeightedParticles):
-    """Weighted particle approximation of an AUC Gibbs posterior.
-
-    The moments, ``ess`` and point estimates (``mean``, ``cov``,
-    ``directions``, ``bayes_point``, ``componentwise_mode``,
-    ``point_estimate``) are those of
-    :class:`~pac_particles.core.weighted_particles.WeightedParticles`.
-
-    Attributes
-    ----------
-    theta : (N, d) particles; ``weights`` : (N,) normalised weights.
-    lam : the inverse temperature of the target.
-    log_z : estimate of the log evidence ``log Z(lam)``.
-    exponents : tempering exponents 0 = e_0 < ... < e_T = 1.
-    log_z_path : ``log Z`` at each exponent (0 at exponent 0).
-    n_steps : number of tempering steps T.
-    wall_time : seconds spent in the run.
-    n_risk_evaluations : risk evaluations made by the model in the run.
-    z : (N, d) bool inclusion indicators for spike-and-slab priors, else None.
-    log_z_se : single-run standard error of ``log_z`` (waste-free runs of
-        :func:`run_smc`; None otherwise): the square root of the larger of
-        the sum over tempering steps of the chain-based variances of the log
-        mean weights [DC22, Sec. 3.4] (``particles.smc_samplers.Var_logLt``)
-        and the lineage variance that adds their covariances
-        (:class:`~pac_particles.smc.single_run_variance.LineageVariance`).
-    mean_se, bayes_point_se : (d,) single-run standard errors of ``mean`` and
-        ``bayes_point`` (waste-free runs; None otherwise): the larger of
-        the initial-sequence estimate over the M chains of the last move
-        [DC22, Sec. 3.4] (``particles.smc_samplers.var_wf``) and the lineage
-        estimate that groups those chains by ancestor
-        (:func:`~pac_particles.smc.single_run_variance.single_run_errors`).
-        Their coverage is measured in docs/benchmarks.md ("Single-run error bars").
-    summaries : the ``particles`` summaries of the run (one entry per
-        tempering step for each collector).
-    prior : the model's prior (used for Rao-Blackwellised inclusion
-        probabilities).
-    predictor : the model, whose ``predict_scores`` maps a point estimate to
-        scores of new inputs (``x . theta`` for linear scores, the GP
-        conditional mean for :class:`~pac_particles.smc.models.GPAUCModel`, whose
-        particles ``theta`` are the latent training scores ``s``).
-    is_gp : whether the particles are GP latent scores (the model's
-        ``is_gp``): :meth:`predict` then uses the GP predictive.
-    risks : (N,) the empirical risk ``R_n`` of each particle, read from the
-        run's log-likelihoods (``-llik / lam``: no new risk evaluation), so
-        that certificates need not evaluate it again; None when unknown.
-    n_chains : the number M of resampled particles (waste-free: the M
-        chains of each step).
-    log_z_tempering, log_z_tempering_se : the tempering run's own estimate
-        of ``log Z`` (the end of ``log_z_path``) and its standard error.
-    importance : the
-        :class:`~pac_particles.smc.importance_evidence.ImportanceEvidence` of
-        ``run_smc(evidence="importance")`` (None otherwise, or where it
-        does not apply). When it is reliable, ``log_z`` and ``log_z_se``
-        are its own, and ``theta``, ``weights`` and ``risks`` pool the
-        final particles (first ``N`` rows) with its draws (last ``S``
-        rows; :meth:`with_importance`).
-    """
-
-    theta: np.ndarray
-    weights: np.ndarray
-    lam: float
-    log_z: float
-    exponents: np.ndarray
-    log_z_path: np.ndarray
-    data: object = None
-    wall_time: float = float("nan")
-    n_risk_evaluations: int = 0
-    z: np.ndarray = None
-    log_z_se: float = None
-    mean_se: np.ndarray = None
-    bayes_point_se: np.ndarray = None
-    summaries: object = None
-    prior: object = None
-    predictor: object = None
-    is_gp: bool = False
-    risks: np.ndarray = None
-    n_chains: int = None
-    log_z_tempering: float = None
-    log_z_tempering_se: float = None
-    importance: object = None
-
-    @classmethod
-    def from_smc(cls, smc, model, wall_time=float("nan"),
-                 n_risk_evaluations=None):
-        """Summarise a finished ``particles.SMC`` run of adaptive tempering.
-
-        ``n_risk_evaluations`` defaults to the model's running count."""
-        if n_risk_evaluations is None:
-            n_risk_evaluations = getattr(model, "n_risk_evaluations", 0)
-        th = smc.X.theta
-        names = th.dtype.names or ()
-        z = np.asarray(th["z"], dtype=bool) if "z" in names else None
-        exps = np.asarray(smc.X.shared["exponents"], dtype=float)
-        log_z_path = np.concatenate([[0.0], smc.summaries.logLts])
-        theta = np.array(param_array(th), dtype=float)
-        log_z_se, mean_se, bayes_point_se = single_run_errors(smc, theta)
-        return cls(theta=theta, weights=smc.W.copy(),
-                   lam=float(model.lam), log_z=float(smc.logLt), exponents=exps,
-                   log_z_path=log_z_path, data=getattr(model, "data", None),
-                   wall_time=wall_time, n_risk_evaluations=n_risk_evaluations,
-                   z=z, log_z_se=log_z_se, mean_se=mean_se,
-                   bayes_point_se=bayes_point_se, summaries=smc.summaries,
-                   prior=getattr(model, "prior", None),
-                   predictor=model if hasattr(model, "predict_scores") else None,
-                   is_gp=bool(getattr(model, "is_gp", False)),
-                   risks=_particle_risks(smc), n_chains=int(smc.N))
-
-    def with_importance(self, estimate):
-        """This posterior with an importance-sampling estimate of ``log Z``
-        (:class:`~pac_particles.smc.importance_evidence.ImportanceEvidence`, or
-        None). A reliable estimate replaces ``log_z`` and ``log_z_se``, and
-        its draws join the particles: the pooled weights are ``alpha W``
-        and ``(1 - alpha) w``, ``alpha = v_is / (v_smc + v_is)`` with ``v``
-        the summed variances of the two Bayes points (single-run errors
-        for the particles, the delta method for the draws), which makes the
-        pooled Bayes point the inverse-variance combination of the two.
-        The draws of an unreliable one join with weight 0 (every run of a
-        model then holds ``N + S`` rows); its ``log Z`` is only kept in
-        ``importance``."""
-        post = dataclasses.replace(self, log_z_tempering=self.log_z,
-                                   log_z_tempering_se=self.log_z_se,
-                                   importance=estimate)
-        if estimate is None:
-            return post
-        changes, alpha = {}, 1.0     # unreliable: the draws get weight 0
-        if estimate.reliable:
-            dirs_is = directions(estimate.theta)
-            bp_is_se = weighted_mean_se(dirs_is, estimate.weights)
-            if self.bayes_point_se is not None:
-                v_smc = float(np.sum(self.bayes_point_se ** 2))
-            else:   # standard SMC: Kish's ESS of the particles
-                dirs = directions(self.theta)
-                centred = dirs - self.weights @ dirs
-                v_smc = float(self.weights @ (centred ** 2).sum(axis=1)) / self.ess
-            v_is = float(np.sum(bp_is_se ** 2))
-            alpha = v_is / (v_smc + v_is) if v_smc + v_is > 0 else 0.5
-
-            def pooled_se(se_smc, se_is):
-                if se_smc is None:
-                    return None
-                return np.sqrt((alpha * se_smc) ** 2
-                               + ((1 - alpha) * se_is) ** 2)
-
-            changes = dict(
-                log_z=estimate.log_z, log_z_se=estimate.log_z_se,
-                mean_se=pooled_se(self.mean_se, weighted_mean_se(
-                    estimate.theta, estimate.weights)),
-                bayes_point_se=pooled_se(self.bayes_point_se, bp_is_se))
-        # every run of one model holds N + S rows, reliable or not (chains
-        # of an export, stacked runs)
-        risks = (None if self.risks is None
-                 else np.concatenate([self.risks, estimate.risks]))
-        return dataclasses.replace(
-            post, theta=np.vstack([self.theta, estimate.theta]),
-            weights=np.concatenate([alpha * self.weights,
-                                    (1 - alpha) * estimate.weights]),
-            risks=risks, **changes)
-
-    @property
-    def n_particles(self):
-        """The tempering run's particles: the first rows of ``theta`` (the
-        importance draws, if any, follow them)."""
-        extra = self.importance.n_draws if self.importance is not None else 0
-        return self.theta.shape[0] - extra
-
-    @property
-    def expected_risk(self):
-        """``E_rho[R_n]``, the weighted mean of the particles' empirical
-        risks: from :attr:`risks` when the run recorded them, else evaluated
-        by the model (``predictor.risk``)."""
-        risks = self.risks
-        if risks is None:
-            if self.predictor is None:
-                raise InputError("the expected risk needs the particles' "
-                                 "risks or the posterior's model "
-                                 "(predictor)")
-            risks = self.predictor.risk(self.theta)
-        return float(self.weights @ risks)
-
-    def log_z_lower_bound(self, delta):
-        """``(bound, how)``: a lower confidence bound on ``log Z`` at level
-        ``1 - delta``, clipped to ``[-lam, 0]`` (where ``log Z`` lies), and
-        a sentence saying where it comes from.
-
-        From the raw weights of the importance draws when the run has them
-        (``importance``, reliable or not: choosing on their tail would
-        break the argument), :func:`~pac_particles.smc.importance_evidence.
-        log_z_lower_bound`: it holds for any proposal fixed before the
-        draws. Otherwise from the tempering estimate ``Z_hat``, as
-        ``log Z_hat - log(1/delta)`` (Markov): exact for exponents and
-        moves fixed in advance, for adaptive tempering only as far as its
-        estimate is unbiased (asymptotically; the ``how`` says so)."""
-        imp = self.importance
-        if imp is not None and getattr(imp, "log_weights", None) is not None:
-            value = log_z_lower_bound(imp.log_weights, delta)
-            how = (f"log Z: Markov lower bound from {imp.n_draws} raw "
-                   f"importance weights ({imp.proposal} proposal) at level "
-                   f"{delta:.3g}")
-        else:
-            tempering = (self.log_z if self.log_z_tempering is None
-                         else self.log_z_tempering)
-            value = tempering - math.log(1.0 / delta)
-            how = (f"log Z: Markov lower bound from the adaptive tempering "
-                   f"estimate at level {delta:.3g} (unbiased only "
-                   f"asymptotically: no importance draws for this model)")
-        return float(min(max(value, -self.lam), 0.0)), how
-
-    # ---------------------------------------------------------------- path
-    @property
-    def n_steps(self):
-        return len(self.exponents) - 1
-
-    @property
-    def gammas(self):
-        """``gamma_t = lam * exponent_t`` along the tempering path."""
-        return self.lam * self.exponents
-
-    def at_step(self, t, standard_errors=True):
-        """The Gibbs posterior at ``gamma_t = lam * exponents[t]`` of this
-        run's tempering path, ``t`` in ``1..n_steps``: the weighted particles
-        of step ``t`` (the run must have collected
-        :class:`StepParticles`, ``run_smc(..., keep_steps=True)``), its
-        ``log Z_t`` and the path up to it. Every step of a tempering run
-        targets its own Gibbs posterior, so these are as valid as the final
-        particles, and so are their single-run standard errors (``log_z_se``
-        up to step ``t``, ``mean_se`` and ``bayes_point_se`` of that step's
-        chains, as :func:`single_run_errors` computes them at the end;
-        ``standard_errors=False`` skips the means' errors, None then, for a
-        quick look at many steps)."""
-        if self.z is not None:
-            raise InputError("at_step does not keep spike-and-slab inclusion "
-                             "indicators")
-        steps = getattr(self.summaries, "stepParticles", None)
-        if steps is None:
-            raise InputError("at_step needs the particles of every step: run "
-                             "run_smc(..., keep_steps=True)")
-        t = check_count(t, "t")
-        if t > self.n_steps:
-            raise InputError(f"t must be at most n_steps = {self.n_steps}, "
-                             f"got {t}")
-        if t == self.n_steps:
-            return self
-        theta, weights, risks = steps[t - 1]
-        exponent = float(self.exponents[t])
-        groups = lineage_groups(self.summaries, t - 1)
-        # waste-free runs have M chains a step to read the errors from
-        chains = standard_errors and self.mean_se is not None
-
-        def se(values):
-            return (mean_standard_error(values, weights, self.n_chains, groups)
-                    if chains else None)
-
-        return dataclasses.replace(
-            self, theta=theta, weights=weights, risks=risks,
-            lam=self.lam * exponent,
-            log_z=float(self.log_z_path[t]),
-            exponents=self.exponents[:t + 1] / exponent,
-            log_z_path=self.log_z_path[:t + 1],
-            log_z_se=log_z_standard_error(self.summaries, weights.shape[0],
-                                          t - 1),
-            mean_se=se(theta), bayes_point_se=se(directions(theta)),
-            # the final step's evidence is not this step's
-            importance=None, log_z_tempering=None, log_z_tempering_se=None)
-
-    # ------------------------------------------------- spike-and-slab
-    @property
-    def inclusion_probs(self):
-        """Posterior inclusion probabilities ``P(z_k = 1 | data)``
-        (spike-and-slab priors only).
-
-        Rao-Blackwellised when the prior is a
-        :class:`~pac_particles.problem.priors.SpikeSlabPrior`: the likelihood does not
-        involve z, so ``P(z_k = 1 | theta, data) = P(z_k = 1 | theta_k)`` in
-        closed form, and its posterior mean has a smaller variance than the
-        frequency of ``z_k`` (:attr:`inclusion_frequencies`).
-        """
-        if self.z is None:
-            raise InputError("inclusion probabilities need a spike-and-slab "
-                             "prior (a field 'z')")
-        if isinstance(self.prior, SpikeSlabPrior):
-            cond = self.prior.inclusion_conditional(self.theta)
-            return np.average(cond, weights=self.weights, axis=0)
-        return self.inclusion_frequencies
-
-    @property
-    def inclusion_frequencies(self):
-        """Weighted frequency of ``z_k = 1`` among the particles."""
-        if self.z is None:
-            raise InputError("inclusion probabilities need a spike-and-slab "
-                             "prior (a field 'z')")
-        return np.average(self.z, weights=self.weights, axis=0)
-
-    # ------------------------------------------------------ new inputs
-    def score(self, X_new, point="bayes_point", raw=True):
-        """Scores ``x . theta_hat`` of new inputs.
-
-        ``raw=True``: ``X_new`` has the columns of the training input and
-        goes through the training preprocessing (``data.transform``);
-        ``raw=False``: it is already preprocessed.
-        """
-        X_new = self.data.transform(X_new) if raw else np.asarray(X_new, float)
-        if self.predictor is None:
-            return X_new @ self.point_estimate(point)
-        return self.predictor.predict_scores(X_new, self.point_estimate(point))
-
-    def predict(self, X_new, return_var=False, raw=True):
-        """Posterior predictive mean (and variance) of the scores of new inputs.
-
-        Linear scores: ``E[x . theta]`` and ``Var[x . theta]``. GP scores
-        (:class:`~pac_particles.smc.models.GPAUCModel`): the mean
-        ``k_*' K^-1 E[s]`` and the variance ``Var[k_*' K^-1 s]`` over the
-        particles plus the GP conditional variance ``k_** - k_*' K^-1 k_*``.
-        """
-        X_new = self.data.transform(X_new) if raw else np.asarray(X_new, float)
-        if self.is_gp:
-            if self.predictor is None:
-                raise InputError("the GP predictive needs the model "
-                                 "(SMCPosterior.predictor)")
-            return self.predictor.predictive(
-                X_new, self.mean, self.cov if return_var else None,
-                return_var=return_var)
-        mean = X_new @ self.mean
-        if not return_var:
-            return mean
-        var = np.einsum("ij,jk,ik->i", X_new, np.atleast_2d(self.cov), X_new)
-        return mean, var
-
-    # ------------------------------------------------------------ export
-    def to_inference_data(self, n_draws=None, seed=0, feature_names=None):
-        """ArviZ ``InferenceData`` of this posterior: equally weighted draws
-        resampled (seeded systematic resampling) from the weighted particles,
-        ``log_marginal_likelihood = log_z`` and the tempering path in
-        ``sample_stats``; see
-        :func:`pac_particles.core.inference_data.to_inference_data`."""
-        return to_inference_data(self, n_draws=n_draws, seed=seed,
-                                 feature_names=feature_names)
-
-    def posterior_mean_score(self, X_new, raw=True):
-        """Posterior mean of the score, ``E[x . theta]`` (equals scoring with
-        ``mean``)."""
-        return self.score(X_new, point="mean", raw=raw)

@@ -12,7 +12,7 @@ import pytest
 from scipy import integrate, linalg, stats
 from scipy.special import gammaln
 
-from pac_particles.problem.data import load_dataset
+from pac_particles.problem.datasets import load_dataset
 from pac_particles.approx.ep import (EPConvergenceWarning, EPGP, EPLinear,
                               EPSpikeSlab, KernelJitterWarning,
                               SquaredExponential, pair_tilted_moments)

@@ -18,9 +18,10 @@ from scipy.stats import norm
 from pac_particles.problem.auc import linear_auc_risk
 from pac_particles.approx.vb import expected_auc_risk
 from pac_particles.problem.probit_risk import SmoothedPairRisk as _SmoothedRisk
-from pac_particles.problem.probit_risk import (_inverse_pair_norms,
-                                       _sampled_inverse_norms, _smoothed_block,
-                                       _smoothed_sampled)
+from pac_particles.problem.probit_kernels import (
+    inverse_pair_norms as _inverse_pair_norms,
+    sampled_inverse_norms as _sampled_inverse_norms,
+    smoothed_block as _smoothed_block, smoothed_sampled as _smoothed_sampled)
 from pac_particles.approx.svgd import (SVGD, SVGDConvergenceWarning,
                                 smoothed_auc_risk, stein_direction)
 from reference import AngularQuadrature

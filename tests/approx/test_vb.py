@@ -19,8 +19,8 @@ from pac_particles.approx.ep import EPLinear
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc
 from pac_particles.problem.probit_risk import GaussianPairRisk as _PairTerms
-from pac_particles.problem.probit_risk import _pair_terms_sampled
-from pac_particles.approx.vb import (FAMILIES, GaussianVB, _Family, corollary21_lam,
+from pac_particles.approx.variational import GaussianFamily
+from pac_particles.approx.vb import (FAMILIES, GaussianVB, corollary21_lam,
                               expected_auc_risk, ordered_pairs_factor)
 from reference import AngularQuadrature
 
@@ -113,7 +113,7 @@ def test_objective_gradient_matches_finite_differences(family):
     X, y = toy_data()
     data = validate_xy(X, y)
     terms = _PairTerms(data.X_pos, data.X_neg, block_entries=37)
-    fam = _Family(family, data.d)
+    fam = GaussianFamily(family, data.d)
     x = np.random.default_rng(4).normal(scale=0.5, size=fam.n_params)
     lam, prior_var = 7.0, 2.0
     value, grad, risk, kl = fam.objective(x, lam, prior_var, terms)
@@ -222,9 +222,8 @@ def test_subsampled_risk_is_unbiased_with_variance_sigma_f_squared_over_b():
     B, reps = 50, 4000
     rng = np.random.default_rng(13)
     estimates = np.array([
-        _pair_terms_sampled(data.X_pos, data.X_neg, terms.gid_pos, terms.gid_neg,
-                            rng.integers(data.n_pos, size=B),
-                            rng.integers(data.n_neg, size=B), m, S, False)[0]
+        terms.sampled(rng.integers(data.n_pos, size=B),
+                      rng.integers(data.n_neg, size=B), m, S, False)[0]
         for _ in range(reps)])
     predicted_var = phi.var() / B
     assert abs(estimates.mean() - exact) < 4 * math.sqrt(predicted_var / reps)

@@ -6,7 +6,7 @@ import json
 import numpy as np
 
 from builders import noisy_linear
-from pac_particles.apps.cli import _print_demo, certificate_fields, main
+from pac_particles.apps.cli import certificate_fields, main, print_demo
 from pac_particles.sklearn.estimator import PACBayesAUC
 
 
@@ -56,7 +56,7 @@ def test_a_vacuous_certificate_is_labelled_everywhere(tmp_path, capsys):
                                        "vacuous": True},
               **certificate_fields(est)}
     capsys.readouterr()                 # the fit command printed its JSON
-    _print_demo(result)
+    print_demo(result)
     out = capsys.readouterr().out
     # new default and held out; Corollary 19 is left out of the headline
     # when vacuous (it stays in the JSON)

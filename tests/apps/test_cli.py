@@ -204,7 +204,7 @@ def test_demo_default_out_is_results_demo(monkeypatch):
     import pac_particles.apps.cli as cli
     seen = {}
     monkeypatch.setattr(cli, "demo", lambda **kw: seen.update(kw))
-    monkeypatch.setattr(cli, "_print_demo", lambda r: None)
+    monkeypatch.setattr(cli, "print_demo", lambda r: None)
     main(["demo", "--quiet", "--seed", "3"])
     assert seen["out"] == "results/demo" and seen["seed"] == 3
     assert seen["verbose"] is False
@@ -336,7 +336,7 @@ def test_classify_round_trip_reports_the_test_error(tmp_path, method, loss):
     from sklearn.metrics import accuracy_score
     from sklearn.model_selection import train_test_split
     from pac_particles.sklearn.classifier import PACBayesClassifier
-    from pac_particles.problem.data import load_csv
+    from pac_particles.problem.datasets import load_csv
     csv = tmp_path / "d.csv"
     _write_csv(csv)
     out = tmp_path / "out"

@@ -13,8 +13,10 @@ from pac_particles.approx.vb import GaussianVB
 from pac_particles.core.weighted_particles import WeightedParticles
 
 az = pytest.importorskip("arviz")
-from pac_particles.core.inference_data import (  # noqa: E402
-    gaussian_draws, resample_equally_weighted, to_inference_data)
+from pac_particles.core.gaussian import gaussian_draws  # noqa: E402
+from pac_particles.core.inference_data import to_inference_data  # noqa: E402
+from pac_particles.core.weighted_particles import (  # noqa: E402
+    resample_equally_weighted)
 
 NAMES = ["age", "dose", "noise"]
 

@@ -66,7 +66,8 @@ def test_gp_predictive_variance_adds_the_particle_spread_to_the_conditional_vari
     post = SMCPosterior(theta=s, weights=np.full(30, 1 / 30), lam=10.0,
                         log_z=0.0, exponents=np.array([0.0, 1.0]),
                         log_z_path=np.zeros(2), data=model.data,
-                        predictor=model, is_gp=True)
+                        predictor=model)
+    assert post.is_gp        # the GP model's space
     X_new = model.data.transform(rng.normal(size=(7, 2)))
     K = model.kernel_chol @ model.kernel_chol.T
     K_star = model.kernel(X_new, model.data.X)

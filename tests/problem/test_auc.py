@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from pac_particles.problem.auc import (_merge_count, auc_risk, binary_labels,
-                               linear_auc_risk, split_risk)
+from pac_particles.problem.auc import (auc_risk, binary_labels,
+                                       linear_auc_risk, merge_count,
+                                       split_risk)
 from reference import pairwise_risk
 
 
@@ -69,7 +70,7 @@ def test_merge_step_is_linear_not_quadratic(rng, n):
     values = rng.integers(0, n // 10, n).astype(float)  # ties included
     pos = np.sort(values[: n // 3])
     neg = np.sort(values[n // 3:])
-    twice_bad, steps = _merge_count(pos, neg)
+    twice_bad, steps = merge_count(pos, neg)
     assert steps <= len(pos) + 2 * len(neg)
     bad = (pos[:, None] < neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
     assert twice_bad == 2 * bad

@@ -3,7 +3,8 @@ import warnings
 import numpy as np
 import pytest
 
-from pac_particles.problem.data import check_lam, load_csv, load_dataset, validate_xy
+from pac_particles.problem.data import check_lam, validate_xy
+from pac_particles.problem.datasets import load_csv, load_dataset
 
 
 def _xy(n=20, d=3, seed=0):
@@ -184,7 +185,7 @@ def test_csv_options_pick_separator_header_and_columns(tmp_path):
 
 
 def test_an_unnamed_first_column_is_taken_as_an_index(tmp_path):
-    from pac_particles.problem.data import CSVIndexWarning
+    from pac_particles.problem.datasets import CSVIndexWarning
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "y": [0, 1, 0]},
                          index=[10, 11, 12])
@@ -195,7 +196,7 @@ def test_an_unnamed_first_column_is_taken_as_an_index(tmp_path):
 
 
 def test_string_labels_are_encoded_with_the_documented_rule():
-    from pac_particles.problem.data import LabelChoiceWarning, encode_labels
+    from pac_particles.problem.datasets import LabelChoiceWarning, encode_labels
     with pytest.warns(LabelChoiceWarning, match="'yes' .*lexicographically"):
         codes, classes = encode_labels(np.array(["no", "yes", "no"], object))
     assert codes.tolist() == [0, 1, 0] and classes == ["no", "yes"]

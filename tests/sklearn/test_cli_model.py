@@ -388,7 +388,7 @@ def test_smc_coefficient_intervals_are_weighted_quantiles_of_the_particles():
     post = est.posterior_
     # the Bayes point is the mean direction: intervals of directions, mapped
     # through the standardisation as coef_ is
-    raw = directions(post.theta) / est._data.scale
+    raw = directions(post.theta) / post.data.scale
     for k, name in enumerate(table.index):
         below = post.weights[raw[:, k] < table.loc[name, "lower"]].sum()
         above = post.weights[raw[:, k] > table.loc[name, "upper"]].sum()
@@ -409,7 +409,7 @@ def test_the_demo_reads_a_csv(tmp_path, capsys):
 
 
 def test_the_demo_headline_shows_corollary_19_only_when_informative(capsys):
-    from pac_particles.apps.cli import _print_demo
+    from pac_particles.apps.cli import print_demo as _print_demo
     cert = {"delta": 0.05, "bound": "kl", "prior": "data-free", "vacuous": False,
             "posterior": "exact Gibbs posterior", "certified_auc": 0.7,
             "empirical_randomized_auc": 0.8, "corollary19_certified_auc": 0.0,
@@ -521,7 +521,7 @@ def test_help_and_version_import_nothing_heavy(flag):
 def test_the_choices_help_shows_are_the_librarys():
     from pac_particles import cli
     from pac_particles.sklearn.classifier import METHODS as classifier_methods
-    from pac_particles.problem.data import DATASETS
+    from pac_particles.problem.datasets import DATASETS
     from pac_particles.sklearn.estimator import CV_RULES, METHODS
     from pac_particles.core.progress import PROGRESS_MODES
     from pac_particles.problem.risks import LOSSES

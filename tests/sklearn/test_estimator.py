@@ -51,7 +51,7 @@ def test_smc_reports_the_single_run_errors_of_its_estimates():
         post = est.posterior_
         assert est.log_evidence_se_ == post.log_z_se > 0
         expected = np.zeros(X.shape[1])
-        expected[est._columns] = getattr(post, se) / post.data.scale
+        expected[est.kept_columns_] = getattr(post, se) / post.data.scale
         np.testing.assert_allclose(est.coef_se_, expected)
         assert est.coef_se_[-1] == 0 and np.all(est.coef_se_[:-1] > 0)
     cv = PACBayesAUC(lam_max=300.0, grid_size=5, n_folds=2, n_particles=30,
@@ -316,7 +316,7 @@ def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
     there; on sampled pairs or above VB_LOO_MAX_FEATURES it falls back on
     K-fold cross-validation."""
     from pac_particles.approx.vb import GaussianVB
-    import pac_particles.sklearn.estimator as estimator
+    import pac_particles.sklearn.ranking_fit as ranking_fit
     X, y = _data(n=120)
     est = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
                       n_folds=3, random_state=0).fit(X, y)
@@ -345,7 +345,7 @@ def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
     for name, value in (("auto_pairs", lambda n_pos, n_neg: 1000),
                         ("VB_LOO_MAX_FEATURES", 2)):
         with monkeypatch.context() as patch:
-            patch.setattr(estimator, name, value)
+            patch.setattr(ranking_fit, name, value)
             folds = PACBayesAUC(method="vb", lam="cv", lam_max=500.0,
                                 grid_size=4, n_folds=3,
                                 random_state=0).fit(X, y)
@@ -488,7 +488,8 @@ def test_ep_evidence_fit_is_certified_under_priors_that_never_saw_its_rows(
     KL of the posterior rescaled by the best ``c > 0``: the same
     randomised ranking."""
     from pac_particles.bounds import prior_split
-    from pac_particles.bounds.auc_certificates import EVIDENCE_DATA_FREE_NOTE, _scaled_kl
+    from pac_particles.bounds.auc_certificates import EVIDENCE_DATA_FREE_NOTE
+    from pac_particles.bounds.rescaled_kl import scaled_kl
     X, y, est = ep_evidence_fit
     cert = est.certificate_
     assert [name for name, _ in cert.alternatives] == ["kl",
@@ -504,10 +505,10 @@ def test_ep_evidence_fit_is_certified_under_priors_that_never_saw_its_rows(
     assert free.m == min(np.sum(y == 1), np.sum(y == 0))
     # its KL: to N(0, I), at the best scale of the posterior (no larger
     # than at c = 1, nor at a nearby c)
-    assert free.kl <= _scaled_kl(1.0, post.mean, post.cov, 1.0)
+    assert free.kl <= scaled_kl(1.0, post.mean, post.cov, 1.0)
     c = float(free.prior.split("rescaled by c = ")[1].split(" ")[0])
     for near in (0.99 * c, 1.01 * c):
-        assert free.kl <= _scaled_kl(near, post.mean, post.cov, 1.0)
+        assert free.kl <= scaled_kl(near, post.mean, post.cov, 1.0)
     # the data-dependent candidate: ARD variances tuned on the prior part,
     # certified on the other rows
     assert "tuned by evidence on that part" in part.prior
@@ -525,12 +526,12 @@ def test_corollary_19_of_an_ep_evidence_fit_is_under_the_given_prior(
     fit takes the data-free candidate's terms, the prior as given and every
     row's pairs."""
     from pac_particles.bounds import pac_bayes_bound
-    from pac_particles.bounds.auc_certificates import _rescaled_kl
+    from pac_particles.bounds.rescaled_kl import rescaled_kl
     from pac_particles.problem.risks import AUCRisk
     X, y, est = ep_evidence_fit
     post = est.posterior_
     expected, kl, data, _, _ = est._data_free_terms(post)
-    assert kl == pytest.approx(_rescaled_kl(post.mean, post.cov, 1.0)[0])
+    assert kl == pytest.approx(rescaled_kl(post.mean, post.cov, 1.0)[0])
     assert est.bound_.n_pos == np.sum(y == 1)
     assert est.bound_.n_neg == np.sum(y == 0)
     ref = pac_bayes_bound(expected, kl, 200.0, risk=AUCRisk(data.y),
@@ -982,7 +983,9 @@ def test_ess_rmin_sets_the_schedule_of_every_smc_run_of_the_fit(monkeypatch):
     refit of ``lam='cv'`` and the evidence grid, and a larger target ESS
     ratio makes a denser schedule (more tempering steps, same seed)."""
     from sklearn.base import clone
-    from pac_particles import estimator, posterior, selection
+    from pac_particles.sklearn import ranking_fit
+    from pac_particles.sklearn.selection import evidence, scorers
+    from pac_particles.smc import posterior
     X, y = _data(n=60)
     steps = {}
     for ess in (0.3, 0.9):
@@ -995,8 +998,8 @@ def test_ess_rmin_sets_the_schedule_of_every_smc_run_of_the_fit(monkeypatch):
     def spy(model, **kwargs):
         received.append(kwargs["ESSrmin"])
         return posterior.run_smc(model, **kwargs)
-    monkeypatch.setattr(estimator, "run_smc", spy)
-    monkeypatch.setattr(selection, "run_smc", spy)
+    for module in (ranking_fit, scorers, evidence):
+        monkeypatch.setattr(module, "run_smc", spy)
     small = dict(n_particles=10, len_chain=3, ess_rmin=0.7, random_state=0,
                  n_jobs=1)
     clone(PACBayesAUC(lam=30.0, **small)).fit(X, y)

@@ -4,7 +4,7 @@ EP fails along the grid of ``lam='cv'`` as a matter of routine (it
 collapses at the top of the grid); the values where it did are recorded in
 ``lam_grid_failures_``, and an :class:`EPConvergenceWarning` is left for
 the cases that matter: a failure next to the chosen ``lam``
-(:func:`pac_particles.sklearn.classifier.ep_grid_choice`). Values that the
+(:func:`pac_particles.sklearn.selection.ep_grid_choice`). Values that the
 coarse-then-fine scan of the grid did not score are not failures.
 """
 
@@ -15,7 +15,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer
 
 from pac_particles.core.checks import InputError
-from pac_particles.sklearn.classifier import ep_grid_choice
+from pac_particles.sklearn.selection import ep_grid_choice
 from pac_particles.approx.ep import EPConvergenceWarning
 from pac_particles.sklearn.estimator import PACBayesAUC, PACBayesClassifier
 from pac_particles.sklearn.selection import lam_grid

@@ -51,7 +51,7 @@ def test_folds_sample_a_smaller_population_than_the_refit(monkeypatch):
     (a quarter of its particles); ``fold_particles`` and ``fold_len_chain``
     set them; the refit keeps ``n_particles`` and ``len_chain`` and, the
     longest job, is dispatched first."""
-    import pac_particles.sklearn.selection as selection
+    from pac_particles.sklearn.selection import scorers as selection
     sizes = []
 
     def recording_run_smc(model, **kwargs):
@@ -229,3 +229,68 @@ def test_folds_refuse_a_class_of_one_member_and_say_what_to_do():
     from pac_particles.sklearn.selection import stratified_folds
     with pytest.raises(InputError, match="at least 2 members.*float lam"):
         stratified_folds(np.arange(10) < 1, n_folds=5)
+
+
+# ------------------------------------------ one path for every task
+
+
+def test_the_top_of_the_grid_is_set_per_task():
+    from pac_particles.sklearn.selection import default_lam_max
+    assert default_lam_max(40) == 200.0
+    assert default_lam_max(40, "classification") == 400.0
+    with pytest.raises(Exception, match="task"):
+        default_lam_max(40, "regression")
+
+
+def test_smc_path_scorer_scores_the_vote_accuracy_for_classification():
+    """``metric="accuracy"``: the held-out accuracy of the particles' vote
+    at every tempering step; at the last step, that of the final
+    particles' vote computed by hand."""
+    from pac_particles.sklearn.committee import vote_probability
+    from pac_particles.sklearn.selection import SMCPathScorer
+    from pac_particles.smc.models import ClassificationGibbsModel
+    X, y = noisy_linear(120, [1.0, -1.0], seed=4, noise=0.5)
+    tr, va = np.arange(80), np.arange(80, 120)
+    scorer = SMCPathScorer(60.0, metric="accuracy",
+                           make_model=ClassificationGibbsModel,
+                           smc_kwargs=dict(n_particles=30, len_chain=4))
+    gammas, accuracy = scorer(X[tr], y[tr], X[va], y[va], None, 0)
+    assert gammas[-1] == pytest.approx(60.0)
+    assert np.all((accuracy >= 0) & (accuracy <= 1))
+    model = ClassificationGibbsModel(X[tr], y[tr], 60.0)
+    post = run_smc(model, seed=0, n_particles=30, len_chain=4,
+                   evidence="tempering")
+    vote = vote_probability(post.theta[:post.n_particles],
+                            post.weights[:post.n_particles],
+                            model.data.transform(X[va]))
+    assert accuracy[-1] == pytest.approx(np.mean((vote > 0.5) == y[va]))
+    assert accuracy[-1] > 0.8
+
+
+def test_refit_scorer_scores_probabilities_by_accuracy():
+    from pac_particles.approx.vb import ClassificationVB
+    from pac_particles.sklearn.selection import RefitScorer
+    X, y = noisy_linear(100, [1.0, 0.5], seed=5)
+    tr, va = np.arange(70), np.arange(70, 100)
+    grid = np.array([5.0, 50.0])
+    scorer = RefitScorer(lambda X_, y_, lam: ClassificationVB(X_, y_, lam=lam),
+                         warm_start=True, metric="accuracy")
+    _, accuracy = scorer(X[tr], y[tr], X[va], y[va], grid, 0)
+    cold = ClassificationVB(X[tr], y[tr], lam=50.0)
+    cold.fit()
+    expected = np.mean((cold.predict_proba(X[va]) > 0.5) == y[va])
+    assert accuracy[1] == pytest.approx(expected, abs=1.0 / 30)
+
+
+def test_heldout_score_averages_refits_on_stratified_folds():
+    from pac_particles.sklearn.selection import heldout_score, stratified_folds
+    y = np.array([0, 1] * 10)
+    seen = []
+
+    def fit_and_score(train, val):
+        seen.append((train, val))
+        return float(y[val].mean())
+    assert heldout_score(fit_and_score, y, n_folds=4, seed=0) == pytest.approx(0.5)
+    folds = stratified_folds(y, 4, 0)
+    assert [v.tolist() for _, v in seen] == [v.tolist() for _, v in folds]
+    assert heldout_score(fit_and_score, np.array([1] + [0] * 9), 3) is None

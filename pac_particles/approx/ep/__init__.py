@@ -43,7 +43,8 @@ depends on ``prior_var``; likewise the GP amplitude and a common scaling of
 ``v0 / v1``) are worth fitting.
 
 Modules: :mod:`~pac_particles.approx.ep.sites` (pair sites, numba pass),
-:mod:`~pac_particles.approx.ep.core` (the Gaussian core, :class:`EPResult`),
+:mod:`~pac_particles.approx.ep.core` (the Gaussian core),
+:mod:`~pac_particles.approx.ep.result` (:class:`EPResult`),
 :mod:`~pac_particles.approx.ep.prior_sites`, :mod:`~pac_particles.approx.loo`,
 :mod:`~pac_particles.approx.ep.base`, :mod:`~pac_particles.approx.ep.linear`,
 :mod:`~pac_particles.approx.ep.spike_slab`, :mod:`~pac_particles.approx.ep.gp`, and
@@ -62,7 +63,7 @@ Example
 -------
 ::
 
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.approx.ep import EPLinear, EPGP, SquaredExponential
 
     X, y, _ = load_dataset("pima")
@@ -97,7 +98,8 @@ Technical report, University of California at Berkeley.
 from pac_particles.core.gaussian import KernelJitterWarning
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.approx.ep.classification import EPClassification
-from pac_particles.approx.ep.core import EPConvergenceWarning, EPResult
+from pac_particles.approx.ep.core import EPConvergenceWarning
+from pac_particles.approx.ep.result import EPResult
 from pac_particles.approx.ep.gp import EPGP
 from pac_particles.approx.ep.linear import EPLinear
 from pac_particles.approx.ep.pairwise import PairwiseEPResult, pairwise_ep

@@ -1,12 +1,14 @@
 """Plumbing shared by the EP models: data and risk, the EP run, LOO, evidence
 maximisation.
 
-:class:`_EPBase` validates the data once, builds the risk
-(:class:`pac_particles.problem.risks.AUCRisk`, whose order -- positives first -- is
-the order of every n-vector inside EP), resolves ``lam`` (and the PU
-correction) through :func:`pac_particles.core.checks.resolve_lam`, runs the core
+:class:`_EPBase` takes the problem of the fit, set up once
+(:class:`~pac_particles.problem.problem.GibbsProblem`: the validated data,
+the risk -- :class:`pac_particles.problem.risks.AUCRisk`, whose order,
+positives first, is the order of every n-vector inside EP -- and ``lam``
+with its PU correction); the constructors build it from ``(X, y, lam)``,
+``from_problem`` takes one built already. It runs the core
 (:func:`pac_particles.approx.ep.core._run_ep`) with BLAS limited to
-``blas_threads``, assembles the :class:`~pac_particles.approx.ep.core.EPResult`
+``blas_threads``, assembles the :class:`~pac_particles.approx.ep.result.EPResult`
 and offers the leave-one-out scores [OW00]. :func:`_maximise` maximises
 ``log_z`` over hyper-parameters with L-BFGS-B, using the gradient that is
 exact at an EP fixed point [See05].
@@ -42,14 +44,14 @@ import numpy as np
 from scipy import optimize
 
 from pac_particles.core import parallel
-from pac_particles.core.checks import (InputError, check_choice, check_count, check_positive,
-                      resolve_lam)
-from pac_particles.problem.data import validate_xy
+from pac_particles.core.checks import InputError, check_choice, check_count, check_positive
 from pac_particles.core.gaussian import KernelJitterWarning
 from pac_particles.problem.auc import auc_risk
-from pac_particles.problem.risks import AUCRisk, SampledAUCRisk, duplicate_groups
+from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.risks import SampledAUCRisk, duplicate_groups
 from pac_particles.approx.ep.averaged import _AveragedSites
-from pac_particles.approx.ep.core import EPConvergenceWarning, EPResult, _run_ep, _Sites
+from pac_particles.approx.ep.core import EPConvergenceWarning, _run_ep, _Sites
+from pac_particles.approx.ep.result import EPResult
 from pac_particles.approx.loo import site_removal_scores
 
 
@@ -63,15 +65,38 @@ class _EPBase:
     #: Compute EP's log evidence at the end of a fit (one O(P) energy pass);
     #: off along a grid path scored by leave-one-out (:func:`lam_path_scores`).
     compute_log_z = True
+    #: the task of the problems the model approximates (``GibbsProblem.task``)
+    _task = "ranking"
+    #: the layout of the pair sites (EPLinear sets its own from ``sites=``)
+    sites_ = "per_pair"
 
-    def _setup_data(self, X, y, lam, standardize, pu_prior=None,
-                    n_pairs="all", pair_sampling="stratified", seed=None):
-        self.data = validate_xy(X, y, standardize=standardize)
-        # PU labels: lam / (1 - pi) on the observed risk (pac_particles.problem.auc)
-        self.lam, self.lam_pn = resolve_lam(lam, pu_prior)
-        self.pu_prior = pu_prior
-        self.standardize = bool(standardize)
-        self._setup_risk(pair_risk(self.data.y, n_pairs, pair_sampling, seed))
+    @classmethod
+    def from_problem(cls, problem, **options):
+        """The model of ``problem``, a
+        :class:`~pac_particles.problem.problem.GibbsProblem` set up already
+        (its data, risk and ``lam`` are taken as they are, not validated
+        again); ``options`` are the constructor's other keyword arguments
+        (``prior_var``, ``damping``, ...)."""
+        if not isinstance(problem, GibbsProblem) or problem.task != cls._task:
+            got = (f"a {problem.task} problem"
+                   if isinstance(problem, GibbsProblem) else type(problem).__name__)
+            raise InputError(f"{cls.__name__} approximates a {cls._task} "
+                             f"problem (GibbsProblem.{cls._task}), got {got}")
+        model = cls.__new__(cls)
+        model._configure(problem, **options)
+        return model
+
+    def _setup_problem(self, problem, n_pairs="all",
+                       pair_sampling="stratified", seed=None):
+        """Take the data, ``lam`` (PU-resolved: ``lam / (1 - pi)`` on the
+        observed ranking risk) and the risk of ``problem``; EP runs on all
+        its pairs or on sampled ones (:func:`pair_risk`)."""
+        self.problem = problem
+        self.data = problem.data
+        self.lam, self.lam_pn = problem.lam, problem.lam_pn
+        self.pu_prior = problem.pu_prior
+        self.standardize = problem.standardize
+        self._setup_risk(pair_risk(problem, n_pairs, pair_sampling, seed))
 
     def _setup_risk(self, risk):
         self.risk = risk
@@ -92,7 +117,7 @@ class _EPBase:
         others for every theta); tied to one average factor
         (:mod:`pac_particles.approx.ep.averaged`) when :attr:`sites_` says so."""
         tied = self.risk.tied_sites(duplicate_groups(self._Xs))
-        if getattr(self, "sites_", "per_pair") == "averaged":
+        if self.sites_ == "averaged":
             if self.alpha != 1.0:
                 raise InputError("sites='averaged' runs plain EP (alpha = "
                                  f"1); got alpha = {self.alpha}: use "
@@ -118,14 +143,16 @@ class _EPBase:
             max_change=run.max_change, site_precision=run.W, site_shift=run.H,
             score_mean=st.score_mean[self._inv_perm],
             score_var=st.score_var[self._inv_perm], n_improper=run.n_improper,
-            space=space, scale_identity=run.scale_identity,
+            ep_space=space, lam=self.lam, data=self.data,
+            scale_identity=run.scale_identity,
             degenerate=run.degenerate, history=run.history)
 
     def set_lam(self, lam):
         """Change ``lam`` keeping the sites of the last fit, so that
         ``fit(warm_start=True)`` continues from them (the path along a grid
         of ``lam``: :func:`lam_path_scores`)."""
-        self.lam, self.lam_pn = resolve_lam(lam, self.pu_prior)
+        self.problem = self.problem.at(lam)
+        self.lam, self.lam_pn = self.problem.lam, self.problem.lam_pn
         # a model that builds its sites in fit (EPGP: they depend on the
         # kernel) has none before its first fit
         if hasattr(self, "_sites"):
@@ -260,18 +287,19 @@ def site_layout(sites, risk):
 AUTO_MAX_PAIRS = 5_000_000
 
 
-def pair_risk(y, n_pairs="all", sampling="stratified", seed=None):
-    """The AUC risk EP runs on: every pair (``n_pairs="all"``), B sampled
-    pairs (an int), or automatic (``None``: all pairs up to
-    :data:`AUTO_MAX_PAIRS`, that many sampled pairs beyond)."""
-    full = AUCRisk(y)
+def pair_risk(problem, n_pairs="all", sampling="stratified", seed=None):
+    """The AUC risk EP runs on for a ranking ``problem``: its risk over
+    every pair (``n_pairs="all"``), B sampled pairs (an int), or automatic
+    (``None``: all pairs up to :data:`AUTO_MAX_PAIRS`, that many sampled
+    pairs beyond)."""
+    full = problem.risk
     if isinstance(n_pairs, str) and n_pairs == "all":
         return full
     if n_pairs is None:
         if full.n_pairs <= AUTO_MAX_PAIRS:
             return full
         n_pairs = AUTO_MAX_PAIRS
-    return SampledAUCRisk(y, n_pairs, sampling, seed)
+    return SampledAUCRisk(problem.data.y, n_pairs, sampling, seed)
 
 
 def _check_bounds(bounds, name="bounds"):

@@ -44,10 +44,9 @@ classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.3.
 """
 
-from pac_particles.core.checks import check_positive
+from pac_particles.core.checks import InputError
 from pac_particles.core.gaussian import positive_probability
-from pac_particles.problem.data import classification_data
-from pac_particles.problem.risks import ClassificationRisk
+from pac_particles.problem.problem import GibbsProblem
 from pac_particles.approx.ep.core import _Sites
 from pac_particles.approx.ep.linear import EPLinear
 
@@ -79,23 +78,29 @@ class EPClassification(EPLinear):
     """
 
     _label = "EPClassification"
+    _task = "classification"
 
     def __init__(self, X, y, lam, prior_var=1.0, fit_intercept=True,
                  standardize=True, space="auto", damping=0.7, tol=1e-3,
                  max_sweeps=500, pu_prior=None):
-        self.data = classification_data(X, y, standardize, fit_intercept)
-        self.lam = self.lam_pn = check_positive(lam, "lam")
-        self.pu_prior = pu_prior
-        self.standardize = bool(standardize)
-        self.fit_intercept = bool(fit_intercept)
-        self._setup_risk(ClassificationRisk(self.data.y, "zero_one",
-                                            pu_prior))
-        self._setup_prior(prior_var, space, damping, tol, max_sweeps)
+        # the PU risk is reweighted per point: lam as given
+        self._configure(GibbsProblem.classification(
+            X, y, lam, "zero_one", standardize, fit_intercept, pu_prior),
+            prior_var, space, damping, tol, max_sweeps)
 
-    def set_lam(self, lam):
-        self.lam = self.lam_pn = check_positive(lam, "lam")
-        self._sites = self._sites.at(self.lam)
-        self.result_ = None
+    def _configure(self, problem, prior_var=1.0, space="auto", damping=0.7,
+                   tol=1e-3, max_sweeps=500):
+        if problem.loss != "zero_one":
+            raise InputError(f"EPClassification has step sites: it takes "
+                             f"the 0-1 loss, got {problem.loss!r}")
+        self.problem = problem
+        self.data = problem.data
+        self.lam, self.lam_pn = problem.lam, problem.lam_pn
+        self.pu_prior = problem.pu_prior
+        self.standardize = problem.standardize
+        self.fit_intercept = problem.fit_intercept
+        self._setup_risk(problem.risk)
+        self._setup_prior(prior_var, space, damping, tol, max_sweeps)
 
     def _input_sites(self):
         """A point whose input row is 0 has margin 0 for every theta: it

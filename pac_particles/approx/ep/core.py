@@ -106,7 +106,7 @@ from pac_particles.core.checks import InputError, check_count, check_positive
 from pac_particles.approx.ep.sites import pair_energy, pair_sweep
 from pac_particles.approx.ep.sparse_sites import margin_energy, margin_sweep, n_chunks, site_weights
 
-__all__ = ["EPResult", "EPConvergenceWarning"]
+__all__ = ["EPConvergenceWarning"]
 
 
 class EPConvergenceWarning(RuntimeWarning):
@@ -485,83 +485,6 @@ def _scale_identity(state, prior):
     second = coord_var + m * m
     total = np.sum(prior.prec * second - prior.shift * m)
     return float(total / m.size), float(np.sum(second))
-
-
-# ------------------------------------------------------------ the results
-
-@dataclass
-class EPResult:
-    """Outcome of an EP fit.
-
-    Attributes
-    ----------
-    mean, cov : posterior mean and covariance of the parameter: theta (d,)
-        for the linear models, the latent training scores (n,) for
-        :class:`~pac_particles.approx.ep.EPGP` (in the order of the input rows).
-        ``cov`` of a score-space linear fit with large d is computed on first
-        access.
-    log_z : the EP energy, an approximation of ``log Z`` (``Z`` = normaliser
-        of ``prior * exp(-lam R_n)``, the prior being a probability).
-    n_sweeps : number of parallel sweeps run.
-    converged : whether every marginal moved by less than ``tol`` in the last
-        sweep.
-    damping : damping in use at the end (lower than requested if sweeps
-        failed).
-    max_change : largest moment change of the last sweep.
-    site_precision, site_shift : (n_pos, n_neg) parameters of the pair sites
-        ``q_ij(u) = exp(-site_precision u^2 / 2 + site_shift u)``, rows the
-        positives and columns the negatives in input order; 0 for tied pairs.
-    score_mean, score_var : (n,) posterior marginals of the training scores.
-    n_improper : pair sites left unchanged in the last sweep because their
-        cavity was improper.
-    scale_identity : ``E_q[||w||^2] / r`` in the whitened coordinates (the
-        prior sites' share of Stein's identity for spike-and-slab): exactly 1
-        at every EP fixed point, since the risk is scale-invariant.
-    degenerate : True when ``scale_identity`` is off by more than 5% once
-        the moments stopped moving (or below 0.1 at any point): EP collapsed
-        (or blew up) along the scale and the fit is not usable (``converged``
-        is then False and ``log_z`` NaN, with an
-        :class:`EPConvergenceWarning`).
-    space : ``"primal"``, ``"score"`` or ``"gp"``.
-    inclusion_probs : (d,) posterior inclusion probabilities (spike-and-slab).
-    prior_site_precision, prior_site_shift, prior_site_log_odds : (d,)
-        spike-and-slab prior sites.
-    history : largest moment change at each sweep.
-    """
-
-    mean: np.ndarray
-    log_z: float
-    n_sweeps: int
-    converged: bool
-    damping: float
-    max_change: float
-    site_precision: np.ndarray
-    site_shift: np.ndarray
-    score_mean: np.ndarray
-    score_var: np.ndarray
-    n_improper: int
-    space: str
-    scale_identity: float = 1.0
-    degenerate: bool = False
-    inclusion_probs: np.ndarray = None
-    prior_site_precision: np.ndarray = None
-    prior_site_shift: np.ndarray = None
-    prior_site_log_odds: np.ndarray = None
-    history: list = field(default_factory=list, repr=False)
-    _cov: np.ndarray = field(default=None, repr=False)
-    _cov_fn: object = field(default=None, repr=False)
-
-    @property
-    def cov(self):
-        if self._cov is None:
-            self._cov = self._cov_fn()
-        return self._cov
-
-    def __repr__(self):
-        return (f"EPResult(space={self.space!r}, log_z={self.log_z:.6g}, "
-                f"n_sweeps={self.n_sweeps}, converged={self.converged}, "
-                f"mean={np.array2string(self.mean[:5], precision=4)}"
-                f"{'...' if self.mean.size > 5 else ''})")
 
 
 def _check_finite_result(res, label):

@@ -44,6 +44,7 @@ import numpy as np
 from scipy import linalg
 
 from pac_particles.core.checks import InputError
+from pac_particles.problem.problem import GibbsProblem
 from pac_particles.core.gaussian import gp_predictive, jittered_cholesky
 from pac_particles.core.kernels import SquaredExponential, kernel_diag
 from pac_particles.approx.ep.base import _EPBase, _check_bounds, _maximise
@@ -90,7 +91,12 @@ class EPGP(_EPBase):
 
     def __init__(self, X, y, lam, kernel, standardize=True, damping=0.7,
                  tol=1e-3, max_sweeps=500, pu_prior=None, alpha=1.0):
-        self._setup_data(X, y, lam, standardize, pu_prior)
+        self._configure(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+                        kernel, damping, tol, max_sweeps, alpha)
+
+    def _configure(self, problem, kernel, damping=0.7, tol=1e-3,
+                   max_sweeps=500, alpha=1.0):
+        self._setup_problem(problem)
         self.alpha = _check_alpha(alpha)
         self.damping, self.tol, self.max_sweeps = _check_fit_options(
             damping, tol, max_sweeps)

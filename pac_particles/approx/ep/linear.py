@@ -19,7 +19,7 @@ Example
 -------
 ::
 
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.approx.ep import EPLinear
     X, y, _ = load_dataset("pima")
     ep = EPLinear(X, y, lam=len(y))          # standardised, prior N(0, I)
@@ -49,6 +49,7 @@ import numpy as np
 from scipy import linalg
 
 from pac_particles.core.checks import InputError, check_choice
+from pac_particles.problem.problem import GibbsProblem
 from pac_particles.approx.ep.base import _EPBase, _check_bounds, _maximise, site_layout
 from pac_particles.approx.ep.core import _check_alpha, _check_finite_result, _check_fit_options
 from pac_particles.approx.ep.prior_sites import _FixedGaussianPrior
@@ -154,8 +155,15 @@ class EPLinear(_EPBase):
                  space="auto", damping=0.7, tol=1e-3, max_sweeps=500,
                  pu_prior=None, n_pairs=None, pair_sampling="stratified",
                  seed=None, sites="auto", alpha=1.0):
-        self._setup_data(X, y, lam, standardize, pu_prior, n_pairs,
-                         pair_sampling, seed)
+        self._configure(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+                        prior_var, space, damping, tol, max_sweeps, n_pairs,
+                        pair_sampling, seed, sites, alpha)
+
+    def _configure(self, problem, prior_var=1.0, space="auto", damping=0.7,
+                   tol=1e-3, max_sweeps=500, n_pairs=None,
+                   pair_sampling="stratified", seed=None, sites="auto",
+                   alpha=1.0):
+        self._setup_problem(problem, n_pairs, pair_sampling, seed)
         self.alpha = _check_alpha(alpha)
         self.sites = sites
         self.sites_ = site_layout(sites, self.risk)

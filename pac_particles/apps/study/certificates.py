@@ -30,7 +30,7 @@ Example
 -------
 ::
 
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.apps.study.certificates import (
         NEGATIVE_CONTROLS, certificate_row, coverage,
         negative_control_coverage)
@@ -262,18 +262,15 @@ def posterior_draws_raw(est, rng, size=400):
     """``(theta, weights)``: the fitted posterior's coefficients on the raw
     input scale, as weighted SMC particles or ``size`` equally weighted
     draws of a Gaussian posterior."""
-    post, data = est.posterior_, est._data
+    post = est.posterior_
     if est.method == "smc":
         # theta given the particles (exact draws when sampled in the
         # design's span, d > n; the particles themselves otherwise)
-        theta = post.predictor.sample_linear_coefficients(post.theta, rng)
-        weights = post.weights
-    else:
-        theta = rng.multivariate_normal(post.mean, post.cov, size=size)
-        weights = np.full(size, 1.0 / size)
-    out = np.zeros((theta.shape[0], est.n_features_in_))
-    out[:, est._columns[data.columns]] = theta / data.scale
-    return out, weights
+        model = post.predictor
+        theta = model.sample_linear_coefficients(post.theta, rng)
+        return model.design_data.raw_linear(theta)[0], post.weights
+    return (post.data.raw_linear(post.sample(size, rng))[0],
+            np.full(size, 1.0 / size))
 
 
 # The negative controls: a coverage study is evidence only if it rejects a

@@ -60,7 +60,7 @@ from sklearn.svm import SVC
 from pac_particles.problem.auc import binary_labels
 from pac_particles.core.checks import InputError, check_count, check_fraction
 from pac_particles.sklearn.classifier import PACBayesClassifier
-from pac_particles.problem.data import load_csv, load_dataset
+from pac_particles.problem.datasets import load_csv, load_dataset
 
 __all__ = ["TABLES", "DISSERTATION", "DATASETS", "load_table_dataset",
            "table_methods", "classification_tables", "summarise",

@@ -13,7 +13,7 @@ Example
 -------
 ::
 
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.smc.models import AUCGibbsModel
     from pac_particles.apps.study import compare_moves, format_move_table
     X, y, _ = load_dataset("pima")

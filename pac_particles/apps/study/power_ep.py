@@ -25,7 +25,7 @@ Example
 -------
 ::
 
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.apps.study.power_ep import (smc_reference, agreement_rows,
                                               format_agreement)
     X, y, _ = load_dataset("pima")

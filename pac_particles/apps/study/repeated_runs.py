@@ -331,7 +331,7 @@ def repeated_runs(model, move_name=None, len_chains=(10,), n_runs=20,
 
     Examples
     --------
-    >>> from pac_particles.problem.data import load_dataset
+    >>> from pac_particles.problem.datasets import load_dataset
     >>> from pac_particles.smc.models import AUCGibbsModel
     >>> X, y, _ = load_dataset("pima")
     >>> runs = repeated_runs(AUCGibbsModel(X, y, lam=len(y)), "random_walk",

@@ -28,7 +28,7 @@ Example
 -------
 ::
 
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.smc.models import AUCGibbsModel
     from pac_particles.apps.study.smc_efficiency import (
         default_cells, efficiency_runs, efficiency_table)

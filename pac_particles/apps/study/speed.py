@@ -11,7 +11,7 @@ on the same machine at the same moment are what docs/benchmarks.md quotes: the
 absolute times move with the load of a shared machine, the ratios much less.
 
 :func:`load_benchmark_data` reads the built-in data sets
-(:func:`pac_particles.problem.data.load_dataset`) and the CSVs of the shared data
+(:func:`pac_particles.problem.datasets.load_dataset`) and the CSVs of the shared data
 directory by name.
 
 Example
@@ -41,7 +41,8 @@ from sklearn.preprocessing import StandardScaler
 
 from pac_particles.problem.auc import binary_labels
 from pac_particles.core.checks import InputError, check_choice, check_fraction
-from pac_particles.problem.data import DATASETS, load_csv, load_dataset
+from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
+from pac_particles.sklearn.estimator import PACBayesAUC
 
 __all__ = ["BASELINE", "bench_defaults", "load_benchmark_data",
            "format_rows", "logistic_cv", "ratio_summary", "PAPER_TABLE1",
@@ -97,7 +98,7 @@ def _timed_fit(estimator, X, y, X_test, y_test):
 def _warm_up(estimator, methods, extra, seed):
     """Fit every method on a small problem with few and with many features
     (VB chooses ``lam`` in the process below
-    :data:`~pac_particles.sklearn.estimator.VB_LOO_MAX_FEATURES` features, in
+    :data:`~pac_particles.sklearn.ranking_fit.VB_LOO_MAX_FEATURES` features, in
     worker processes above), so that both paths are warm."""
     rng = np.random.default_rng(seed)
     for d in (3, 50):
@@ -138,7 +139,6 @@ def bench_defaults(data, methods=METHODS, seed=0, test_size=0.25,
     blind to worker processes), ``test_auc`` and ``auc_gap`` (test AUC minus
     the reference's).
     """
-    from pac_particles.sklearn.estimator import PACBayesAUC     # the study sits above the estimator
     for method in methods:
         check_choice(method, "method", METHODS)
     test_size = check_fraction(test_size, "test_size")

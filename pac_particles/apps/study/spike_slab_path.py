@@ -12,7 +12,7 @@ Example
 -------
 ::
 
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.apps.study import spike_slab_path
     X, y, _ = load_dataset("pima")
     path = spike_slab_path(X, y, lam=len(y), v0_grid=[1e-3, 1e-2, 1e-1],

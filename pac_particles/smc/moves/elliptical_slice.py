@@ -21,7 +21,7 @@ Example
 ::
 
     from particles import smc_samplers as ssp
-    from pac_particles.problem.data import load_dataset
+    from pac_particles.problem.datasets import load_dataset
     from pac_particles.smc.models import AUCGibbsModel
     from pac_particles.smc.moves import CalibratedEllipticalSlice, EllipticalSlice
 

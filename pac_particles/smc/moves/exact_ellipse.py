@@ -55,6 +55,7 @@ from pac_particles.core import parallel
 from pac_particles.core.checks import InputError
 from pac_particles.problem.priors import param_array, prior_gaussian_factor
 from pac_particles.problem.risks import AUCRisk, ClassificationRisk
+from pac_particles.smc.gibbs_model import check_gibbs_model
 from pac_particles.smc.moves.base import (TWO_PI, PriorEllipseMove, gaussian_reference,
                    set_param_field, tempering_exponent)
 
@@ -336,9 +337,9 @@ class ExactEllipseGibbs(PriorEllipseMove):
     """
 
     def __init__(self, model, max_pairs=20_000):
-        risk = getattr(model, "empirical_risk", None)
-        data = getattr(model, "data", None)
-        self.is_gp = bool(getattr(model, "is_gp", False))
+        risk = check_gibbs_model(model).empirical_risk
+        data = model.data
+        self.is_gp = model.is_gp
         if isinstance(risk, ClassificationRisk):
             if risk.loss != "zero_one":
                 raise InputError(
@@ -354,9 +355,6 @@ class ExactEllipseGibbs(PriorEllipseMove):
             raise InputError("ExactEllipseGibbs needs a Gibbs model of the AUC "
                              "or of the 0-1 classification risk "
                              "(model.empirical_risk)")
-        if not self.is_gp and not hasattr(data, "X"):
-            raise InputError("ExactEllipseGibbs needs the model's design "
-                             "matrix (model.data.X) for linear scores")
         self.max_pairs = max_pairs
         self.pairs = isinstance(risk, AUCRisk)
         if self.pairs and risk.n_terms > max_pairs:

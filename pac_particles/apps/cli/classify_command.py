@@ -1,0 +1,121 @@
+"""``pac-particles classify DATA.csv``: a PAC-Bayesian classifier
+(:class:`~pac_particles.sklearn.classifier.PACBayesClassifier`: the Gibbs
+posterior of a 0-1, hinge, exponential or ramp risk) on a CSV with a
+held-out split, against the logistic-regression baseline
+(:func:`logistic_classifier`); a JSON summary.
+
+The classifier class is looked up on :mod:`pac_particles.apps.cli` when the
+command runs (``cli.PACBayesClassifier``), as the AUC commands' estimator.
+"""
+
+import os
+import time
+
+import numpy as np
+from sklearn.linear_model import LogisticRegressionCV
+from sklearn.model_selection import StratifiedKFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from pac_particles.apps import cli
+from pac_particles.apps.cli.held_out import _baseline_folds, _fit_on_split
+from pac_particles.apps.cli.inputs import (_check_out, _check_sampler,
+                                           _check_test_size, _read_csv)
+from pac_particles.apps.cli.parser import _CLASSIFIER_METHODS, _LOSSES
+from pac_particles.apps.plots import plot_cv_curve, save
+from pac_particles.apps.tables import jsonable, write_json
+from pac_particles.core.checks import (check_choice, check_count, check_positive,
+                                       check_pu_prior)
+
+__all__ = ["classify_csv", "logistic_classifier"]
+
+
+def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
+                 test_size=0.25, pu_prior=None, n_particles=200, len_chain=10,
+                 seed=0, n_jobs=1, out="results/classify", verbose=True,
+                 csv_options=None):
+    """The ``classify`` sub-command: returns the summary it writes as JSON.
+
+    ``verbose`` is accepted for the shared options; the classifier reports
+    no progress."""
+    n_particles, len_chain, seed = _check_sampler(n_particles, len_chain, seed)
+    test_size = _check_test_size(test_size, allow_zero=True)
+    method = check_choice(method, "method", _CLASSIFIER_METHODS)
+    loss = check_choice(loss, "loss", _LOSSES)
+    if lam != "cv":
+        lam = check_positive(lam, "lam")
+    if pu_prior is not None:
+        pu_prior = check_pu_prior(pu_prior)
+    started = time.perf_counter()
+    X, y, names, classes, target_name = _read_csv(
+        path, target, ranking=False, **(csv_options or {}))
+    _check_out(out)
+    estimator = cli.PACBayesClassifier(
+        method=method, loss=loss, lam=lam, pu_prior=pu_prior,
+        n_particles=n_particles, len_chain=len_chain, random_state=seed,
+        n_jobs=check_count(n_jobs, "n_jobs"))
+    X_tr, X_te, y_tr, y_te, fit_seconds = _fit_on_split(
+        estimator, X, y, test_size, seed, classes)
+    summary = {
+        "data": os.path.abspath(path), "target": target_name,
+        "classes": {"negative": classes[0], "positive": classes[1]},
+        "n_train": len(y_tr), "n_features": X.shape[1],
+        "method": method, "loss": loss, "pu_prior": pu_prior,
+        "lam": estimator.lam_, "lam_chosen_by": "cv" if lam == "cv" else "user",
+        "log_evidence": estimator.log_evidence_,
+        "log_evidence_is": ("log Z (SMC estimate)" if method == "smc"
+                            else "EP's approximation of log Z" if method == "ep"
+                            else "a lower bound on log Z (ELBO)"),
+        "certificate": _error_certificate_fields(estimator.certificate_),
+        "train_error": 1.0 - estimator.score(X_tr, y_tr),
+        # the linear rule of the posterior mean on raw inputs, keyed by the
+        # CSV's column names
+        "coefficients": dict(zip(names, estimator.coef_)),
+        "intercept": estimator.intercept_,
+        "fit_seconds": fit_seconds,
+    }
+    if lam == "cv":
+        cv = estimator.cv_
+        summary["cv_accuracy"] = float(np.max(cv.mean_auc))
+        # SMC scores each fold along a tempering path; VB refits, and EP
+        # scores its leave-one-out, at each grid value
+        ax = plot_cv_curve(cv, ylabel="validation accuracy",
+                           along="path" if method == "smc" else "grid",
+                           marks={f"best: lam = {cv.best_lam:.4g}":
+                                  cv.best_lam})
+        summary["cv_png"] = save(ax.figure, os.path.join(out, "cv_curve.png"))
+    if X_te is not None:
+        # with PU labels these are errors against the PU labels, as given
+        summary["n_test"] = len(y_te)
+        summary["test_error"] = 1.0 - estimator.score(X_te, y_te)
+        folds = _baseline_folds(y_tr)
+        summary["test_error_logistic"] = (1.0 - logistic_classifier(
+            seed, folds).fit(X_tr, y_tr).score(X_te, y_te) if folds else None)
+    summary["total_seconds"] = time.perf_counter() - started
+    write_json(summary, os.path.join(out, "summary.json"))
+    return jsonable(summary)
+
+
+def _error_certificate_fields(cert):
+    """The classifier's certificate for the JSON summary (None when the fit
+    has none: PU labels, or SMC with an unbounded loss)."""
+    if cert is None:
+        return None
+    claim = (f"with probability >= {1 - cert.delta:g}, the randomised "
+             f"classifier errs with probability <= {cert.bound:.4f}")
+    return {"bound": cert.name, "delta": cert.delta,
+            "certified_error": cert.bound, "vacuous": cert.vacuous,
+            "empirical_randomized_error": cert.empirical_randomized_risk,
+            "kl": cert.kl,
+            "statement": ("VACUOUS (no better than a coin): " + claim
+                          if cert.vacuous else claim)}
+
+
+def logistic_classifier(seed=None, n_folds=5):
+    """The logistic-regression baseline of classification: L2 penalty chosen
+    by ``n_folds``-fold accuracy (``LogisticRegressionCV``) on standardised
+    inputs."""
+    folds = StratifiedKFold(n_folds, shuffle=True, random_state=seed)
+    return make_pipeline(StandardScaler(), LogisticRegressionCV(
+        cv=folds, scoring="accuracy", l1_ratios=(0.0,),
+        use_legacy_attributes=False, max_iter=5000))

@@ -1,0 +1,205 @@
+"""``pac-particles fit DATA.csv``: :class:`~pac_particles.sklearn.estimator.PACBayesAUC`
+on a CSV with a held-out split -- summary, coefficients, plots and, with
+``--save-model``, a model file for ``predict`` -- and its printed headline.
+
+The estimator class is looked up on :mod:`pac_particles.apps.cli` when the
+command runs (``cli.PACBayesAUC``), as in :mod:`~pac_particles.apps.cli.demo_command`.
+"""
+
+import math
+import os
+
+import numpy as np
+
+from pac_particles.apps import cli
+from pac_particles.apps.cli.certificate_report import (certificate_fields,
+                                                       test_set_fields)
+from pac_particles.apps.cli.held_out import _baseline_folds, _fit_on_split
+from pac_particles.apps.cli.inputs import (_check_out, _check_sampler,
+                                           _check_test_size, _read_csv)
+from pac_particles.apps.cli.parser import _AUC_METHODS, _CV_RULES
+from pac_particles.apps.plots import (plot_cv_curve, plot_fitted_directions,
+                                      plot_roc, save)
+from pac_particles.apps.tables import jsonable, write_json, write_rows
+from pac_particles.core.checks import check_choice, check_count, check_positive
+from pac_particles.problem.auc import auc_risk
+from pac_particles.sklearn.baselines import logistic_scores
+from pac_particles.sklearn.model_file import save_model
+
+__all__ = ["fit_csv", "print_fit"]
+
+
+def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
+            n_particles=200, len_chain=10, seed=0, n_jobs=1, out="results/fit",
+            verbose=True, cv_rule="certified", save_model_to=None,
+            csv_options=None):
+    """The ``fit`` sub-command: returns the summary it writes as JSON.
+
+    ``save_model_to``: a path for the model file
+    (:func:`pac_particles.sklearn.model_file.save_model`); ``csv_options``: how to
+    read the CSV
+    (:func:`pac_particles.apps.cli.parser._csv_options`)."""
+    n_particles, len_chain, seed = _check_sampler(n_particles, len_chain, seed)
+    test_size = _check_test_size(test_size, allow_zero=True)
+    method = check_choice(method, "method", _AUC_METHODS)
+    cv_rule = check_choice(cv_rule, "cv_rule", _CV_RULES)
+    if lam != "cv":
+        lam = check_positive(lam, "lam")
+    csv_options = csv_options or {}
+    X, y, names, classes, target_name = _read_csv(path, target, **csv_options)
+    _check_out(out)
+    if save_model_to is not None:
+        _check_out(os.path.dirname(os.path.abspath(save_model_to)),
+                   option="--save-model")
+    estimator = cli.PACBayesAUC(method=method, lam=lam, n_particles=n_particles,
+                                len_chain=len_chain, cv_rule=cv_rule,
+                                random_state=seed,
+                                n_jobs=check_count(n_jobs, "n_jobs"), verbose=verbose)
+    X_tr, X_te, y_tr, y_te, fit_seconds = _fit_on_split(
+        estimator, X, y, test_size, seed, classes, names)
+    intervals = estimator.coefficient_intervals(0.95)
+    intervals.index = names
+    summary = {
+        "data": os.path.abspath(path), "target": target_name,
+        "classes": {"negative": classes[0], "positive": classes[1]},
+        "n_train": len(y_tr), "n_train_positive": int(np.sum(y_tr)),
+        "n_features": X.shape[1], "method": method, "lam": estimator.lam_,
+        "lam_chosen_by": "cv" if lam == "cv" else "user",
+        "lam_rule": _lam_rule(estimator, lam),
+        "log_evidence": estimator.log_evidence_,
+        "log_evidence_se": estimator.log_evidence_se_,
+        "train_auc": estimator.train_auc_,
+        **certificate_fields(estimator),
+        # keyed by the CSV's column names, as PACBayesAUC.coefficients_ is by
+        # a DataFrame's
+        "coefficients": dict(zip(names, estimator.coef_)),
+        "coefficient_intervals": {
+            name: {"lower": row.lower, "upper": row.upper, "level": 0.95}
+            for name, row in intervals.iterrows()},
+        "fit_seconds": fit_seconds,
+    }
+    if lam == "cv":
+        summary["cv"] = _cv_fields(estimator)
+        summary["cv_png"] = _cv_png(estimator, out)
+    rows = [{"feature": name, "coefficient": row.coefficient,
+             "lower_95": row.lower, "upper_95": row.upper}
+            for name, row in intervals.iterrows()]
+    summary["coefficients_csv"] = write_rows(
+        rows, os.path.join(out, "coefficients.csv"))
+    ax = plot_fitted_directions(
+        estimator, names=names,
+        title=f"{os.path.basename(path)}: posterior of theta_k / ||theta|| "
+              f"({method}, lam = {estimator.lam_:.4g})")
+    summary["marginals_png"] = save(ax.figure,
+                                    os.path.join(out, "marginals.png"))
+    if X_te is not None:
+        scores = {f"PAC-Bayes {method}": estimator.decision_function(X_te)}
+        if _baseline_folds(y_tr):
+            scores["logistic regression"] = logistic_scores(
+                X_tr, y_tr, X_te, random_state=seed)
+        summary["n_test"] = len(y_te)
+        summary["test_auc"] = estimator.score(X_te, y_te)
+        summary["test_set_certificate"] = test_set_fields(
+            summary["test_auc"], y_te, estimator.eps)
+        summary["test_auc_logistic"] = (
+            1 - auc_risk(scores["logistic regression"], y_te)
+            if "logistic regression" in scores else None)
+        summary["roc_png"] = save(plot_roc(y_te, scores).figure,
+                                  os.path.join(out, "roc.png"))
+    if save_model_to is not None:
+        options = {"sep": ",", "header": True}
+        options.update({k: v for k, v in csv_options.items()
+                        if k in ("sep", "header")})
+        summary["model_file"] = save_model(
+            estimator, save_model_to, feature_names=names, classes=classes,
+            info={"data": os.path.abspath(path), "target": target_name,
+                  "n_train": len(y_tr), "test_auc": summary.get("test_auc"),
+                  "lam_rule": summary["lam_rule"], "csv": options})
+    summary["summary_json"] = write_json(summary,
+                                         os.path.join(out, "summary.json"))
+    return jsonable(summary)
+
+
+def _lam_rule(estimator, lam):
+    """How ``lam_`` was chosen, in words."""
+    if lam != "cv":
+        return "given (--lam)"
+    if estimator.method == "smc":
+        if estimator.cv_rule == "certified":
+            return (f"{estimator.n_folds}-fold CV along the tempering path, "
+                    "certified rule: the tightest certificate among the lam "
+                    "whose mean CV AUC is within one standard error of the "
+                    "best")
+        return (f"{estimator.n_folds}-fold CV along the tempering path, best "
+                "mean CV AUC")
+    if len(estimator.cv_.fold_auc) > 1:
+        # VB on sampled pairs or many features: K-fold refits
+        return (f"{len(estimator.cv_.fold_auc)}-fold CV, best mean CV AUC")
+    return f"{estimator.method.upper()}'s leave-one-out AUC (best)"
+
+
+def _cv_fields(estimator):
+    """Both rules of ``lam='cv'`` (SMC), labelled: the grid value of best
+    mean validation AUC and the lam the fit used, with their CV AUCs."""
+    cv = estimator.cv_
+    best = int(np.argmax(cv.mean_auc))
+    fields = {"lam_best_mean_cv_auc": cv.best_lam,
+              "cv_auc_at_best": cv.mean_auc[best],
+              "cv_auc_sd_at_best": cv.std_auc[best],
+              "grid": [float(cv.grid[0]), float(cv.grid[-1]),
+                       int(cv.grid.size)],
+              "folds": int(len(cv.fold_auc))}
+    if estimator.method == "smc":
+        fields["rule"] = estimator.cv_rule
+        fields["lam_used"] = estimator.lam_
+        fields["cv_auc_at_lam_used"] = float(cv.mean_auc_at(
+            [estimator.lam_])[0])
+    else:
+        fields["rule"] = "leave-one-out (best)"
+        fields["lam_used"] = estimator.lam_
+    return fields
+
+
+def _cv_png(estimator, out, title=None):
+    """``cv_curve.png`` of a fit with ``lam='cv'``: the mean CV AUC, with
+    the best-mean lam and the lam used marked."""
+    cv = estimator.cv_
+    marks = {f"best mean CV AUC: lam = {cv.best_lam:.4g}": cv.best_lam}
+    if not math.isclose(estimator.lam_, cv.best_lam, rel_tol=1e-9):
+        marks[f"{estimator.cv_rule} rule (used): lam = "
+              f"{estimator.lam_:.4g}"] = estimator.lam_
+    ax = plot_cv_curve(cv, along="path" if estimator.method == "smc"
+                       else "grid", marks=marks)
+    if title:
+        ax.set_title(title, fontsize="medium")
+    return save(ax.figure, os.path.join(out, "cv_curve.png"))
+
+
+def print_fit(s):
+    """Print the headline of a :func:`fit_csv` summary ``s``."""
+    classes = s["classes"]
+    test = (f", {s['n_test']} held out" if "n_test" in s
+            else ", no test split")
+    print(f"fit {os.path.basename(s['data'])}: {s['n_train']} training rows"
+          f"{test}; {s['n_features']} features; labels {s['target']!r}: "
+          f"positive {classes['positive']!r}, negative "
+          f"{classes['negative']!r}")
+    print(f"  method {s['method']}, lam {s['lam']:.4g}: {s['lam_rule']}")
+    if "cv" in s and s["cv"]["lam_best_mean_cv_auc"] != s["lam"]:
+        cv = s["cv"]
+        print(f"    (best mean CV AUC {cv['cv_auc_at_best']:.3f} at lam "
+              f"{cv['lam_best_mean_cv_auc']:.4g}; --cv-rule best uses it)")
+    line = f"  training AUC {s['train_auc']:.3f}"
+    if "test_auc" in s:
+        line += f"   test AUC {s['test_auc']:.3f}"
+        if s["test_auc_logistic"] is not None:
+            line += (f"   logistic regression test AUC "
+                     f"{s['test_auc_logistic']:.3f}")
+    print(line)
+    print(f"  certificate: {s['certificate']['sentence']}")
+    files = [s[k] for k in ("summary_json", "coefficients_csv",
+                            "marginals_png", "roc_png", "cv_png") if k in s]
+    print(f"  files: {', '.join(files)}")
+    if "model_file" in s:
+        print(f"  model: {s['model_file']} (pac-particles predict "
+              f"{s['model_file']} NEW.csv)")

@@ -1,0 +1,152 @@
+"""What the package's two binary scikit-learn estimators share.
+
+:class:`BinaryEstimatorMixin` gives :class:`~pac_particles.sklearn.estimator.PACBayesAUC`
+and :class:`~pac_particles.sklearn.classifier.PACBayesClassifier`:
+
+* ``__init__`` storing its arguments as given (scikit-learn's rule: no logic
+  there, the checks run in ``fit``), and the two-class tag;
+* :meth:`~BinaryEstimatorMixin._training_labels`: the validation of
+  ``(X, y)`` by scikit-learn (``n_features_in_``, ``feature_names_in_``)
+  and ``classes_``, the positives ``y == classes_[1]``;
+* :meth:`~BinaryEstimatorMixin.feature_names`: the input columns' names.
+
+and the score's calibration for ``predict`` and ``predict_proba``:
+:func:`youden_cut` (the cut of the training ROC curve farthest above the
+diagonal) and :func:`logistic_slope` (Platt's slope with the intercept held
+at that cut).
+"""
+
+import numbers
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+from sklearn.metrics import roc_curve
+from sklearn.utils.multiclass import check_classification_targets, unique_labels
+from sklearn.utils.validation import validate_data
+
+from pac_particles.core.checks import (InputError, check_choice, check_count,
+                                       check_positive, check_probability,
+                                       check_pu_prior)
+
+__all__ = ["BinaryEstimatorMixin", "check_shared_parameters", "youden_cut",
+           "logistic_slope", "feature_series"]
+
+
+class BinaryEstimatorMixin:
+    """Parameter storage, the two-class tag, label and feature-name handling
+    of the package's binary estimators (module docstring)."""
+
+    def _store_params(self, values):
+        """Set every ``__init__`` parameter from ``values`` (its
+        ``locals()``)."""
+        for name in self._get_param_names():
+            setattr(self, name, values[name])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _training_labels(self, X, y, needs="positives and negatives"):
+        """``(X, positives)`` of a training set after scikit-learn's checks
+        (which set ``n_features_in_`` and ``feature_names_in_``); sets
+        ``classes_``, of which ``classes_[1]`` is the positive class."""
+        X, y = validate_data(self, X, y, dtype=float)
+        check_classification_targets(y)
+        self.classes_ = unique_labels(y)
+        if self.classes_.size > 2:
+            raise InputError("Only binary classification is supported. Got "
+                             f"{self.classes_.size} classes")
+        if self.classes_.size < 2:
+            raise InputError(f"y has only one class: the fit needs {needs}")
+        return X, y == self.classes_[1]
+
+    def _test_labels(self, y):
+        """``y == classes_[1]`` after checking ``y`` as ``fit`` does (both
+        classes, labels seen in ``fit``, no NaN)."""
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        if y.ndim != 1:
+            raise InputError(f"y must be 1-D, got shape {y.shape}")
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            raise InputError("y contains NaN or infinite values")
+        seen = np.unique(y)
+        unknown = seen[~np.isin(seen, self.classes_)]
+        if unknown.size:
+            raise InputError(f"y has labels {unknown.tolist()[:5]} not seen in "
+                             f"fit (classes_ = {self.classes_.tolist()})")
+        if seen.size < 2:
+            raise InputError("y has only one class: the AUC needs positives "
+                             "and negatives")
+        return y == self.classes_[1]
+
+    def feature_names(self, columns=None):
+        """Names of the input columns (``feature_names_in_``, a DataFrame's
+        columns, else ``x1, ..., xd``), or of the ``columns`` given."""
+        names = getattr(self, "feature_names_in_", None)
+        names = ([str(name) for name in names] if names is not None
+                 else [f"x{k + 1}" for k in range(self.n_features_in_)])
+        return names if columns is None else [names[k] for k in columns]
+
+
+def check_shared_parameters(est, methods):
+    """The checks of the parameters both estimators take (InputError naming
+    the parameter): ``method`` among ``methods``, ``lam`` a positive float
+    or ``"cv"``, ``lam_max``, ``prior_var``, the counts, ``eps``,
+    ``pu_prior``, ``random_state`` and ``n_jobs``."""
+    check_choice(est.method, "method", methods)
+    if not (isinstance(est.lam, str) and est.lam == "cv"):
+        check_positive(est.lam, "lam")
+    if est.lam_max is not None:
+        check_positive(est.lam_max, "lam_max")
+    check_positive(est.prior_var, "prior_var")
+    check_count(est.n_folds, "n_folds", minimum=2)
+    check_count(est.n_particles, "n_particles", minimum=2)
+    check_count(est.len_chain, "len_chain", minimum=2)
+    check_count(est.chains, "chains")
+    check_probability(est.eps, "eps")
+    if est.pu_prior is not None:
+        check_pu_prior(est.pu_prior)
+    if est.random_state is not None:
+        check_count(est.random_state, "random_state", minimum=0)
+    if est.n_jobs is not None and (
+            not isinstance(est.n_jobs, numbers.Integral)
+            or isinstance(est.n_jobs, bool) or est.n_jobs == 0):
+        raise InputError(f"n_jobs must be a non-zero integer (-1: all "
+                         f"cores), got {est.n_jobs!r}")
+
+
+def feature_series(values, names, label):
+    """``values`` as a pandas Series indexed by feature name."""
+    return pd.Series(np.asarray(values, dtype=float),
+                     index=pd.Index(names, name="feature"), name=label)
+
+
+def logistic_slope(f, positives):
+    """Maximum-likelihood slope ``a > 0`` of ``P(positive) = expit(a f)``."""
+    spread = float(np.std(f))
+    if not spread > 0:
+        return 1.0
+    u = f / spread
+    t = np.where(positives, 1.0, -1.0)
+
+    def nll(log_a):
+        return float(np.sum(np.logaddexp(0.0, -t * np.exp(log_a) * u)))
+
+    # slopes beyond e^10 / sd(f): separable training scores, p ~ 0 or 1
+    best = optimize.minimize_scalar(nll, bounds=(-10.0, 10.0),
+                                    method="bounded")
+    return float(np.exp(best.x) / spread)
+
+
+def youden_cut(positives, scores):
+    """Score cut maximising ``TPR - FPR`` on the training ROC curve, placed
+    halfway between the chosen score and the next lower one."""
+    fpr, tpr, thresholds = roc_curve(positives, scores)
+    best = thresholds[np.argmax(tpr - fpr)]
+    below = scores[scores < best]
+    if not np.isfinite(best):
+        return float(scores.max()) + 1.0
+    return float(0.5 * (best + below.max())) if below.size else float(best) - 1.0

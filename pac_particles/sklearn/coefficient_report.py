@@ -1,0 +1,96 @@
+"""What a fitted ranking reports about its coefficients.
+
+:class:`CoefficientReport` is the mixin of
+:class:`~pac_particles.sklearn.estimator.PACBayesAUC` that reads the fitted
+posterior through its protocol
+(:class:`~pac_particles.core.posterior_result.PosteriorResult`): the
+coefficients by feature name, posterior draws and intervals of the
+quantity ``coef_`` estimates, and the ArviZ export. It reads ``method``,
+``point``, ``kernel``, ``random_state`` and the fitted ``posterior_``,
+``posteriors_``, ``coef_``, ``kept_columns_``.
+"""
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtri
+from sklearn.utils.validation import check_is_fitted
+
+from pac_particles.core.checks import InputError, check_probability
+from pac_particles.core.inference_data import to_inference_data
+from pac_particles.core.weighted_particles import directions, weighted_quantiles
+from pac_particles.sklearn.binary import feature_series
+
+__all__ = ["CoefficientReport"]
+
+
+class CoefficientReport:
+    """Coefficients, draws, intervals and export of a fitted ranking
+    (module docstring)."""
+
+    @property
+    def coefficients_(self):
+        """``coef_`` as a pandas Series indexed by feature name."""
+        check_is_fitted(self, "coef_")
+        return feature_series(self.coef_, self.feature_names(), "coefficient")
+
+    @property
+    def inclusion_probabilities_(self):
+        """``inclusion_probs_`` by the names of the features kept in the fit."""
+        check_is_fitted(self, "inclusion_probs_")
+        return feature_series(self.inclusion_probs_,
+                              self.feature_names(self.kept_columns_),
+                              "inclusion_probability")
+
+    def coefficient_draws(self, n_draws=2000, seed=None):
+        """``(draws, weights)``: posterior draws, on the fit's standardised
+        kept columns (names: ``feature_names(self.kept_columns_)``), of the
+        quantity ``coef_`` estimates: SMC's weighted particles (their
+        directions for the Bayes point; in score space the coefficients
+        ``E[theta | w]``), else ``n_draws`` equally weighted draws of the
+        Gaussian (``seed``, default ``random_state``)."""
+        check_is_fitted(self, "coef_")
+        post = self.posterior_
+        if self.method == "smc":
+            theta = (directions(post.theta) if self.point == "bayes_point"
+                     else post.theta)
+            return np.atleast_2d(post.linear_coefficients(theta)), post.weights
+        rng = self.random_state if seed is None else seed
+        return post.sample(n_draws, rng), np.full(n_draws, 1.0 / n_draws)
+
+    def coefficient_intervals(self, level=0.95):
+        """Equal-tailed posterior intervals of probability ``level`` of the
+        quantity ``coef_`` estimates, on the raw inputs: a DataFrame by
+        feature (``coefficient``, ``lower``, ``upper``). SMC: weighted
+        quantiles of :meth:`coefficient_draws`; EP and VB: the Gaussian's
+        marginals. Read signs, ratios and whether an interval holds 0: the
+        AUC sees the direction only. Dropped columns get zeros."""
+        level = check_probability(level, "level")
+        if self.kernel is not None:
+            raise InputError("GP-kernel scores have no coefficients, so no "
+                             "coefficient intervals")
+        check_is_fitted(self, "coef_")
+        alpha, post = 0.5 * (1.0 - level), self.posterior_
+        if self.method == "smc":
+            draws, weights = self.coefficient_draws()
+            lower, upper = (weighted_quantiles(draws, weights, q)
+                            for q in (alpha, 1.0 - alpha))
+        else:
+            half = ndtri(1.0 - alpha) * np.sqrt(np.maximum(np.diag(post.cov),
+                                                           0.0))
+            lower, upper = post.mean - half, post.mean + half
+        raw = post.data.raw_linear
+        return pd.DataFrame(
+            {"coefficient": self.coef_, "lower": raw(lower)[0],
+             "upper": raw(upper)[0]},
+            index=pd.Index(self.feature_names(), name="feature"))
+
+    def to_inference_data(self, n_draws=None, seed=0):
+        """ArviZ ``InferenceData`` of the fitted posterior, one chain per
+        run of ``posteriors_`` (:func:`pac_particles.core.inference_data.to_inference_data`),
+        coordinates named by feature for coefficients on the design."""
+        check_is_fitted(self)
+        source = self.posteriors_ if self.method == "smc" else self.posterior_
+        names = (self.feature_names(self.kept_columns_)
+                 if self.posterior_.space == "primal" else None)
+        return to_inference_data(source, n_draws=n_draws, seed=seed,
+                                 feature_names=names)

@@ -1,0 +1,86 @@
+"""GibbsProblem: the one set-up of a fit, and the map of a linear score
+back to the raw inputs."""
+
+import numpy as np
+import pytest
+
+from pac_particles.core.checks import InputError
+from pac_particles.core.kernels import SquaredExponential
+from pac_particles.problem.data import classification_data, validate_xy
+from pac_particles.problem.problem import GibbsProblem, prior_hyperparameters
+from pac_particles.problem.risks import AUCRisk, ClassificationRisk
+
+
+def _data(n=40, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * [1.0, 10.0, 0.1, 3.0][:d] + [0, 5, -2, 1][:d]
+    y = rng.integers(0, 2, size=n)
+    y[:2] = [0, 1]
+    return X, y
+
+
+def test_ranking_problem_validates_once_and_resolves_pu_lam():
+    X, y = _data()
+    X = np.column_stack([X, np.full(len(y), 7.0)])          # a constant column
+    with pytest.warns(UserWarning, match="constant"):
+        problem = GibbsProblem.ranking(X, y, lam=12.0, pu_prior=0.25)
+    assert problem.task == "ranking" and problem.loss == "auc"
+    assert problem.data.columns.tolist() == [0, 1, 2, 3]
+    assert isinstance(problem.risk, AUCRisk)
+    assert problem.lam == pytest.approx(12.0 / 0.75) and problem.lam_pn == 12.0
+    moved = problem.at(3.0)
+    assert moved.data is problem.data and moved.risk is problem.risk
+    assert moved.lam == pytest.approx(4.0) and moved.lam_pn == 3.0
+    # the same validation as validate_xy's
+    with pytest.warns(UserWarning):
+        direct = validate_xy(X, y, standardize=True)
+    np.testing.assert_array_equal(problem.data.X, direct.X)
+
+
+def test_classification_problem_keeps_every_column_and_uses_lam_as_given():
+    X, y = _data()
+    problem = GibbsProblem.classification(X, y, lam=9.0, loss="hinge",
+                                          pu_prior=0.3)
+    assert problem.task == "classification" and problem.loss == "hinge"
+    assert problem.fit_intercept and problem.data.d == X.shape[1] + 1
+    assert isinstance(problem.risk, ClassificationRisk)
+    assert problem.lam == problem.lam_pn == 9.0
+    assert problem.at(2.0).lam == 2.0
+    with pytest.raises(InputError, match="loss"):
+        GibbsProblem.classification(X, y, lam=1.0, loss="square")
+    with pytest.raises(InputError, match="lam"):
+        GibbsProblem.ranking(X, y, lam=-1.0)
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_raw_linear_reproduces_the_scores_of_the_design(standardize):
+    """``X_raw @ coef + offset == X @ theta`` for the ranking design (a
+    dropped column gets 0) and the classification design (intercept)."""
+    X, y = _data()
+    X = np.column_stack([X[:, :2], np.ones(len(y)), X[:, 2:]])
+    with pytest.warns(UserWarning):
+        data = validate_xy(X, y, standardize=standardize)
+    theta = np.random.default_rng(1).normal(size=(3, data.d))
+    coef, offset = data.raw_linear(theta)
+    np.testing.assert_allclose(X @ coef.T + offset, data.X @ theta.T,
+                               rtol=1e-10, atol=1e-10)
+    assert np.all(coef[:, 2] == 0)
+    design = classification_data(X, y, standardize, fit_intercept=True)
+    theta = np.random.default_rng(2).normal(size=design.d)
+    coef, offset = design.raw_linear(theta)
+    np.testing.assert_allclose(X @ coef + offset, design.X @ theta,
+                               rtol=1e-10, atol=1e-10)
+
+
+def test_prior_hyperparameters_as_the_parameters_give_them():
+    assert prior_hyperparameters(4) == {"prior_var": 1.0}
+    kernel = prior_hyperparameters(9, kernel="rbf")["kernel"]
+    assert isinstance(kernel, SquaredExponential)
+    np.testing.assert_allclose(kernel.lengthscale, 3.0)
+    given = SquaredExponential(2.0)
+    assert prior_hyperparameters(9, kernel=given)["kernel"] is given
+    slab = prior_hyperparameters(10, prior="spike_slab")
+    assert slab["v1"] == 1.0 and slab["v0"] == pytest.approx(0.01)
+    assert slab["p"] == pytest.approx(1.0 - np.exp(-0.1))
+    assert prior_hyperparameters(10, prior="spike_slab",
+                                 spike_slab=(0.2, 0.0, 2.0))["v0"] == 0.0
