@@ -144,4 +144,6 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
-    sys.meta_path.append(_MovedModules())
+    # first: a submodule of an old package path (pac_particles.ep.base)
+    # would otherwise load a second time under that name from its __path__
+    sys.meta_path.insert(0, _MovedModules())

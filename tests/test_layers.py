@@ -104,3 +104,25 @@ def test_the_layer_check_rejects_an_import_from_above(tmp_path):
     layers = [_layer(module) for module, _, _ in _imports(bad)]
     assert layers == ["sklearn", "smc"]
     assert all(LAYERS.index(layer) > LAYERS.index("core") for layer in layers)
+
+
+#: the most lines a module of the package may have: one concept per module
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_over_the_size_of_one_concept():
+    long = {"/".join(parts): n for path, parts in _modules()
+            if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+@pytest.mark.parametrize("module, name", [
+    ("sklearn/estimator.py", "PACBayesAUC"),
+    ("sklearn/classifier.py", "PACBayesClassifier")])
+def test_the_estimators_are_thin_faces(module, name):
+    """Each estimator class, docstring included, stays under 300 lines: the
+    fitting lives in the per-method fitters, the certificates in bounds."""
+    tree = ast.parse((PACKAGE / module).read_text())
+    node = next(n for n in tree.body
+                if isinstance(n, ast.ClassDef) and n.name == name)
+    assert node.end_lineno - node.lineno + 1 < 300

@@ -4,6 +4,8 @@
 import subprocess
 import sys
 
+import pytest
+
 import pac_particles
 
 
@@ -37,3 +39,50 @@ def test_importing_the_package_loads_no_heavy_module():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True,
                          text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+#: the imports the documentation of the flat layout showed (before the
+#: layered subpackages): each keeps working, as the same objects
+FLAT_LAYOUT_IMPORTS = [
+    ("pac_particles.posterior", "run_smc", "pac_particles.smc.posterior"),
+    ("pac_particles.kernels", "SquaredExponential", "pac_particles.core.kernels"),
+    ("pac_particles.estimator", "PACBayesAUC", "pac_particles.sklearn.estimator"),
+    ("pac_particles.estimator", "PACBayesClassifier", "pac_particles.sklearn.classifier"),
+    ("pac_particles.vb", "ClassificationVB", "pac_particles.approx.vb"),
+    ("pac_particles.theorem_hyperparameters", "theorem_2_3",
+     "pac_particles.bounds.theorem_hyperparameters"),
+    ("pac_particles.sequential_tuning", "sequential_tuning",
+     "pac_particles.sklearn.sequential_tuning"),
+    ("pac_particles.pu_class_prior", "estimate_pu_prior",
+     "pac_particles.sklearn.pu_class_prior"),
+    ("pac_particles.priors", "SquaredExponential", "pac_particles.core.kernels"),
+    ("pac_particles.moves", "ExactEllipseGibbs", "pac_particles.smc.moves"),
+    ("pac_particles.models", "GPAUCModel", "pac_particles.smc.models"),
+    ("pac_particles.models", "RobustAdaptiveTempering", "pac_particles.smc.tempering"),
+    ("pac_particles.model_file", "load_model", "pac_particles.sklearn.model_file"),
+    ("pac_particles.label_noise", "label_noise_evidence_curve",
+     "pac_particles.smc.label_noise"),
+    ("pac_particles.kernel_gibbs_sampler", "KernelGibbsSampler",
+     "pac_particles.smc.kernel_gibbs_sampler"),
+    ("pac_particles.data", "load_dataset", "pac_particles.problem.datasets"),
+    ("pac_particles.committee", "Committee", "pac_particles.sklearn.committee"),
+    ("pac_particles.selection", "cv_lambda", "pac_particles.sklearn.selection"),
+    ("pac_particles.ep", "EPLinear", "pac_particles.approx.ep"),
+    ("pac_particles.ep.base", "lam_path_scores", "pac_particles.approx.ep.base"),
+]
+
+
+@pytest.mark.parametrize("old, name, new", FLAT_LAYOUT_IMPORTS)
+def test_the_import_paths_of_the_flat_layout_keep_working(old, name, new):
+    import importlib
+    assert getattr(importlib.import_module(old), name) is getattr(
+        importlib.import_module(new), name)
+
+
+def test_an_old_module_path_is_the_new_module_itself():
+    import importlib
+    import pac_particles.smc.models as new
+    old = importlib.import_module("pac_particles.models")
+    assert old is new and new.__spec__.name == "pac_particles.smc.models"
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("pac_particles.no_such_module")

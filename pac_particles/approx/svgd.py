@@ -122,12 +122,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.distance import pdist, squareform
 
+from pac_particles.core.posterior_result import Fitter
 from pac_particles.core import parallel
 from pac_particles.problem.auc import linear_auc_risk
 from pac_particles.core.checks import (InputError, check_count, check_finite_array,
                      check_positive)
 from pac_particles.problem.probit_risk import SmoothedPairRisk, smoothed_auc_risk
-from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.problem import GibbsProblem, from_problem
 from pac_particles.core.weighted_particles import WeightedParticles
 
 __all__ = ["SVGD", "SVGDResult", "SVGDConvergenceWarning", "smoothed_auc_risk",
@@ -238,7 +239,7 @@ class SVGDResult(WeightedParticles):
 
 # ------------------------------------------------------------ the sampler
 
-class SVGD:
+class SVGD(Fitter):
     """Stein variational gradient descent on the smoothed AUC Gibbs posterior.
 
     Target ``pi(theta) ∝ N(theta; 0, prior_var I) exp(-lam R_h(theta))`` with
@@ -290,14 +291,19 @@ class SVGD:
 
     Examples
     --------
+    On a problem set up once (the data and ``lam`` that EP or VB would see):
+
     >>> import numpy as np
+    >>> from pac_particles.problem.problem import GibbsProblem
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(60, 3))
-    >>> y = X @ [1.0, -1.0, 0.5] + rng.normal(size=60) > 0
-    >>> res = SVGD(X, y, lam=60.0, n_particles=50, seed=0).fit()
+    >>> problem = GibbsProblem.ranking(
+    ...     X, X @ [1.0, -1.0, 0.5] + rng.normal(size=60) > 0, lam=60.0)
+    >>> res = SVGD.from_problem(problem, n_particles=50, seed=0).fit()
     >>> res.theta.shape, res.bayes_point.shape
     ((50, 3), (3,))
     """
+
 
     def __init__(self, X, y, lam, prior_var=1.0, bandwidth=0.1,
                  n_particles=100, standardize=True, n_pairs=None,
@@ -313,14 +319,7 @@ class SVGD:
         :class:`~pac_particles.problem.problem.GibbsProblem` set up already
         (its data, risk and ``lam`` taken as they are, not validated again);
         ``options`` are the constructor's other keyword arguments."""
-        if not isinstance(problem, GibbsProblem) or problem.task != "ranking":
-            got = (f"a {problem.task} problem"
-                   if isinstance(problem, GibbsProblem) else type(problem).__name__)
-            raise InputError(f"SVGD approximates a ranking problem "
-                             f"(GibbsProblem.ranking), got {got}")
-        svgd = cls.__new__(cls)
-        svgd._configure(problem, **options)
-        return svgd
+        return from_problem(cls, problem, options, "ranking")
 
     def _configure(self, problem, prior_var=1.0, bandwidth=0.1,
                    n_particles=100, n_pairs=None, step_size=0.05,
@@ -458,12 +457,12 @@ class SVGD:
     def predict(self, X_new, point="bayes_point"):
         """Scores of new raw inputs (like ``GaussianVB.predict``): rankings,
         not labels."""
-        if not hasattr(self, "result_"):
+        if self.result_ is None:
             raise InputError("SVGD is not fitted yet: call fit() first")
         return self.result_.score(X_new, point=point)
 
     def __repr__(self):
-        state = (f", n_iter={self.result_.n_iter}" if hasattr(self, "result_")
+        state = (f", n_iter={self.result_.n_iter}" if self.result_ is not None
                  else ", not fitted")
         return (f"SVGD(lam={self.lam:.4g}, bandwidth={self.bandwidth:.3g}, "
                 f"n_particles={self.n_particles}{state})")

@@ -44,8 +44,8 @@ from scipy import optimize
 
 from pac_particles.core import parallel
 from pac_particles.core.checks import InputError, check_choice, check_finite_array
-from pac_particles.core.posterior_result import GaussianPosterior
-from pac_particles.problem.problem import GibbsProblem
+from pac_particles.core.posterior_result import GaussianPosterior, Fitter
+from pac_particles.problem.problem import from_problem
 
 __all__ = ["GaussianFamily", "VBResult", "FAMILIES", "LBFGS_MAX_ITER"]
 
@@ -220,13 +220,14 @@ class VBResult(GaussianPosterior):
                 f"{'...' if self.mean.size > 5 else ''})")
 
 
-class _GaussianVariational:
+class _GaussianVariational(Fitter):
     """What the Gaussian VB of every risk shares: the families, L-BFGS on
     the exact expected risk or Adam on fresh minibatches, the initial
     point, the result. Subclasses set ``data``, ``family``, ``lam``,
     ``prior_var``, ``resample``, ``seed``, ``max_iter``, ``tol``,
     ``step_size`` and provide ``_expected`` (exact ``(risk, g_m, g_cov)``
     terms), ``_batch`` (None: exact) and ``_sampled_terms(rng)``."""
+
 
     #: what a minibatch is made of (for messages)
     _unit = "pairs"
@@ -240,14 +241,7 @@ class _GaussianVariational:
         (its data, risk and ``lam`` taken as they are, not validated again);
         ``options`` are the constructor's other keyword arguments
         (``family``, ``prior_var``, ...)."""
-        if not isinstance(problem, GibbsProblem) or problem.task != cls._task:
-            got = (f"a {problem.task} problem"
-                   if isinstance(problem, GibbsProblem) else type(problem).__name__)
-            raise InputError(f"{cls.__name__} approximates a {cls._task} "
-                             f"problem (GibbsProblem.{cls._task}), got {got}")
-        vb = cls.__new__(cls)
-        vb._configure(problem, **options)
-        return vb
+        return from_problem(cls, problem, options, cls._task)
 
     def _setup_problem(self, problem, family):
         """Take the data and ``lam`` of ``problem``; check ``family``."""
@@ -366,7 +360,7 @@ class _GaussianVariational:
 
     # ------------------------------------------------------------ using it
     def _require_fit(self):
-        if not hasattr(self, "result_"):
+        if self.result_ is None:
             raise InputError(f"{type(self).__name__} is not fitted yet: call "
                              f"fit() first")
         return self.result_

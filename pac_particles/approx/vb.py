@@ -384,7 +384,7 @@ class GaussianVB(_GaussianVariational):
 
     def __repr__(self):
         state = (f", objective={self.result_.objective:.6g}"
-                 if hasattr(self, "result_") else ", not fitted")
+                 if self.result_ is not None else ", not fitted")
         return (f"GaussianVB(family={self.family!r}, lam={self.lam:.4g}, "
                 f"prior_var={self.prior_var:.4g}{state})")
 
@@ -493,6 +493,6 @@ class ClassificationVB(_GaussianVariational):
 
     def __repr__(self):
         state = (f", objective={self.result_.objective:.6g}"
-                 if hasattr(self, "result_") else ", not fitted")
+                 if self.result_ is not None else ", not fitted")
         return (f"ClassificationVB(loss={self.loss!r}, family="
                 f"{self.family!r}, lam={self.lam:.4g}{state})")

@@ -29,33 +29,16 @@ RFC 4180 (CSV) and RFC 8259 (JSON).
 
 import csv
 import json
-import math
 import os
 
 import numpy as np
 
+from pac_particles.core.json_values import jsonable
 from pac_particles.core.checks import InputError
 
 __all__ = ["write_rows", "write_json", "jsonable"]
 
 _FORMATS = (".csv", ".json")
-
-
-def jsonable(obj):
-    """``obj`` with numpy types turned into plain Python ones that
-    :func:`json.dumps` accepts: arrays and tuples become lists, numpy scalars
-    numbers or bools, non-finite floats ``None``, paths strings."""
-    if isinstance(obj, dict):
-        return {str(key): jsonable(value) for key, value in obj.items()}
-    if isinstance(obj, (list, tuple, np.ndarray)):
-        return [jsonable(value) for value in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, os.PathLike):
-        return os.fspath(obj)
-    return obj
 
 
 def _parent_folder(path):

@@ -31,7 +31,7 @@ posterior into PAC-Bayes certificates (:mod:`pac_particles.bounds`):
 
 It reads the estimator's parameters (``method``, ``prior``, ``kernel``,
 ``eps``, ``random_state``) and fitted attributes (``posterior_``,
-``approximation_``, ``_prior_var()``).
+``approximation_``, ``hyperparameters_``).
 
 Example
 -------
@@ -161,6 +161,11 @@ class AUCCertificates:
         if kept is None or kept[0] is not data:      # a new fit's data
             return self._fit_data_dependent_prior(data)
         return kept[1]
+
+    def _prior_var(self):
+        """The Gaussian prior's variances of the fit (ARD after EP's
+        evidence), else the ``prior_var`` given."""
+        return self.hyperparameters_.get("prior_var", self.prior_var)
 
     def _prior_seed(self):
         return 0 if self.random_state is None else self.random_state

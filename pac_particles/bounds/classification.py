@@ -419,7 +419,7 @@ def vb_objective_in_sigma(vb, sigmas, mean=None):
     if sigma.size == 0 or np.any(sigma <= 0) or np.any(np.diff(sigma) <= 0):
         raise InputError("sigmas must be positive and increasing")
     if mean is None:
-        if not hasattr(vb, "result_"):
+        if vb.result_ is None:
             raise InputError("pass mean= or fit the VB first")
         mean = vb.result_.mean
     m = np.asarray(mean, dtype=float)

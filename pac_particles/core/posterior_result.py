@@ -63,7 +63,7 @@ import numpy as np
 from pac_particles.core.checks import InputError, check_choice, check_count
 from pac_particles.core.gaussian import gaussian_draws
 
-__all__ = ["fitted_result", "PosteriorResult", "GaussianPosterior", "POINT_ESTIMATES",
+__all__ = ["fitted_result", "Fitter", "PosteriorResult", "GaussianPosterior", "POINT_ESTIMATES",
            "GAUSSIAN_DRAWS", "SPACES"]
 
 #: the point estimates of a posterior (:mod:`pac_particles.core.weighted_particles`)
@@ -168,6 +168,15 @@ class GaussianPosterior(PosteriorResult):
         return gaussian_draws(self.mean, self.cov, n, rng)
 
 
+class Fitter:
+    """Base of the objects that fit a posterior without a sampler (EP, VB,
+    SVGD): ``fit()`` returns a :class:`PosteriorResult`, kept in
+    ``result_``, which is None until then."""
+
+    #: the fitted :class:`PosteriorResult` (None until ``fit``)
+    result_ = None
+
+
 def fitted_result(posterior):
     """The :class:`~pac_particles.core.posterior_result.PosteriorResult` of
     ``posterior``: itself, or the ``result_`` of a fitted approximation
@@ -181,10 +190,7 @@ def fitted_result(posterior):
     """
     if isinstance(posterior, PosteriorResult):
         return posterior
-    try:
-        result = posterior.result_
-    except AttributeError:  # VB and SVGD set result_ in fit
-        result = None
+    result = posterior.result_ if isinstance(posterior, Fitter) else None
     if not isinstance(result, PosteriorResult):
         raise InputError(f"{type(posterior).__name__} is not a posterior (or "
                          "is not fitted: call fit() first)")

@@ -269,3 +269,19 @@ def classification_data(X, y, standardize=True, fit_intercept=True):
 def check_lam(lam, name="lam"):
     """Return ``lam`` as a float, or raise InputError unless 0 < lam < inf."""
     return check_positive(lam, name)
+
+
+#: the loaders that moved to :mod:`pac_particles.problem.datasets`; read
+#: from here (``pac_particles.data.load_dataset`` of the flat layout) they
+#: keep working
+_LOADERS = ("load_dataset", "load_csv", "load_csv_features", "read_csv_table",
+            "encode_labels", "CSVIndexWarning", "LabelChoiceWarning",
+            "DATASETS")
+
+
+def __getattr__(name):
+    if name in _LOADERS:
+        # on first use: datasets.py imports pandas, which validation needs not
+        from pac_particles.problem import datasets
+        return getattr(datasets, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

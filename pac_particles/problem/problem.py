@@ -42,7 +42,7 @@ import dataclasses
 
 import numpy as np
 
-from pac_particles.core.checks import check_choice, resolve_lam
+from pac_particles.core.checks import InputError, check_choice, resolve_lam
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.problem.data import classification_data, validate_xy
 from pac_particles.problem.priors import SpikeSlabPrior
@@ -138,3 +138,25 @@ def prior_hyperparameters(d, kernel=None, prior="gaussian", spike_slab=None,
                 "v0": 0.0 if v0 == 0 else float(np.mean(default.v0)),
                 "v1": float(np.mean(default.v1))}
     return {"prior_var": prior_var}
+
+
+def from_problem(cls, problem, options, task, setup="_configure"):
+    """The one body of every method's ``from_problem``: an instance of
+    ``cls`` set up on ``problem``, a :class:`GibbsProblem` of ``task`` set
+    up already (its data, risk and ``lam`` taken as they are, not validated
+    again), by its method ``setup`` called with ``problem`` and the keyword
+    arguments ``options`` (``__init__`` is not called).
+
+    Raises
+    ------
+    InputError
+        when ``problem`` is not a :class:`GibbsProblem` of ``task``.
+    """
+    if not isinstance(problem, GibbsProblem) or problem.task != task:
+        got = (f"a {problem.task} problem" if isinstance(problem, GibbsProblem)
+               else type(problem).__name__)
+        raise InputError(f"{cls.__name__} takes a {task} problem "
+                         f"(GibbsProblem.{task}), got {got}")
+    model = cls.__new__(cls)
+    getattr(model, setup)(problem, **options)
+    return model

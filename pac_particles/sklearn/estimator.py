@@ -269,9 +269,6 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         self.heldout_auc_ = self._heldout_auc(X, positives)
         return self
 
-    def _prior_var(self):
-        return self.hyperparameters_.get("prior_var", self.prior_var)
-
     def _point_se(self):
         """SMC's single-run standard error of the point estimate behind
         ``coef_`` (:mod:`pac_particles.smc.single_run_variance`); None

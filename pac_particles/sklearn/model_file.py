@@ -57,7 +57,10 @@ import time
 
 import numpy as np
 
+from pac_particles import __version__
 from pac_particles.core.checks import InputError
+from pac_particles.core.json_values import jsonable
+from pac_particles.sklearn.estimator import PACBayesAUC
 
 __all__ = ["save_model", "load_model", "SavedScorer", "FORMAT",
            "FORMAT_VERSION"]
@@ -90,22 +93,6 @@ def _label(value):
     return str(value)
 
 
-def _plain(obj):
-    """Numbers, strings, lists and dicts only (numpy values converted);
-    non-finite floats become None (the file is strict JSON)."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, np.ndarray)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
-    return str(obj)
-
-
 def save_model(estimator, path, feature_names=None, classes=None, info=None):
     """Write a fitted :class:`~pac_particles.sklearn.estimator.PACBayesAUC` (linear
     scores) to ``path`` as a model file (module docstring).
@@ -136,18 +123,16 @@ def save_model(estimator, path, feature_names=None, classes=None, info=None):
         scores (no coefficients to save).
     """
     name = type(estimator).__name__
-    if not (hasattr(estimator, "decision_function")
-            and hasattr(estimator, "proba_slope_")
-            and hasattr(estimator, "threshold_")):
+    if not isinstance(estimator, PACBayesAUC):
         if name == "PACBayesClassifier":
             raise InputError(
                 "save_model writes PACBayesAUC fits: PACBayesClassifier "
                 "predicts with its posterior's vote or predictive "
                 "probability, which a model file does not hold yet")
-        raise InputError("save_model needs a fitted PACBayesAUC: "
-                         + ("fit it first" if name == "PACBayesAUC"
-                            else f"got {name}"))
-    if getattr(estimator, "kernel", None) is not None:
+        raise InputError(f"save_model needs a fitted PACBayesAUC: got {name}")
+    if "threshold_" not in estimator.__dict__:
+        raise InputError("save_model needs a fitted PACBayesAUC: fit it first")
+    if estimator.kernel is not None:
         raise InputError(
             "a GP-kernel fit cannot be saved as a model file: it scores new "
             "rows through its training inputs and kernel, not coefficients; "
@@ -155,9 +140,7 @@ def save_model(estimator, path, feature_names=None, classes=None, info=None):
             "fitted estimator in memory")
     coef = np.asarray(estimator.coef_, dtype=float)
     if feature_names is None:
-        names = getattr(estimator, "feature_names_in_", None)
-        feature_names = ([str(n) for n in names] if names is not None
-                         else [f"x{k + 1}" for k in range(coef.size)])
+        feature_names = estimator.feature_names()
     feature_names = [str(n) for n in feature_names]
     if len(feature_names) != coef.size:
         raise InputError(f"{len(feature_names)} feature names for "
@@ -173,14 +156,10 @@ def save_model(estimator, path, feature_names=None, classes=None, info=None):
     for key, value in values.items():
         if not np.all(np.isfinite(value)):
             raise InputError(f"the fit's {key} is not finite: nothing to save")
-    from pac_particles import __version__
-    fit = {"estimator": name, "method": getattr(estimator, "method", None),
-           "lam": getattr(estimator, "lam_", None),
-           "train_auc": getattr(estimator, "train_auc_", None),
-           "certified_auc": (None if getattr(estimator, "certified_auc_risk_",
-                                             None) is None
-                             else 1.0 - estimator.certified_auc_risk_),
-           "eps": getattr(estimator, "eps", None),
+    fit = {"estimator": name, "method": estimator.method,
+           "lam": estimator.lam_, "train_auc": estimator.train_auc_,
+           "certified_auc": 1.0 - estimator.certified_auc_risk_,
+           "eps": estimator.eps,
            "pac_particles_version": __version__,
            "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     fit.update(info or {})
@@ -191,7 +170,7 @@ def save_model(estimator, path, feature_names=None, classes=None, info=None):
                "intercept": float(estimator.intercept_),
                "threshold": float(estimator.threshold_),
                "proba_slope": float(estimator.proba_slope_),
-               "fit": _plain(fit)}
+               "fit": jsonable(fit, other=str)}
     payload["checksum"] = _checksum(payload)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)

@@ -82,7 +82,7 @@ from pac_particles.problem.data import validate_xy
 
 __all__ = ["PriorEstimate", "estimate_pu_prior", "penalised_l1_prior",
            "elkan_noto_prior", "penalised_l1_distance", "METHODS",
-           "MIN_LABELLED", "MIN_UNLABELLED", "PI_MAX", "DEFAULT_PRIOR_GRID"]
+           "MIN_LABELLED", "MIN_UNLABELLED", "PI_MAX", "DEFAULT_PRIOR_GRID", "held_out_gain"]
 
 METHODS = ("penalised_l1", "elkan_noto")
 
@@ -279,7 +279,7 @@ def _fold_means(sums, n_in_fold):
     return test, train, total / n_total
 
 
-def _held_out_gain(train_p, train_u, test_p, test_u, priors):
+def held_out_gain(train_p, train_u, test_p, test_u, priors):
     """``(S, T)`` held-out dual objective ``alpha_train' beta_test`` (with
     ``lam = 1``), averaged over the folds, for every bandwidth and candidate
     prior: ``sum_l max(0, theta a_l - c_l) (theta e_l - f_l)`` from the
@@ -317,7 +317,7 @@ def _penalised_l1_replicate(sums_p, n_p, sums_u, n_u, priors, sigmas, lams):
     and the prior of the smallest distance."""
     test_p, train_p, all_p = _fold_means(sums_p, n_p)
     test_u, train_u, all_u = _fold_means(sums_u, n_u)
-    gain = _held_out_gain(train_p, train_u, test_p, test_u, priors)  # (S, T)
+    gain = held_out_gain(train_p, train_u, test_p, test_u, priors)  # (S, T)
     score = -gain[None] / lams[:, None, None]                  # (L, S, T)
     # first minimiser with sigma varying fastest (the reference's tie order)
     best = np.argmin(score.reshape(len(lams) * len(sigmas), -1), axis=0)

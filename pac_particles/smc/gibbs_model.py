@@ -29,7 +29,7 @@ from pac_particles.core.gaussian import gp_predictive
 from pac_particles.core.kernels import SquaredExponential, gram_matrix, kernel_diag
 from pac_particles.problem.priors import (CholeskyNormal, gaussian_prior,
                                           param_array, stable_cholesky)
-from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.problem import from_problem
 
 # the bases are private: the models of pac_particles.smc.models are the API
 __all__ = ["check_gibbs_model"]
@@ -71,15 +71,7 @@ class _GibbsModel(ssp.StaticModel):
         """The model of a :class:`~pac_particles.problem.problem.GibbsProblem`
         of the model's ``task``; ``options`` are the constructor's arguments
         beyond the problem's (``prior``, ``kernel``, ``prior_var``)."""
-        if not isinstance(problem, GibbsProblem):
-            raise InputError(f"problem must be a GibbsProblem, got "
-                             f"{type(problem).__name__}")
-        if problem.task != cls.task:
-            raise InputError(f"{cls.__name__} takes a {cls.task} problem, got "
-                             f"a {problem.task} one")
-        model = cls.__new__(cls)
-        model._build(problem, **options)
-        return model
+        return from_problem(cls, problem, options, cls.task, setup="_build")
 
     def _adopt(self, problem):
         """Keep ``problem`` and its parts; the validated data."""

@@ -47,8 +47,7 @@ References
 ----------
 [DC22] Dau, H.-D. and Chopin, N. (2022). Waste-free sequential Monte Carlo.
 Journal of the Royal Statistical Society B 84(1), 114-148.
-[MAM10] Murray, I., Adams, R. P. and MacKay, D. J. C. (2010). Elliptical
-slice sampling. AISTATS 2010.
+[MAM10]: see :mod:`pac_particles.smc.moves`.
 [RACL14] Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014).
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """

@@ -18,7 +18,7 @@ from sklearn.dummy import DummyClassifier
 from pac_particles.problem.auc import pu_corrected_auc_range
 from pac_particles.core.checks import InputError
 from pac_particles.sklearn.pu_class_prior import (PI_MAX, PriorEstimate,
-                                          _held_out_gain, elkan_noto_prior,
+                                          held_out_gain, elkan_noto_prior,
                                           estimate_pu_prior,
                                           penalised_l1_distance,
                                           penalised_l1_prior)
@@ -94,7 +94,7 @@ def test_sorted_threshold_gain_matches_the_direct_sum():
         np.maximum(theta * train_p[:, None] - train_u[:, None], 0.0)
         * (theta * test_p[:, None] - test_u[:, None]), axis=-1), axis=-1)
     np.testing.assert_allclose(
-        _held_out_gain(train_p, train_u, test_p, test_u, priors), direct,
+        held_out_gain(train_p, train_u, test_p, test_u, priors), direct,
         rtol=1e-10, atol=1e-13)
 
 

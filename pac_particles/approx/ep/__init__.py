@@ -59,21 +59,10 @@ solves are much slower with BLAS threads waking up on every call.
 :class:`~pac_particles.sklearn.estimator.PACBayesAUC` runs its whole fit with BLAS
 on one thread, so there ``None`` lifts nothing.
 
-Example
--------
-::
-
-    from pac_particles.problem.datasets import load_dataset
-    from pac_particles.approx.ep import EPLinear, EPGP, SquaredExponential
-
-    X, y, _ = load_dataset("pima")
-    ep = EPLinear(X, y, lam=len(y))          # standardised, prior N(0, I)
-    res = ep.fit()
-    res.mean, res.log_z, res.n_sweeps, res.converged
-    ep.loo_auc()                             # EP cross-validation AUC
-    gp = EPGP(X, y, lam=len(y), kernel=SquaredExponential(lengthscale=3.0))
-    gp.fit_hyperparameters()                 # maximise log_z over lengthscales
-    mean, var = gp.predict(X[:5], return_var=True)
+Examples: each model's module shows its use
+(:mod:`~pac_particles.approx.ep.linear`: fit, ``log_z``, ``loo_auc``;
+:mod:`~pac_particles.approx.ep.gp`: ``fit_hyperparameters``, ``predict``;
+:mod:`~pac_particles.approx.ep.spike_slab`: ``inclusion_probs``).
 
 References
 ----------

@@ -43,11 +43,12 @@ from collections.abc import Mapping
 import numpy as np
 from scipy import optimize
 
+from pac_particles.core.posterior_result import Fitter
 from pac_particles.core import parallel
 from pac_particles.core.checks import InputError, check_choice, check_count, check_positive
 from pac_particles.core.gaussian import KernelJitterWarning
 from pac_particles.problem.auc import auc_risk
-from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.problem import from_problem
 from pac_particles.problem.risks import SampledAUCRisk, duplicate_groups
 from pac_particles.approx.ep.averaged import _AveragedSites
 from pac_particles.approx.ep.core import EPConvergenceWarning, _run_ep, _Sites
@@ -55,7 +56,7 @@ from pac_particles.approx.ep.result import EPResult
 from pac_particles.approx.loo import site_removal_scores
 
 
-class _EPBase:
+class _EPBase(Fitter):
     """Shared plumbing: data order, the EP loop, LOO, result assembly."""
 
     _label = "EP"
@@ -77,14 +78,7 @@ class _EPBase:
         (its data, risk and ``lam`` are taken as they are, not validated
         again); ``options`` are the constructor's other keyword arguments
         (``prior_var``, ``damping``, ...)."""
-        if not isinstance(problem, GibbsProblem) or problem.task != cls._task:
-            got = (f"a {problem.task} problem"
-                   if isinstance(problem, GibbsProblem) else type(problem).__name__)
-            raise InputError(f"{cls.__name__} approximates a {cls._task} "
-                             f"problem (GibbsProblem.{cls._task}), got {got}")
-        model = cls.__new__(cls)
-        model._configure(problem, **options)
-        return model
+        return from_problem(cls, problem, options, cls._task)
 
     def _setup_problem(self, problem, n_pairs="all",
                        pair_sampling="stratified", seed=None):

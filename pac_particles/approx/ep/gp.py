@@ -73,14 +73,8 @@ class EPGP(_EPBase):
         squared-exponential kernel of lengthscale ``sqrt(d)`` on the
         standardised inputs, as in :class:`~pac_particles.sklearn.estimator.PACBayesAUC`.
     alpha : float in (0, 1], default 1
-        Fractional (power) EP [Min04; RACL14, Fig. 4]: each pair site is
-        refined through its power ``alpha`` (cavity ``q / q_ij^alpha``,
-        tilted ``cavity * t_ij^alpha``, i.e. ``kappa -> alpha kappa``, site
-        ``(q_new / cavity)^(1/alpha)``) and ``log_z`` is the power-EP energy.
-        1 is plain EP (bit for bit); ``alpha -> 0`` tends to Gaussian VB.
-        A smaller ``alpha`` is not closer to SMC on the data measured,
-        nor a cure for large ``kappa`` (``scripts/bench_power_ep.py``;
-        the user guide, "Fractional (power) EP").
+        Fractional (power) EP of the pair sites [Min04], as
+        :class:`~pac_particles.approx.ep.EPLinear` (1 is plain EP).
 
     Notes
     -----

@@ -25,6 +25,7 @@ Example
     ep = EPLinear(X, y, lam=len(y))          # standardised, prior N(0, I)
     res = ep.fit()
     res.mean, res.log_z, res.n_sweeps, res.converged
+    ep.loo_auc()                             # EP cross-validation AUC
     ep.predict(X[:5], return_var=True)
 
 References

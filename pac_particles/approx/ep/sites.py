@@ -260,13 +260,9 @@ def _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift, active,
 
 @numba.njit(cache=True)
 def _pair_sweep_serial(score_mean, score_var, cov_pn, site_prec, site_shift,
-                       active, kappa, alpha, has_previous, pair_mean,
-                       pair_var, target_prec, target_shift, row_change,
-                       row_improper):
-    # the tilted distribution is cavity * t^alpha: a site of weight alpha kappa
-    kappa = alpha * kappa
-    c, a = math.exp(-kappa), -math.expm1(-kappa)
-    log_a = math.log(a)
+                       active, c, a, kappa, log_a, alpha, has_previous,
+                       pair_mean, pair_var, target_prec, target_shift,
+                       row_change, row_improper):
     for i in range(site_prec.shape[0]):
         _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift,
                   active, c, a, kappa, log_a, alpha, has_previous, pair_mean,
@@ -276,13 +272,9 @@ def _pair_sweep_serial(score_mean, score_var, cov_pn, site_prec, site_shift,
 
 @numba.njit(cache=True, parallel=True)
 def _pair_sweep_parallel(score_mean, score_var, cov_pn, site_prec, site_shift,
-                         active, kappa, alpha, has_previous, pair_mean,
-                         pair_var, target_prec, target_shift, row_change,
-                         row_improper):
-    # the tilted distribution is cavity * t^alpha: a site of weight alpha kappa
-    kappa = alpha * kappa
-    c, a = math.exp(-kappa), -math.expm1(-kappa)
-    log_a = math.log(a)
+                         active, c, a, kappa, log_a, alpha, has_previous,
+                         pair_mean, pair_var, target_prec, target_shift,
+                         row_change, row_improper):
     for i in numba.prange(site_prec.shape[0]):
         _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift,
                   active, c, a, kappa, log_a, alpha, has_previous, pair_mean,
@@ -306,11 +298,15 @@ def pair_sweep(score_mean, score_var, cov_pn, site_prec, site_shift, active,
     ``active`` (tied pairs) are skipped. ``alpha`` < 1: the power-EP update
     (see the module docstring).
     """
+    # the tilted distribution is cavity * t^alpha: a site of weight alpha kappa
+    kappa = float(alpha) * float(kappa)
+    a = -math.expm1(-kappa)
     kernel = parallel.dispatch(_pair_sweep_serial, _pair_sweep_parallel,
                                work=site_prec.size)
     kernel(score_mean, score_var, cov_pn, site_prec, site_shift, active,
-           float(kappa), float(alpha), has_previous, pair_mean, pair_var,
-           target_prec, target_shift, row_change, row_improper)
+           math.exp(-kappa), a, kappa, math.log(a), float(alpha),
+           has_previous, pair_mean, pair_var, target_prec, target_shift,
+           row_change, row_improper)
 
 
 def pair_energy(pair_mean, pair_var, site_prec, site_shift, active, kappa,

@@ -23,16 +23,7 @@ Example
 
 References
 ----------
-[RACL14] Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014).
-PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.4 and
-appendix B.3.
-
-[HHD13] Hernandez-Lobato, D., Hernandez-Lobato, J. M. and Dupont, P. (2013).
-Generalized spike-and-slab priors for Bayesian group feature selection using
-expectation propagation. JMLR 14, 1891-1945.
-
-[GM93] George, E. I. and McCulloch, R. E. (1993). Variable selection via
-Gibbs sampling. JASA 88, 881-889.
+[RACL14], [HHD13] and [GM93]: see :mod:`pac_particles.approx.ep.prior_sites`.
 
 [Min04] Minka, T. (2004). Power EP. Technical report MSR-TR-2004-149,
 Microsoft Research.
@@ -74,16 +65,10 @@ class EPSpikeSlab(_EPBase):
     v1 : float > v0
         Slab variance.
     alpha : float in (0, 1], default 1
-        Fractional (power) EP [Min04; RACL14, Fig. 4]: each pair site is
-        refined through its power ``alpha`` (cavity ``q / q_ij^alpha``,
-        tilted ``cavity * t_ij^alpha``, i.e. ``kappa -> alpha kappa``, site
-        ``(q_new / cavity)^(1/alpha)``) and ``log_z`` is the power-EP energy.
-        1 is plain EP (bit for bit).
-        A smaller ``alpha`` is not closer to SMC on the data measured,
-        nor a cure for large ``kappa`` (``scripts/bench_power_ep.py``;
-        the user guide, "Fractional (power) EP").
-        Only the pair sites take the power; the prior sites stay plain EP
-        (a Dirac spike has no fractional power).
+        Fractional (power) EP of the pair sites [Min04], as
+        :class:`~pac_particles.approx.ep.EPLinear` (1 is plain EP). Only the
+        pair sites take the power; the prior sites stay plain EP (a Dirac
+        spike has no fractional power).
 
     Notes
     -----

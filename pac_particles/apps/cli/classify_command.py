@@ -19,12 +19,12 @@ from sklearn.preprocessing import StandardScaler
 
 from pac_particles.apps import cli
 from pac_particles.apps.cli.held_out import _baseline_folds, _fit_on_split
-from pac_particles.apps.cli.inputs import (_check_out, _check_sampler,
-                                           _check_test_size, _read_csv)
+from pac_particles.apps.cli.inputs import (_check_fit_options, _check_out,
+                                           _read_csv)
 from pac_particles.apps.cli.parser import _CLASSIFIER_METHODS, _LOSSES
 from pac_particles.apps.plots import plot_cv_curve, save
 from pac_particles.apps.tables import jsonable, write_json
-from pac_particles.core.checks import (check_choice, check_count, check_positive,
+from pac_particles.core.checks import (check_choice, check_count,
                                        check_pu_prior)
 
 __all__ = ["classify_csv", "logistic_classifier"]
@@ -38,12 +38,9 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
 
     ``verbose`` is accepted for the shared options; the classifier reports
     no progress."""
-    n_particles, len_chain, seed = _check_sampler(n_particles, len_chain, seed)
-    test_size = _check_test_size(test_size, allow_zero=True)
-    method = check_choice(method, "method", _CLASSIFIER_METHODS)
+    n_particles, len_chain, seed, test_size, method, lam = _check_fit_options(
+        n_particles, len_chain, seed, test_size, method, _CLASSIFIER_METHODS, lam)
     loss = check_choice(loss, "loss", _LOSSES)
-    if lam != "cv":
-        lam = check_positive(lam, "lam")
     if pu_prior is not None:
         pu_prior = check_pu_prior(pu_prior)
     started = time.perf_counter()

@@ -15,13 +15,13 @@ from pac_particles.apps import cli
 from pac_particles.apps.cli.certificate_report import (certificate_fields,
                                                        test_set_fields)
 from pac_particles.apps.cli.held_out import _baseline_folds, _fit_on_split
-from pac_particles.apps.cli.inputs import (_check_out, _check_sampler,
-                                           _check_test_size, _read_csv)
+from pac_particles.apps.cli.inputs import (_check_fit_options, _check_out,
+                                           _read_csv)
 from pac_particles.apps.cli.parser import _AUC_METHODS, _CV_RULES
 from pac_particles.apps.plots import (plot_cv_curve, plot_fitted_directions,
                                       plot_roc, save)
 from pac_particles.apps.tables import jsonable, write_json, write_rows
-from pac_particles.core.checks import check_choice, check_count, check_positive
+from pac_particles.core.checks import check_choice, check_count
 from pac_particles.problem.auc import auc_risk
 from pac_particles.sklearn.baselines import logistic_scores
 from pac_particles.sklearn.model_file import save_model
@@ -39,12 +39,9 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
     (:func:`pac_particles.sklearn.model_file.save_model`); ``csv_options``: how to
     read the CSV
     (:func:`pac_particles.apps.cli.parser._csv_options`)."""
-    n_particles, len_chain, seed = _check_sampler(n_particles, len_chain, seed)
-    test_size = _check_test_size(test_size, allow_zero=True)
-    method = check_choice(method, "method", _AUC_METHODS)
+    n_particles, len_chain, seed, test_size, method, lam = _check_fit_options(
+        n_particles, len_chain, seed, test_size, method, _AUC_METHODS, lam)
     cv_rule = check_choice(cv_rule, "cv_rule", _CV_RULES)
-    if lam != "cv":
-        lam = check_positive(lam, "lam")
     csv_options = csv_options or {}
     X, y, names, classes, target_name = _read_csv(path, target, **csv_options)
     _check_out(out)

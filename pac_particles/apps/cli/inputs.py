@@ -10,7 +10,8 @@ the way out (the command prints it on one line, exit code 2).
 import os
 import tempfile
 
-from pac_particles.core.checks import InputError, check_count, check_fraction
+from pac_particles.core.checks import (InputError, check_choice, check_count,
+                                       check_fraction, check_positive)
 from pac_particles.problem.data import validate_xy
 from pac_particles.problem.datasets import encode_labels, load_csv
 
@@ -28,6 +29,19 @@ def _check_test_size(test_size, allow_zero):
     if test_size == 0 and not allow_zero:
         raise InputError("test_size must be > 0: the demo scores a held-out set")
     return test_size
+
+
+def _check_fit_options(n_particles, len_chain, seed, test_size, method,
+                       methods, lam):
+    """The options of the commands that fit on a CSV with an optional
+    held-out split (fit, classify): the sampler's, ``test_size`` (0: no
+    split), ``method`` among ``methods``, ``lam`` a positive float or
+    ``"cv"``."""
+    n_particles, len_chain, seed = _check_sampler(n_particles, len_chain, seed)
+    return (n_particles, len_chain, seed,
+            _check_test_size(test_size, allow_zero=True),
+            check_choice(method, "method", methods),
+            lam if lam == "cv" else check_positive(lam, "lam"))
 
 
 def _check_out(out, option="--out"):

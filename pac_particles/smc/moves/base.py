@@ -39,11 +39,7 @@ Example
 
 References
 ----------
-[MAM10] Murray, I., Adams, R. P. and MacKay, D. J. C. (2010). Elliptical
-slice sampling. AISTATS, JMLR W&CP 9, 541-548.
-
-[NMA14] Nishihara, R., Murray, I. and Adams, R. P. (2014). Parallel MCMC
-with generalized elliptical slice sampling. JMLR 15, 2087-2112.
+[MAM10] and [NMA14]: see :mod:`pac_particles.smc.moves`.
 """
 
 import numpy as np
