@@ -69,8 +69,9 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
     """PAC-Bayesian AUC scoring (Ridgway, Alquier, Chopin & Liang, 2014).
 
     The Gibbs posterior ``prior(theta) exp(-lam (1 - AUC_n(theta)))`` of a
-    linear (or GP) score, with a certified AUC. docs/user_guide.md explains
-    every parameter and attribute at length; in short:
+    linear (or GP) score, with a certified AUC. docs/user_guide.md
+    ("Every parameter and attribute of PACBayesAUC") explains each at
+    length; in short:
 
     Parameters
     ----------
