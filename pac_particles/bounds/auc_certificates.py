@@ -125,7 +125,8 @@ class AUCCertificates:
         ``log gamma`` as for the folds), the Gibbs posterior with the
         tightest certificate (``cv_rule='certified'``)."""
         post = cv.posterior
-        gammas = post.gammas
+        # on the folds' (positive-vs-negative) scale of lam: PU labels
+        gammas = post.gammas * (post.lam_pn / post.lam)
         steps = [t for t in range(1, post.n_steps + 1)
                  if gammas[t] >= cv.grid[0] * (1 - 1e-9)
                  and cv.mean_auc_at(gammas[t]) >= cv.one_se_floor]

@@ -163,13 +163,14 @@ def fit_smc(est, X, problem, hyper, lam_max, choose_lam):
             # the path refit kept its tempering evidence: refine it at the
             # chosen step only
             step = est._most_certified_step(fit.cv)
-            model = smc_model(est, problem.at(step.lam), hyper)
+            # the step's own target: problem.at takes lam as given (PN)
+            model = smc_model(est, problem.at(step.lam_pn), hyper)
             fit.posterior = step.with_importance(refine_log_z(
                 model, step.theta, step.weights, step.theta.shape[0],
                 seed=est.random_state))
         else:
             fit.posterior = fit.cv.posterior
-        fit.lam = float(fit.posterior.lam)
+        fit.lam = float(fit.posterior.lam_pn)
     else:
         fit.lam = check_positive(est.lam, "lam")
         if est.hyperparameters == "evidence":

@@ -176,6 +176,15 @@ class SMCPosterior(WeightedParticles):
 
     # ------------------------------------------------------------ protocol
     @property
+    def lam_pn(self):
+        """``lam`` on the positive-vs-negative scale: the model's
+        ``lam_pn / lam`` times :attr:`lam` (a tempering step's too). With PU
+        labels the target's ``lam`` is ``lam_pn / (1 - pi)`` on the observed
+        risk; otherwise the two are equal."""
+        model = self.predictor
+        return self.lam if model is None else self.lam * model.lam_pn / model.lam
+
+    @property
     def space(self):
         """What ``theta`` is: the model's ``space`` (``"primal"``,
         ``"score"``, ``"gp"``); ``"primal"`` without a model."""

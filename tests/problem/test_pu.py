@@ -120,3 +120,23 @@ def test_pu_estimator_reports_a_held_out_corrected_auc():
     assert est.heldout_auc_ != pytest.approx(est.train_auc_)
     # without PU labels and without a cheap held-out figure: none
     assert PACBayesAUC(**smc).fit(X, y_pu).heldout_auc_ is None
+
+
+def test_smc_lam_cv_with_pu_labels_keeps_lam_on_the_scale_given():
+    """SMC's ``lam='cv'`` with PU labels: the folds, the certified step and
+    ``lam_`` are on the positive-vs-negative scale of ``lam`` (a float
+    ``lam`` is), and the chosen step's evidence is refined under its own
+    target, ``lam_ / (1 - pi)`` on the observed risk -- not divided by
+    ``1 - pi`` twice, which would put the importance estimate of ``log Z``
+    far from the step's tempering one."""
+    X, _, y, pi = _pu_sample(300, seed=3)
+    est = PACBayesAUC(lam="cv", lam_max=600.0, pu_prior=pi, n_folds=2,
+                      grid_size=8, n_particles=40, len_chain=5,
+                      random_state=0, n_jobs=1).fit(X, y)
+    post = est.posterior_
+    assert est.lam_ <= 600.0 * (1 + 1e-9) and est.lam_ >= est.cv_.grid[0] * (1 - 1e-9)
+    assert post.lam == pytest.approx(est.lam_ / (1.0 - pi))
+    assert post.lam_pn == pytest.approx(est.lam_)
+    estimate = post.importance
+    assert estimate is not None and estimate.reliable
+    assert estimate.log_z == pytest.approx(post.log_z_tempering, abs=1.0)
