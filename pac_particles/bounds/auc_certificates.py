@@ -150,7 +150,7 @@ class AUCCertificates:
         depends on the labels only, as the bound does. Kept for the fit's
         data (the certified rule's candidate steps and the headline
         certificate share it)."""
-        data = post.data if self.method == "smc" else self.approximation_.data
+        data = post.data if self.method_ == "smc" else self.approximation_.data
         if not (self.kernel is None and self.prior == "gaussian"
                 and not post.is_gp
                 # sampled in the design's span (d > n): the particles are
@@ -180,7 +180,7 @@ class AUCCertificates:
     def _evidence_tuned(self):
         """Whether EP's evidence tuned the posterior's hyper-parameters (on
         every row: :meth:`_evidence_on_all_rows`)."""
-        return self.hyperparameters == "evidence" and self.method == "ep"
+        return self.hyperparameters == "evidence" and self.method_ == "ep"
 
     def _given_hyperparameters(self, d):
         """The hyper-parameters of the data-free candidate's prior: the
@@ -235,7 +235,7 @@ class AUCCertificates:
         of ``rho`` at its best scale (:meth:`_rho_kl`: the same randomised
         ranking), and the bound holds for the tuned posterior as for any
         other."""
-        if self.method == "smc":
+        if self.method_ == "smc":
             return self._particle_gaussian(post)
         approx = self.approximation_
         data = approx.data
@@ -428,7 +428,7 @@ class AUCCertificates:
               and (self.kernel is not None or self.prior == "spike_slab")
               and not risk_delta and min(data.n_pos, data.n_neg) >= 2):
             candidates.append(self._prior_part_candidate(data, rho))
-        if self.method == "smc":
+        if self.method_ == "smc":
             # the Gaussian fitted to the particles, and the exact Gibbs
             # posterior they sample (a confidence bound on log Z inside)
             candidates = [

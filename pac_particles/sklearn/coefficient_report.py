@@ -50,7 +50,7 @@ class CoefficientReport:
         Gaussian (``seed``, default ``random_state``)."""
         check_is_fitted(self, "coef_")
         post = self.posterior_
-        if self.method == "smc":
+        if self.method_ == "smc":
             theta = (directions(post.theta) if self.point == "bayes_point"
                      else post.theta)
             return np.atleast_2d(post.linear_coefficients(theta)), post.weights
@@ -70,7 +70,7 @@ class CoefficientReport:
                              "coefficient intervals")
         check_is_fitted(self, "coef_")
         alpha, post = 0.5 * (1.0 - level), self.posterior_
-        if self.method == "smc":
+        if self.method_ == "smc":
             draws, weights = self.coefficient_draws()
             lower, upper = (weighted_quantiles(draws, weights, q)
                             for q in (alpha, 1.0 - alpha))
@@ -89,7 +89,7 @@ class CoefficientReport:
         run of ``posteriors_`` (:func:`pac_particles.core.inference_data.to_inference_data`),
         coordinates named by feature for coefficients on the design."""
         check_is_fitted(self)
-        source = self.posteriors_ if self.method == "smc" else self.posterior_
+        source = self.posteriors_ if self.method_ == "smc" else self.posterior_
         names = (self.feature_names(self.kept_columns_)
                  if self.posterior_.space == "primal" else None)
         return to_inference_data(source, n_draws=n_draws, seed=seed,

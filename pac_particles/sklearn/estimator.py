@@ -51,14 +51,14 @@ from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
                                           logistic_slope, youden_cut)
 # the classification estimator, importable from here as the README shows
 from pac_particles.sklearn.classifier import PACBayesClassifier
-from pac_particles.sklearn.ranking_fit import (fit_gaussian, fit_smc,
-                                               grid_size)
+from pac_particles.sklearn.ranking_fit import (choose_method, fit_gaussian,
+                                               fit_smc, grid_size)
 from pac_particles.sklearn.selection import (default_lam_max, heldout_score,
                                              lam_grid)
 
 __all__ = ["PACBayesAUC", "PACBayesClassifier"]
 
-METHODS = ("smc", "ep", "vb")
+METHODS = ("auto", "smc", "ep", "vb")
 PRIORS = ("gaussian", "spike_slab")
 HYPERPARAMETERS = ("fixed", "evidence")
 CV_RULES = ("certified", "best")
@@ -75,9 +75,12 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
 
     Parameters
     ----------
-    method : {'smc', 'ep', 'vb'}
+    method : {'auto', 'smc', 'ep', 'vb'}
         Waste-free tempering SMC (the reference), Expectation Propagation
-        (Gaussian, with log-evidence) or Gaussian variational Bayes.
+        (Gaussian, with log-evidence) or Gaussian variational Bayes; 'auto'
+        (default) chooses from the size, SMC where it is affordable
+        (:func:`~pac_particles.sklearn.ranking_fit.choose_method`), and
+        records the choice in ``method_``.
     lam : float or 'cv'
         Inverse temperature on the fraction of mis-ordered pairs; 'cv'
         chooses it on ``grid_size`` log-spaced values up to ``lam_max``
@@ -122,6 +125,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
     ----------
     classes_, coef_, intercept_ : the labels (``classes_[1]`` positive) and
         the score ``decision_function = X @ coef_ + intercept_`` on raw inputs.
+    method_ : the method used (``method``, or the choice of ``'auto'``).
     lam_, log_evidence_, log_evidence_se_ : ``lam`` used, the posterior's
         ``log_evidence`` and SMC's single-run standard error of it.
     coef_se_ : SMC's single-run Monte Carlo standard error of ``coef_``.
@@ -149,7 +153,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
     #: off inside those refits
     _heldout_folds = True
 
-    def __init__(self, method="smc", lam="cv", lam_max=None, n_folds=5,
+    def __init__(self, method="auto", lam="cv", lam_max=None, n_folds=5,
                  grid_size=None, cv_rule="certified", vb_family="diagonal",
                  prior="gaussian",
                  spike_slab=None, kernel=None, hyperparameters="fixed",
@@ -225,7 +229,9 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
                                       self.spike_slab, self.prior_var)
         # the certified rule compares certificates during the fit
         self.hyperparameters_ = hyper
-        fitter = fit_smc if self.method == "smc" else fit_gaussian
+        self.method_ = choose_method(self.method, problem.data.n, self.kernel,
+                                     self.prior)
+        fitter = fit_smc if self.method_ == "smc" else fit_gaussian
         fit = fitter(self, X, problem, hyper, lam_max, choose_lam)
         post = self.posterior_ = fit.posterior
         self.lam_, self.hyperparameters_ = float(fit.lam), fit.hyperparameters
@@ -238,7 +244,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         if self.prior == "spike_slab":
             self.inclusion_probs_ = post.inclusion_probs
         self.log_evidence_ = float(post.log_evidence)
-        self.log_evidence_se_ = post.log_z_se if self.method == "smc" else None
+        self.log_evidence_se_ = post.log_z_se if self.method_ == "smc" else None
         self.kept_columns_ = problem.data.columns
         self.coef_se_ = None
         if self.kernel is None:
@@ -253,7 +259,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         # E_rho[R_n] and the KL, once: the headline certificate and, for the
         # Gaussian approximations, Corollary 19 both use them (O(P) each)
         terms = self._data_free_terms(post)
-        self.bound_ = fit.bound if self.method == "smc" else (
+        self.bound_ = fit.bound if self.method_ == "smc" else (
             self._gaussian_certificate(
                 self.approximation_,
                 lam_grid(lam_max, grid_size(self)) if choose_lam else None,
@@ -275,7 +281,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         ``coef_`` (:mod:`pac_particles.smc.single_run_variance`); None
         where there is none (EP, VB, the componentwise mode, score space)."""
         post = self.posterior_
-        if self.method != "smc" or post.space != "primal":
+        if self.method_ != "smc" or post.space != "primal":
             return None
         return {"mean": post.mean_se,
                 "bayes_point": post.bayes_point_se}.get(self.point)
@@ -305,7 +311,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
     def _raw_scores(self, X):
         if self.kernel is None:
             return X @ self.coef_ + self._offset
-        if self.method == "smc":
+        if self.method_ == "smc":
             return self.posterior_.score(X, point=self.point)
         return self.approximation_.predict(X)
 

@@ -156,7 +156,7 @@ def save_model(estimator, path, feature_names=None, classes=None, info=None):
     for key, value in values.items():
         if not np.all(np.isfinite(value)):
             raise InputError(f"the fit's {key} is not finite: nothing to save")
-    fit = {"estimator": name, "method": estimator.method,
+    fit = {"estimator": name, "method": estimator.method_,
            "lam": estimator.lam_, "train_auc": estimator.train_auc_,
            "certified_auc": 1.0 - estimator.certified_auc_risk_,
            "eps": estimator.eps,

@@ -43,7 +43,9 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
                                              evidence_grid, lam_grid,
                                              vb_loo_choice)
 
-__all__ = ["RankingFit", "fit_smc", "fit_gaussian", "smc_model",
+__all__ = ["RankingFit", "choose_method", "fit_smc", "fit_gaussian",
+           "smc_model", "AUTO_SMC_MAX_ROWS", "HOLDOUT_FRACTION",
+           "HOLDOUT_ABOVE_ROWS",
            "DEFAULT_GRID_SIZE", "EP_PATH_TOL", "VB_CV_TOL",
            "VB_LOO_MAX_FEATURES", "LOO_GRID_STRIDE"]
 
@@ -75,6 +77,32 @@ LENGTHSCALE_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
 SPIKE_RATIOS = (1e-4, 1e-3, 1e-2, 1e-1)
 
 
+#: ``method="auto"``: SMC up to this many rows. Fits at ``lam = n`` on
+#: 10 features took about 750x ``LogisticRegression`` at 10,000 rows
+#: (37 s) and over six minutes at 100,000, while default fits of the data
+#: sets up to 1,000 rows run in seconds (docs/benchmarks.md, "Default
+#: fits"); above, the Gaussian approximation.
+AUTO_SMC_MAX_ROWS = 2000
+#: ``lam="cv"`` scores one stratified held-out split of this fraction
+#: instead of ``n_folds`` folds above :data:`HOLDOUT_ABOVE_ROWS` rows: one
+#: fit per grid value instead of K
+HOLDOUT_FRACTION = 0.2
+HOLDOUT_ABOVE_ROWS = 20000
+
+
+def choose_method(method, n, kernel=None, prior="gaussian"):
+    """The method a fit uses: ``method`` itself, or for ``"auto"`` SMC (the
+    reference) up to :data:`AUTO_SMC_MAX_ROWS` rows and above it Gaussian
+    VB (linear scores under the Gaussian prior: one iteration costs the
+    same at any ``n``) or EP (GP kernels, spike-and-slab priors, which VB
+    does not support)."""
+    if method != "auto":
+        return method
+    if n <= AUTO_SMC_MAX_ROWS:
+        return "smc"
+    return "ep" if kernel is not None or prior == "spike_slab" else "vb"
+
+
 @dataclasses.dataclass
 class RankingFit:
     """What a fitter returns: the fitted posterior (a
@@ -99,7 +127,7 @@ def grid_size(est):
     """The grid size of ``lam='cv'`` (:data:`DEFAULT_GRID_SIZE` when the
     estimator's ``grid_size`` is None)."""
     if est.grid_size is None:
-        return DEFAULT_GRID_SIZE[est.method]
+        return DEFAULT_GRID_SIZE[est.method_]
     return int(est.grid_size)
 
 
@@ -200,7 +228,7 @@ def approximation(est, problem, hyper, tol=None):
     """The unfitted EP or VB model of the estimator's prior on ``problem``
     (VB: all pairs up to :data:`~pac_particles.approx.vb.AUTO_PAIRS_ABOVE`,
     a fixed sample of pairs above; ``tol`` its L-BFGS tolerance)."""
-    if est.method == "vb":
+    if est.method_ == "vb":
         return GaussianVB.from_problem(
             problem, prior_var=est.prior_var, family=est.vb_family,
             seed=est.random_state, n_pairs="auto",
@@ -220,7 +248,7 @@ def _choose_lam(est, X, problem, hyper, grid):
     continuation from small to large ``lam``. ``polish(lam) -> (model,
     result)`` refits at the final tolerance from the path's fit (None:
     refit from scratch)."""
-    if est.method == "ep":
+    if est.method_ == "ep":
         model = approximation(est, problem.at(grid[0]), hyper)
         cv, failed, refit = ep_loo_choice(
             model, grid, lambda m: m.loo_auc(), path_tol=EP_PATH_TOL,
@@ -248,11 +276,13 @@ def _choose_lam(est, X, problem, hyper, grid):
                           family=est.vb_family, seed=est.random_state,
                           n_pairs="auto", tol=VB_CV_TOL,
                           standardize=est.standardize, pu_prior=est.pu_prior)
+    # at scale one held-out split: K refits would cost K fits
+    holdout = HOLDOUT_FRACTION if data.n > HOLDOUT_ABOVE_ROWS else None
     cv = cross_validate_lam(X, data.y, grid,
                             RefitScorer(make, warm_start=True,
                                         threads=threads),
                             n_folds=est.n_folds, seed=est.random_state,
-                            n_jobs=jobs, verbose=est.verbose)
+                            n_jobs=jobs, verbose=est.verbose, holdout=holdout)
     return cv, np.empty(0), None
 
 
@@ -273,10 +303,10 @@ def fit_gaussian(est, X, problem, hyper, lam_max, choose_lam):
         fit.approximation, fit.posterior = polish(fit.lam)
     else:
         fit.approximation = approximation(est, problem.at(fit.lam), hyper)
-        if evidence and est.method == "ep":
+        if evidence and est.method_ == "ep":
             fit.hyperparameters = _evidence_on_all_rows(est, fit.approximation)
         fit.posterior = fit.approximation.fit()
-    if est.method == "ep" and fit.posterior.degenerate:
+    if est.method_ == "ep" and fit.posterior.degenerate:
         raise InputError(f"EP failed at lam = {fit.lam:.4g}: the "
                          "approximation collapsed (see the warning); use "
                          "a smaller lam, lam='cv' or method='smc'")
@@ -288,9 +318,9 @@ def _loo_auc(est, approx):
     """The leave-one-out AUC of the final fit: EP (Gaussian prior, GP
     included), VB on all pairs (None where its Hessian is not positive
     definite); None otherwise."""
-    if est.method == "ep" and est.prior == "gaussian":
+    if est.method_ == "ep" and est.prior == "gaussian":
         return approx.loo_auc()
-    if est.method == "vb" and approx.n_pairs is None:
+    if est.method_ == "vb" and approx.n_pairs is None:
         try:
             return approx.loo_auc()
         except InputError:         # no minimum in the mean: no LOO

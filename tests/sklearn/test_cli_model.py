@@ -489,7 +489,7 @@ def test_help_lists_the_defaults(capsys):
     assert info.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     for default in ("(default: 200)", "(default: 10)", "(default: cv)",
-                    "(default: smc)", "(default: 0.25)",
+                    "Bayes (default: auto)", "(default: 0.25)",
                     "(default: certified)", "(default: auto)",
                     "(default: the last column)"):
         assert default in text, default

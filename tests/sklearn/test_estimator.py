@@ -1015,3 +1015,46 @@ def test_ess_rmin_outside_zero_one_is_refused(ess_rmin):
     X, y = _data(n=40)
     with pytest.raises(ValueError, match="ess_rmin"):
         PACBayesAUC(lam=20.0, ess_rmin=ess_rmin).fit(X, y)
+
+
+def test_auto_chooses_the_method_from_the_size_and_records_it(monkeypatch):
+    """``method="auto"``: SMC up to AUTO_SMC_MAX_ROWS rows, VB above (EP for
+    a GP kernel or a spike-and-slab prior); ``method_`` says which ran, and
+    the fit is the one of that method."""
+    from pac_particles.sklearn import ranking_fit
+    from pac_particles.sklearn.ranking_fit import choose_method
+    limit = ranking_fit.AUTO_SMC_MAX_ROWS
+    assert choose_method("auto", limit) == "smc"
+    assert choose_method("auto", limit + 1) == "vb"
+    assert choose_method("auto", limit + 1, kernel="rbf") == "ep"
+    assert choose_method("auto", limit + 1, prior="spike_slab") == "ep"
+    assert choose_method("ep", 10) == "ep"
+    X, y = _data(n=80)
+    small = PACBayesAUC(lam=40.0, n_particles=20, len_chain=3,
+                        random_state=0).fit(X, y)
+    assert small.method == "auto" and small.method_ == "smc"
+    assert small.posterior_.evidence_method in ("importance sampling",
+                                                "tempering")
+    monkeypatch.setattr(ranking_fit, "AUTO_SMC_MAX_ROWS", 50)
+    large = PACBayesAUC(lam=40.0, random_state=0).fit(X, y)
+    assert large.method_ == "vb" and large.posterior_.evidence_method == "ELBO"
+    vb = PACBayesAUC(method="vb", lam=40.0, random_state=0).fit(X, y)
+    np.testing.assert_allclose(large.coef_, vb.coef_)
+
+
+def test_vb_lam_cv_at_scale_scores_one_held_out_split(monkeypatch):
+    """Above HOLDOUT_ABOVE_ROWS rows VB's lam='cv' refits on one stratified
+    held-out split (one row of validation AUCs), not n_folds folds."""
+    from pac_particles.sklearn import ranking_fit
+    from pac_particles.sklearn.selection import holdout_split
+    X, y = _data(n=120)
+    monkeypatch.setattr(ranking_fit, "HOLDOUT_ABOVE_ROWS", 100)
+    monkeypatch.setattr(ranking_fit, "VB_LOO_MAX_FEATURES", 0)   # folds, not LOO
+    est = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
+                      n_folds=3, random_state=0).fit(X, y)
+    assert est.cv_.fold_auc.shape == (1, 4)
+    positives = y == "yes"
+    train, val = holdout_split(positives, ranking_fit.HOLDOUT_FRACTION, 0)
+    assert len(val) == pytest.approx(0.2 * len(y), abs=2)
+    assert not set(train) & set(val) and len(train) + len(val) == len(y)
+    assert abs(np.mean(positives[val]) - np.mean(positives)) < 0.02

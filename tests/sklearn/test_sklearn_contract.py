@@ -22,7 +22,10 @@ from pac_particles.approx.ep import EPLinear
 from pac_particles.sklearn.estimator import METHODS as AUC_METHODS
 from pac_particles.sklearn.estimator import PACBayesAUC, PACBayesClassifier
 
-DEFAULTS = ([PACBayesAUC(method=method) for method in AUC_METHODS]
+# "auto" resolves to SMC at the checks' sizes (a few dozen rows): its
+# checks would be SMC's again
+DEFAULTS = ([PACBayesAUC(method=method) for method in AUC_METHODS
+             if method != "auto"]
             + [PACBayesClassifier(method=method)
                for method in CLASSIFIER_METHODS])
 

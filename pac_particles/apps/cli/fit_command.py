@@ -121,7 +121,7 @@ def _lam_rule(estimator, lam):
     """How ``lam_`` was chosen, in words."""
     if lam != "cv":
         return "given (--lam)"
-    if estimator.method == "smc":
+    if estimator.method_ == "smc":
         if estimator.cv_rule == "certified":
             return (f"{estimator.n_folds}-fold CV along the tempering path, "
                     "certified rule: the tightest certificate among the lam "
@@ -132,7 +132,7 @@ def _lam_rule(estimator, lam):
     if len(estimator.cv_.fold_auc) > 1:
         # VB on sampled pairs or many features: K-fold refits
         return (f"{len(estimator.cv_.fold_auc)}-fold CV, best mean CV AUC")
-    return f"{estimator.method.upper()}'s leave-one-out AUC (best)"
+    return f"{estimator.method_.upper()}'s leave-one-out AUC (best)"
 
 
 def _cv_fields(estimator):
@@ -146,7 +146,7 @@ def _cv_fields(estimator):
               "grid": [float(cv.grid[0]), float(cv.grid[-1]),
                        int(cv.grid.size)],
               "folds": int(len(cv.fold_auc))}
-    if estimator.method == "smc":
+    if estimator.method_ == "smc":
         fields["rule"] = estimator.cv_rule
         fields["lam_used"] = estimator.lam_
         fields["cv_auc_at_lam_used"] = float(cv.mean_auc_at(
@@ -165,7 +165,7 @@ def _cv_png(estimator, out, title=None):
     if not math.isclose(estimator.lam_, cv.best_lam, rel_tol=1e-9):
         marks[f"{estimator.cv_rule} rule (used): lam = "
               f"{estimator.lam_:.4g}"] = estimator.lam_
-    ax = plot_cv_curve(cv, along="path" if estimator.method == "smc"
+    ax = plot_cv_curve(cv, along="path" if estimator.method_ == "smc"
                        else "grid", marks=marks)
     if title:
         ax.set_title(title, fontsize="medium")

@@ -17,7 +17,7 @@ __all__ = ["build_parser", "parent_parsers", "progress_argument"]
 # The choices --help shows, spelled here so that it imports nothing; a test
 # checks them against the library's (METHODS, LOSSES, DATASETS, ...).
 _DATASETS = ("breast_cancer", "eeg", "liver", "pima", "sonar")
-_AUC_METHODS = ("smc", "ep", "vb")
+_AUC_METHODS = ("auto", "smc", "ep", "vb")
 _CLASSIFIER_METHODS = ("smc", "vb", "ep")
 _LOSSES = ("zero_one", "hinge", "exponential", "ramp")
 _CV_RULES = ("certified", "best")
@@ -171,8 +171,9 @@ def build_parser():
     f = command("fit", "fit PACBayesAUC on a CSV file: summary, "
                        "coefficients, plots and, with --save-model, a model "
                        "file for predict", using("data", "split", "jobs"))
-    f.add_argument("--method", default="smc", choices=_AUC_METHODS,
-                   help="smc: tempering SMC (the reference); ep: "
+    f.add_argument("--method", default="auto", choices=_AUC_METHODS,
+                   help="auto: SMC up to 2,000 rows, VB above (EP for GP "
+                        "kernels); smc: tempering SMC (the reference); ep: "
                         "Expectation Propagation; vb: Gaussian variational "
                         "Bayes")
     f.add_argument("--lam", type=_lam_argument, default="cv",

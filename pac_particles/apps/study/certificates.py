@@ -104,7 +104,7 @@ def certificate_row(X, y, name="", estimator=None, test_size=0.25, seed=0):
     held_out = held_out_bound(point_risk, m_test, est.eps, trivial=0.5)
     row = {
         "dataset": name, "n_train": len(y_tr), "d": X.shape[1],
-        "m": int(min(y_tr.sum(), (1 - y_tr).sum())), "method": est.method,
+        "m": int(min(y_tr.sum(), (1 - y_tr).sum())), "method": est.method_,
         "lam": est.lam_, "test_auc_point": 1.0 - point_risk,
         "empirical_auc_randomized": 1.0 - cert.empirical_randomized_risk
         if cert.prior == "data-free" else None,
@@ -263,7 +263,7 @@ def posterior_draws_raw(est, rng, size=400):
     input scale, as weighted SMC particles or ``size`` equally weighted
     draws of a Gaussian posterior."""
     post = est.posterior_
-    if est.method == "smc":
+    if est.method_ == "smc":
         # theta given the particles (exact draws when sampled in the
         # design's span, d > n; the particles themselves otherwise)
         model = post.predictor

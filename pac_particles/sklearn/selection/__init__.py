@@ -89,7 +89,7 @@ PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.1.
 from pac_particles.sklearn.selection.folds import (
     CLASSIFICATION_LAM_MAX_PER_POINT, LAM_MAX_PER_POINT, FewerFoldsWarning,
     LamCVResult, cross_validate_lam, default_lam_max, fold_count,
-    heldout_score, lam_grid, on_grid, stratified_folds)
+    heldout_score, holdout_split, lam_grid, on_grid, stratified_folds)
 from pac_particles.sklearn.selection.scorers import (
     METRICS, PathScores, RefitScorer, SMCPathScorer, cv_lambda)
 from pac_particles.sklearn.selection.leave_one_out import (
@@ -99,7 +99,7 @@ from pac_particles.sklearn.selection.evidence import EvidenceGrid, evidence_grid
 __all__ = ["LAM_MAX_PER_POINT", "CLASSIFICATION_LAM_MAX_PER_POINT",
            "default_lam_max", "lam_grid", "LamCVResult", "on_grid",
            "FewerFoldsWarning", "fold_count", "stratified_folds",
-           "cross_validate_lam", "heldout_score", "METRICS", "PathScores",
+           "cross_validate_lam", "heldout_score", "holdout_split", "METRICS", "PathScores",
            "SMCPathScorer", "RefitScorer", "cv_lambda", "loo_lambda",
            "ep_grid_choice", "ep_loo_choice", "vb_loo_choice",
            "EvidenceGrid", "evidence_grid"]

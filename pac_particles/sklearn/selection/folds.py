@@ -9,14 +9,14 @@ from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedKFold
 
 from pac_particles.core.checks import (InputError, check_choice, check_count,
-                                       check_positive)
+                                       check_fraction, check_positive)
 from pac_particles.core.progress import Progress, tracked
 from pac_particles.problem.auc import binary_labels
 
 __all__ = ["LAM_MAX_PER_POINT", "CLASSIFICATION_LAM_MAX_PER_POINT",
            "default_lam_max", "lam_grid", "LamCVResult", "on_grid",
            "FewerFoldsWarning", "fold_count", "stratified_folds",
-           "cross_validate_lam", "heldout_score"]
+           "cross_validate_lam", "holdout_split", "heldout_score"]
 
 
 #: The default top of the ``lam`` grid, per training point: ``5 n``. The
@@ -191,7 +191,7 @@ def stratified_folds(positives, n_folds, seed=None):
 
 
 def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
-                       verbose=False, alongside=None):
+                       verbose=False, alongside=None, holdout=None):
     """K-fold cross-validation of ``lam`` over ``grid`` with any fitting method.
 
     Parameters
@@ -205,6 +205,10 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
         :class:`RefitScorer`: one fit per grid value). Curves are put on the
         grid by :func:`on_grid`.
     n_folds : int, stratified folds (:func:`stratified_folds`).
+    holdout : float in (0, 1), optional
+        Score on one stratified held-out split of this fraction instead of
+        ``n_folds`` folds (:func:`holdout_split`): one fit per grid value,
+        the rule at scale, where K refits cost K times a fit.
     seed : int, optional; the split, and fold k gets ``seed + k``.
     n_jobs : int, folds in parallel through joblib.
     verbose : bool or str, progress over the folds
@@ -219,7 +223,8 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
     LamCVResult (``posterior``: the result of ``alongside``, else None).
     """
     positives = binary_labels(y)
-    folds = stratified_folds(positives, n_folds, seed)
+    folds = (stratified_folds(positives, n_folds, seed) if holdout is None
+             else [holdout_split(positives, holdout, seed)])
     X = np.asarray(X, dtype=float)
     jobs = [delayed(scorer)(X[tr], positives[tr], X[va], positives[va], grid,
                             None if seed is None else int(seed) + k)
@@ -241,6 +246,22 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
     result = on_grid(grid, done)
     result.posterior = posterior
     return result
+
+
+def holdout_split(positives, fraction, seed=None):
+    """``(train, validation)`` indices of one shuffled stratified split
+    with a ``fraction`` of each class held out (``seed`` None: 0)."""
+    positives = binary_labels(positives)
+    fraction = check_fraction(fraction, "holdout")
+    rng = np.random.default_rng(0 if seed is None else int(seed))
+    held = np.zeros(positives.size, dtype=bool)
+    for members in (np.flatnonzero(positives), np.flatnonzero(~positives)):
+        k = int(round(fraction * members.size))
+        if not 0 < k < members.size:
+            raise InputError(f"a held-out fraction of {fraction:g} leaves a "
+                             f"part without a class of {members.size} rows")
+        held[rng.choice(members, size=k, replace=False)] = True
+    return np.flatnonzero(~held), np.flatnonzero(held)
 
 
 def heldout_score(fit_and_score, positives, n_folds=5, seed=None):
