@@ -11,9 +11,12 @@ which equals ``1 - sklearn.metrics.roc_auc_score(y, s)``.
 The kernel sorts the positive and the negative scores separately and
 merge-counts them (:func:`merge_count`, whose loop count is returned so that
 its linearity can be checked): O(n log n) per score vector instead of the
-O(n_pos n_neg) double loop. Batches of score vectors (one per particle) are processed in
-parallel with ``numba.prange``; linear scores ``X @ theta`` are computed with
-BLAS, in blocks so that memory stays bounded.
+O(n_pos n_neg) double loop. Batches of score vectors (one per particle) are
+sorted by numpy (its SIMD sort, 2-3x faster than numba's; the rows split among
+threads when :mod:`pac_particles.core.parallel` says so) and merged in numba;
+only tiny batches are sorted inside numba (:func:`_risk_rows` is the one
+dispatch, with the measured numbers). Linear scores ``X @ theta`` are
+computed with BLAS, in blocks so that memory stays bounded.
 
 Example
 -------
@@ -65,6 +68,9 @@ positive and unlabeled data. NIPS 27.
 Hanley, J. A. and McNeil, B. J. (1982). The meaning and use of the area under a
 receiver operating characteristic (ROC) curve. Radiology 143(1), 29-36.
 """
+
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import numba
@@ -149,34 +155,115 @@ def merge_count(pos_sorted, neg_sorted):
 
 
 @numba.njit(cache=True, nogil=True)
-def _row_risk(scores_pos, scores_neg):
-    twice_bad, _ = merge_count(np.sort(scores_pos), np.sort(scores_neg))
-    return 0.5 * twice_bad / (scores_pos.shape[0] * scores_neg.shape[0])
+def _merged_risk(pos_sorted, neg_sorted):
+    """The risk of one pair of sorted score vectors (:func:`merge_count`)."""
+    twice_bad, _ = merge_count(pos_sorted, neg_sorted)
+    return 0.5 * twice_bad / (pos_sorted.shape[0] * neg_sorted.shape[0])
+
+
+@numba.njit(cache=True)
+def _sort_merge_rows(scores_pos, scores_neg):
+    """Risk of each row of (N, n_pos) and (N, n_neg) score arrays, sorting
+    each row in numba: the path of tiny batches (see :func:`_risk_rows`)."""
+    out = np.empty(scores_pos.shape[0])
+    for r in range(scores_pos.shape[0]):
+        out[r] = _merged_risk(np.sort(scores_pos[r]), np.sort(scores_neg[r]))
+    return out
 
 
 @numba.njit(cache=True, parallel=True)
-def _risk_rows_parallel(scores_pos, scores_neg):
-    """Risk of each row of (N, n_pos) and (N, n_neg) score arrays."""
-    out = np.empty(scores_pos.shape[0])
-    for r in numba.prange(scores_pos.shape[0]):
-        out[r] = _row_risk(scores_pos[r], scores_neg[r])
+def _merge_rows_parallel(pos_sorted, neg_sorted):
+    """Risk of each row of (N, n_pos) and (N, n_neg) arrays of row-sorted
+    scores."""
+    out = np.empty(pos_sorted.shape[0])
+    for r in numba.prange(pos_sorted.shape[0]):
+        out[r] = _merged_risk(pos_sorted[r], neg_sorted[r])
     return out
 
 
 @numba.njit(cache=True)
-def _risk_rows_serial(scores_pos, scores_neg):
-    """Same as :func:`_risk_rows_parallel` on one thread."""
-    out = np.empty(scores_pos.shape[0])
-    for r in range(scores_pos.shape[0]):
-        out[r] = _row_risk(scores_pos[r], scores_neg[r])
+def _merge_rows_serial(pos_sorted, neg_sorted):
+    """Same as :func:`_merge_rows_parallel` on one thread."""
+    out = np.empty(pos_sorted.shape[0])
+    for r in range(pos_sorted.shape[0]):
+        out[r] = _merged_risk(pos_sorted[r], neg_sorted[r])
+    return out
+
+
+#: Score entries (rows x (n_pos + n_neg)) of a batch from which
+#: :func:`_risk_rows` sorts with numpy rather than inside numba.
+NUMPY_SORT_MIN_ENTRIES = 256
+
+_EXECUTORS = {}
+
+
+def _executor(threads):
+    """A thread pool of ``threads`` workers, one per process (a pool does not
+    survive a fork)."""
+    key = (os.getpid(), threads)
+    if key not in _EXECUTORS:
+        _EXECUTORS[key] = ThreadPoolExecutor(threads)
+    return _EXECUTORS[key]
+
+
+def _sort_slice(task):
+    source, target, lo, hi = task
+    target[lo:hi] = source[lo:hi]
+    target[lo:hi].sort(axis=1)  # numpy's sort releases the GIL
+
+
+def _sorted_rows(blocks, threads):
+    """Copies of the 2-D ``blocks`` with each row sorted by numpy; on
+    ``threads`` threads, each block's rows split among them (one row: the
+    blocks sorted side by side)."""
+    if threads <= 1:
+        return [np.sort(b, axis=1) for b in blocks]
+    out = [np.empty_like(b) for b in blocks]
+    n_rows = blocks[0].shape[0]
+    cuts = np.linspace(0, n_rows, min(threads, n_rows) + 1).astype(int)
+    tasks = [(b, o, lo, hi) for b, o in zip(blocks, out)
+             for lo, hi in zip(cuts[:-1], cuts[1:])]
+    list(_executor(threads).map(_sort_slice, tasks))
     return out
 
 
 def _risk_rows(scores_pos, scores_neg):
-    kernel = parallel.dispatch(
-        _risk_rows_serial, _risk_rows_parallel,
-        scores_pos.shape[0] * (scores_pos.shape[1] + scores_neg.shape[1]))
-    return kernel(scores_pos, scores_neg)
+    """Risk of each row of C-contiguous (N, n_pos) and (N, n_neg) score
+    arrays: the one place that picks the kernel's path.
+
+    Both paths sort each row and merge-count it in numba (the same
+    :func:`_merged_risk`, hence the same numbers to the last bit); they
+    differ in who sorts. Below :data:`NUMPY_SORT_MIN_ENTRIES` score entries
+    numba sorts inside one compiled call; from there numpy sorts the whole
+    block (its SIMD sort, on the threads of :func:`parallel.use_parallel`),
+    then numba merges. Measured in ns per row and particle (fresh scores
+    each call; 2-core AMD EPYC with AVX-512, shared with other jobs; numpy
+    1.26, numba 0.68; ``scripts/bench_kernel.py --scale``, the history in
+    docs/benchmarks.md, "The AUC risk kernel"):
+
+        n                          100   300   1e3   1e4   1e5   1e6
+        1 thread, 1 particle, balanced classes:
+          numba sorts               20    19    51    64    81    96
+          numpy sorts               29    16    13    25    45    60
+        2 threads, 64 particles (8 at n = 1e6):
+          numba sorts (prange)                  24    32    40    48
+          numpy sorts (rows split)              12    19    24    33
+
+    1% positives gives the same numbers. numpy's sort wins from a few
+    hundred entries on, whatever the number of particles (8 particles of
+    n = 10: 38 against 54 ns), by 1.6-4x on one thread and 1.5-2x on two;
+    numba wins only on a single tiny row (n = 100: numpy's two calls cost
+    more than the sort), hence the crossover at 256 entries. Plain numpy
+    sort + ``searchsorted`` (left and right, ties 1/2) cost 22-82 ns: the
+    binary searches cost more than the linear merge.
+    """
+    entries = scores_pos.shape[0] * (scores_pos.shape[1] + scores_neg.shape[1])
+    if entries < NUMPY_SORT_MIN_ENTRIES:
+        return _sort_merge_rows(scores_pos, scores_neg)
+    threads = numba.get_num_threads() if parallel.use_parallel(entries) else 1
+    pos_sorted, neg_sorted = _sorted_rows((scores_pos, scores_neg), threads)
+    merge = parallel.dispatch(_merge_rows_serial, _merge_rows_parallel, entries)
+    return merge(pos_sorted, neg_sorted)
 
 
 def split_risk(scores_pos, scores_neg):

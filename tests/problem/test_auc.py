@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
+from pac_particles.core import parallel
+from pac_particles.problem import auc
 from pac_particles.problem.auc import (auc_risk, binary_labels,
                                        linear_auc_risk, merge_count,
                                        split_risk)
@@ -95,3 +97,94 @@ def test_auc_risk_rejects_bad_scores(bad_scores, message):
 def test_auc_risk_rejects_bad_labels(labels, message):
     with pytest.raises(ValueError, match=message):
         auc_risk(np.arange(4.0), labels)
+
+
+# ------------------------------------------- the kernel's two paths (numba / numpy sort)
+
+def numpy_searchsorted_risk(scores_pos, scores_neg):
+    """Plain numpy, row by row: sort, then count with searchsorted; a tie
+    counts 1/2 (``left`` and ``right`` differ by the tied negatives)."""
+    sp, sn = np.atleast_2d(scores_pos), np.atleast_2d(scores_neg)
+    n_pos, n_neg = sp.shape[1], sn.shape[1]
+    out = []
+    for p, q in zip(sp, sn):
+        q = np.sort(q)
+        twice_bad = (2 * n_pos * n_neg - int(np.searchsorted(q, p, "left").sum())
+                     - int(np.searchsorted(q, p, "right").sum()))
+        out.append(0.5 * twice_bad / (n_pos * n_neg))
+    return np.array(out)
+
+
+@pytest.fixture(params=["numba_sort", "numpy_sort"])
+def kernel_path(request, monkeypatch):
+    """Force either path of the kernel whatever the batch size."""
+    monkeypatch.setattr(auc, "NUMPY_SORT_MIN_ENTRIES",
+                        0 if request.param == "numpy_sort" else 10 ** 12)
+    return request.param
+
+
+def score_batch(rng, kind, n_rows, n_pos, n_neg):
+    shape = (n_rows, n_pos + n_neg)
+    if kind == "continuous":
+        S = rng.normal(size=shape)
+    elif kind == "ties":
+        S = rng.integers(0, 4, size=shape).astype(float)
+    else:  # "signed zeros": -0.0 == 0.0 is a tie
+        S = rng.choice([-1.0, -0.0, 0.0, 1.0], size=shape)
+    return S[:, :n_pos], S[:, n_pos:]
+
+
+@pytest.mark.parametrize("mode", ["serial", "parallel"])
+@pytest.mark.parametrize("kind", ["continuous", "ties", "signed zeros"])
+@pytest.mark.parametrize("n_rows, n_pos, n_neg", [
+    (1, 40, 60), (5, 33, 17), (7, 1, 50), (3, 50, 1), (1, 1, 1), (4, 1, 1)])
+def test_both_paths_equal_numpy_reference_to_the_last_bit(
+        rng, kernel_path, mode, kind, n_rows, n_pos, n_neg):
+    sp, sn = score_batch(rng, kind, n_rows, n_pos, n_neg)
+    expected = numpy_searchsorted_risk(sp, sn)
+    with parallel.forced(mode):
+        risks = split_risk(sp, sn)
+        single = split_risk(sp[0], sn[0])
+    assert np.array_equal(risks, expected)
+    assert single == expected[0]
+    y = np.r_[np.ones(n_pos), np.zeros(n_neg)]
+    if kind == "continuous" and n_pos + n_neg > 2:
+        np.testing.assert_allclose(
+            risks, [1 - roc_auc_score(y, np.r_[p, q]) for p, q in zip(sp, sn)],
+            atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("n_rows, n", [(1, 100), (1, 1_000), (8, 10), (3, 5_000)])
+def test_default_dispatch_on_both_sides_of_the_crossover(rng, n_rows, n):
+    """No forcing: tiny batches take the numba sort, the others numpy's."""
+    y = rng.integers(0, 2, n)
+    y[:2] = [0, 1]
+    S = rng.integers(0, n // 4 + 2, size=(n_rows, n)).astype(float)
+    assert np.array_equal(auc_risk(S, y),
+                          numpy_searchsorted_risk(S[:, y == 1], S[:, y == 0]))
+    assert 100 < auc.NUMPY_SORT_MIN_ENTRIES <= 1_000  # the cases straddle it
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+def test_threaded_numpy_sort_splits_rows_exactly(rng, threads):
+    """Rows split among more threads than rows, or unevenly: every row sorted."""
+    for n_rows in (1, 2, 5):
+        blocks = (rng.normal(size=(n_rows, 7)), rng.normal(size=(n_rows, 3)))
+        copies = [b.copy() for b in blocks]
+        sorted_blocks = auc._sorted_rows(blocks, threads)
+        for b, c, s in zip(blocks, copies, sorted_blocks):
+            assert np.array_equal(b, c)  # inputs untouched
+            assert np.array_equal(s, np.sort(c, axis=1))
+
+
+def test_linear_risk_equal_on_both_paths(rng, monkeypatch):
+    X = rng.integers(0, 3, size=(300, 4)).astype(float)  # ties
+    y = rng.integers(0, 2, 300)
+    theta = np.round(rng.normal(size=(12, 4)))
+    results = []
+    for crossover in (0, 10 ** 12):
+        monkeypatch.setattr(auc, "NUMPY_SORT_MIN_ENTRIES", crossover)
+        results.append(linear_auc_risk(theta, X[y == 1], X[y == 0]))
+    assert np.array_equal(results[0], results[1])
+    assert np.array_equal(results[0], numpy_searchsorted_risk(
+        (X[y == 1] @ theta.T).T, (X[y == 0] @ theta.T).T))
