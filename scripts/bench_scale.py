@@ -1,136 +1,100 @@
-"""Scale: EP for the AUC against scikit-learn on large data, measured side by
-side in one run (ratios printed).
+"""Scale benchmark: Gaussian VB of the AUC Gibbs posterior against
+scikit-learn's LogisticRegression on synthetic logistic data.
 
-* ``million``: ``PACBayesAUC(method="ep", lam=n).fit`` on n x d synthetic
-  rows (default 1,000,000 x 10; logistic labels), against
-  ``LogisticRegression().fit`` on the same rows: fit-time ratio and the
-  difference of test AUC (on as many fresh rows). EP runs on sampled pairs
-  (the incomplete U-statistic, automatic above 5e6 pairs).
-* ``eeg``: EP (``EPLinear``, lam = n) and VB (``GaussianVB``, diagonal
-  family) on the full Eeg data (14,980 rows, 55 million pairs), no row
-  dropped, against ``LogisticRegression``.
-* ``lam-path``: ``PACBayesAUC(method="ep")`` with ``lam="cv"`` (leave-one-out
-  choice along the grid) against ``LogisticRegressionCV(scoring="roc_auc")``
-  on Pima, German credit (numeric) and SPECTF.
+For each n: ``X ~ N(0, I_d)``, ``y ~ Bernoulli(expit(X w))``, ``lam = n``,
+VB as ``PACBayesAUC(method="vb")`` builds it (diagonal family,
+``n_pairs="auto"``, timed from the raw data: the problem's set-up included),
+and ``LogisticRegression().fit`` on the same rows; test AUCs on 100,000
+fresh rows. Each fit runs in its own process (numba compiled beforehand, cached on disk),
+whose peak resident memory (``ru_maxrss``) is reported. Prints a markdown
+table.
 
-Usage::
-
-    python scripts/bench_scale.py million [--n 1000000 --d 10]
-    python scripts/bench_scale.py eeg
-    python scripts/bench_scale.py lam-path [--datasets-dir DIR]
+    python scripts/bench_scale.py                 # n = 1e4, 1e5, 1e6
+    python scripts/bench_scale.py --max-n 1e7
 """
+
 import argparse
+import multiprocessing as mp
 import resource
 import time
-import warnings
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
-from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import train_test_split
 
-from pac_particles.problem.datasets import load_csv, load_dataset
-from pac_particles.approx.ep import EPLinear
-from pac_particles.sklearn.estimator import PACBayesAUC
-from pac_particles.approx.vb import GaussianVB
+D = 10
+TEST_ROWS = 100_000
 
 
-def timed(fit):
-    start = time.perf_counter()
-    out = fit()
-    return out, time.perf_counter() - start
-
-
-def peak_gib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
-
-
-def synthetic(n, d, seed):
+def make_data(n, seed):
+    from scipy.special import expit
     rng = np.random.default_rng(seed)
-    w = rng.normal(size=d)
-    X = rng.normal(size=(2 * n, d))
-    y = (X @ w + 2.0 * rng.logistic(size=2 * n) > 0).astype(int)
-    return X[:n], y[:n], X[n:], y[n:]
+    w = np.random.default_rng(12345).normal(size=D)
+    X = rng.normal(size=(n, D))
+    return X, (rng.random(n) < expit(X @ w)).astype(int)
 
 
-def million(args):
-    Xtr, ytr, Xte, yte = synthetic(args.n, args.d, args.seed)
-    lr, t_lr = timed(lambda: LogisticRegression().fit(Xtr, ytr))
-    est, t_ep = timed(lambda: PACBayesAUC(method="ep", lam=float(args.n),
-                                          random_state=args.seed).fit(Xtr, ytr))
-    auc_lr = roc_auc_score(yte, lr.decision_function(Xte))
-    auc_ep = roc_auc_score(yte, est.decision_function(Xte))
-    post = est.posterior_
-    print(f"{args.n} x {args.d}: EP {t_ep:.1f} s ({post.n_sweeps} sweeps, "
-          f"converged {post.converged}, {est.approximation_.risk.n_terms} "
-          f"pairs), LogisticRegression {t_lr:.2f} s: ratio {t_ep / t_lr:.1f}x;"
-          f" test AUC EP {auc_ep:.5f}, LR {auc_lr:.5f}, difference "
-          f"{auc_ep - auc_lr:+.5f}; peak memory {peak_gib():.1f} GiB")
+def _child(method, n, queue):
+    from sklearn.metrics import roc_auc_score
+    X, y = make_data(n, 0)
+    X_test, y_test = make_data(TEST_ROWS, 1)
+    if method == "lr":
+        from sklearn.linear_model import LogisticRegression
+        start = time.perf_counter()
+        model = LogisticRegression().fit(X, y)
+        seconds = time.perf_counter() - start
+        scores = model.decision_function(X_test)
+        message = ""
+    else:
+        from pac_particles.approx.vb import GaussianVB
+        from pac_particles.problem.problem import GibbsProblem
+        start = time.perf_counter()
+        problem = GibbsProblem.ranking(X, y, float(n))
+        vb = GaussianVB.from_problem(problem, prior_var=1.0,
+                                     family="diagonal", seed=0,
+                                     n_pairs="auto", tol=1e-6)
+        result = vb.fit()
+        seconds = time.perf_counter() - start
+        scores = vb.predict(X_test)
+        message = result.message
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    queue.put((seconds, roc_auc_score(y_test, scores), peak_mib, message))
 
 
-def eeg(args):
-    X, y, _ = load_dataset("eeg")
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3,
-                                          random_state=args.seed, stratify=y)
-    for label, rows in (("train split", (Xtr, ytr)), ("all rows", (X, y))):
-        Xa, ya = rows
-        lr, t_lr = timed(lambda: LogisticRegression(max_iter=1000).fit(Xa, ya))
-        ep = EPLinear(Xa, ya, lam=float(len(ya)), seed=args.seed)
-        res, t_ep = timed(ep.fit)
-        vb = GaussianVB(Xa, ya, lam=float(len(ya)), family="diagonal",
-                        n_pairs="auto", seed=args.seed)
-        vres, t_vb = timed(vb.fit)
-        line = (f"Eeg {label} {Xa.shape[0]} rows ({ep.risk.n_pairs / 1e6:.0f}M"
-                f" pairs, EP on {ep.risk.n_terms / 1e6:.0f}M): EP {t_ep:.1f} s "
-                f"({res.n_sweeps} sweeps, converged {res.converged}), VB "
-                f"{t_vb:.1f} s (converged {vres.converged}), LR "
-                f"{t_lr:.2f} s: ratios EP {t_ep / t_lr:.1f}x, VB "
-                f"{t_vb / t_lr:.1f}x")
-        if Xa is Xtr:
-            line += (f"; test AUC EP {roc_auc_score(yte, ep.predict(Xte)):.4f}"
-                     f", VB {roc_auc_score(yte, vb.predict(Xte)):.4f}"
-                     f", LR {roc_auc_score(yte, lr.decision_function(Xte)):.4f}")
-        print(line + f"; peak memory {peak_gib():.1f} GiB", flush=True)
+def run(method, n):
+    queue = mp.get_context("spawn").Queue()
+    process = mp.get_context("spawn").Process(target=_child,
+                                             args=(method, n, queue))
+    process.start()
+    out = queue.get()
+    process.join()
+    return out
 
 
-def lam_path(args):
-    sets = {"pima": lambda: load_dataset("pima")[:2]}
-    for name in ("german_credit_numeric", "spectf"):
-        sets[name] = (lambda n=name: load_csv(f"{args.datasets_dir}/{n}.csv",
-                                              target="y")[:2])
-    print("data                   rows x d   EP lam=cv    LRCV    ratio  "
-          "AUC EP  AUC LR")
-    for name, load in sets.items():
-        X, y = load()
-        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3,
-                                              random_state=args.seed,
-                                              stratify=y)
-        t_ep = t_lr = np.inf
-        for _ in range(args.repeats):
-            ep, t = timed(lambda: PACBayesAUC(method="ep").fit(Xtr, ytr))
-            t_ep = min(t_ep, t)
-            lr, t = timed(lambda: LogisticRegressionCV(
-                scoring="roc_auc", max_iter=1000).fit(Xtr, ytr))
-            t_lr = min(t_lr, t)
-        auc_ep = roc_auc_score(yte, ep.decision_function(Xte))
-        auc_lr = roc_auc_score(yte, lr.decision_function(Xte))
-        print(f"{name:22s} {Xtr.shape[0]:4d} x {Xtr.shape[1]:<3d} "
-              f"{t_ep:7.2f} s  {t_lr:6.2f} s  {t_ep / t_lr:5.2f}x  "
-              f"{auc_ep:.4f}  {auc_lr:.4f}", flush=True)
+def warm_up():
+    """Compile the numba kernels (cached on disk) before the children load them."""
+    from pac_particles.approx.vb import GaussianVB
+    X, y = make_data(3000, 2)
+    GaussianVB(X, y, lam=3000.0, family="diagonal", n_pairs="auto",
+               seed=0).fit()
+    GaussianVB(X[:500], y[:500], lam=500.0, family="diagonal").fit()
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("million", "eeg", "lam-path"))
-    parser.add_argument("--n", type=int, default=1_000_000)
-    parser.add_argument("--d", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--datasets-dir", default="/work/shared/datasets")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-n", type=float, default=1e6)
     args = parser.parse_args()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        {"million": million, "eeg": eeg, "lam-path": lam_path}[args.what](args)
+    warm_up()
+    print("| n | LR s | VB s | VB / LR | VB AUC - LR AUC | LR peak MiB "
+          "| VB peak MiB | VB steps |")
+    print("|---|---|---|---|---|---|---|---|")
+    n = 10_000
+    while n <= args.max_n:
+        lr_s, lr_auc, lr_mem, _ = run("lr", n)
+        vb_s, vb_auc, vb_mem, message = run("vb", n)
+        steps = message.split(" on ")[0]
+        print(f"| {n:,} | {lr_s:.3f} | {vb_s:.3f} | {vb_s / lr_s:.1f} | "
+              f"{vb_auc - lr_auc:+.5f} | {lr_mem:.0f} | {vb_mem:.0f} | "
+              f"{steps} |", flush=True)
+        n *= 10
 
 
 if __name__ == "__main__":

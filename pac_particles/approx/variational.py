@@ -60,6 +60,13 @@ _LOG_SD_BOUNDS = (-25.0, 25.0)
 #: family, lam = n) need about 3,000, where the former cap of 2,000 left
 #: the fit unconverged.
 LBFGS_MAX_ITER = 5000
+#: Adam without ``max_iter``: the stopping rule's window of steps, the
+#: least number of averaged steps and the cap on all steps (see
+#: :meth:`_GaussianVariational._adam`)
+ADAM_WINDOW = 50
+ADAM_MIN_AVERAGED = 100
+ADAM_MAX_STEPS = 3000
+ADAM_STOP_Z = 2.0
 
 
 # ------------------------------------------------------------ the families
@@ -158,7 +165,10 @@ class VBResult(GaussianPosterior):
     cov : (d, d) array ``S``.
     objective : float
         ``lam E_rho[R_n] + KL(rho || prior)`` at the optimum, computed exactly
-        on all pairs.
+        on all pairs, or (a stochastic fit above
+        :data:`~pac_particles.approx.vb.EXACT_OBJECTIVE_PAIRS` pairs)
+        estimated without an O(P) sum, with standard error
+        ``objective_se``.
     elbo : float
         ``-objective``, a lower bound on ``log Z = log E_prior[exp(-lam R_n)]``.
     expected_risk : float
@@ -174,13 +184,16 @@ class VBResult(GaussianPosterior):
         Optimiser iterations and objective evaluations.
     grad_norm : float
         Max-norm of the exact gradient at the optimum (unconstrained
-        parameters).
+        parameters); estimated from sampled pairs where ``objective_se`` is
+        set.
     message : str
     risk_sd : float or None
         With ``n_pairs``: standard deviation of the per-pair terms of the last
         pair sample; ``risk_sd / sqrt(n_pairs)`` is the standard error of one
         subsampled estimate of ``E_rho[R_n]``.
     data : the validated data of the fit (``transform``, ``raw_linear``).
+    objective_se : float or None
+        Standard error of an estimated ``objective`` (None: exact).
     """
 
     mean: np.ndarray
@@ -199,6 +212,7 @@ class VBResult(GaussianPosterior):
     message: str
     risk_sd: Optional[float] = None
     data: object = None
+    objective_se: Optional[float] = None
 
     evidence_method = "ELBO"
 
@@ -280,9 +294,10 @@ class _GaussianVariational(Fitter):
                 x, info = self._lbfgs(fam, x0, self._sampled_terms(rng))
             else:
                 x, info = self._adam(fam, x0)
-            # report exact values (all terms) whatever the optimiser saw
-            value, grad, risk, kl = fam.objective(x, self.lam, self.prior_var,
-                                                  self._expected)
+            # report exact values (all terms) whatever the optimiser saw,
+            # or estimates where the exact sum is O(P) too many
+            value, grad, risk, kl, objective_se = self._final_objective(
+                fam, x)
         m, cov, _ = fam.unpack(x)
         converged, n_iter, n_fev, message = info
         self.result_ = VBResult(
@@ -291,8 +306,16 @@ class _GaussianVariational(Fitter):
             expected_risk=float(risk), kl=float(kl), lam=self.lam,
             prior_var=self.prior_var, family=self.family, converged=converged,
             n_iter=n_iter, n_fev=n_fev, grad_norm=float(np.max(np.abs(grad))),
-            message=message, risk_sd=self._risk_sd, data=self.data)
+            message=message, risk_sd=self._risk_sd, data=self.data,
+            objective_se=objective_se)
         return self.result_
+
+    def _final_objective(self, fam, x):
+        """``(objective, gradient, expected risk, kl, standard error)`` at
+        the optimum: exact here (standard error None)."""
+        value, grad, risk, kl = fam.objective(x, self.lam, self.prior_var,
+                                              self._expected)
+        return value, grad, risk, kl, None
 
     def _initial_point(self, fam, init):
         d, v = self.data.d, self.prior_var
@@ -332,9 +355,24 @@ class _GaussianVariational(Fitter):
                        str(res.message))
 
     def _adam(self, fam, x0):
-        """Adam on fresh pairs each step; average the iterates of the 2nd half."""
+        """Adam on fresh minibatches each step, with iterate averaging.
+
+        With ``max_iter``: exactly that many steps, the iterates of the
+        second half averaged. Without (the stopping rule on the gradient's
+        noise): the steps run in windows of :data:`ADAM_WINDOW`; the
+        descent ends at the first window where, in every coordinate, the
+        mean minibatch gradient is within :data:`ADAM_STOP_Z` standard
+        errors of zero (each from the spread of that window's gradients: the
+        signal is then below the noise), then as many steps as the descent
+        took (at least :data:`ADAM_MIN_AVERAGED`) are averaged;
+        :data:`ADAM_MAX_STEPS` caps the whole. The average of a constant-step stochastic gradient
+        around the optimum converges to it at rate ``1 / sqrt(steps x
+        batch)`` (Polyak & Juditsky 1992): fresh pairs at every step make
+        its target the optimum of the complete U-statistic, not of a
+        sample."""
         rng = np.random.default_rng(self.seed)
-        n_steps = self.max_iter or 3000
+        fixed = self.max_iter is not None
+        n_steps = self.max_iter if fixed else ADAM_MAX_STEPS
         box = fam.bounds()
         lo = np.array([-np.inf if b[0] is None else b[0] for b in box])
         hi = np.array([np.inf if b[1] is None else b[1] for b in box])
@@ -342,6 +380,11 @@ class _GaussianVariational(Fitter):
         x = x0.copy()
         first, second = np.zeros_like(x), np.zeros_like(x)
         average, n_avg = np.zeros_like(x), 0
+        # the stopping rule: window sums of the minibatch objective
+        start_avg = n_steps // 2 + 1 if fixed else None
+        stop_at = n_steps
+        window = np.empty((ADAM_WINDOW, x.size))
+        t = 0
         for t in range(1, n_steps + 1):
             terms = self._sampled_terms(rng)
             _, grad, _, _ = fam.objective(x, self.lam, self.prior_var, terms)
@@ -350,13 +393,33 @@ class _GaussianVariational(Fitter):
             step = self.step_size * (first / (1 - beta1**t)) \
                 / (np.sqrt(second / (1 - beta2**t)) + 1e-8)
             x = np.clip(x - step, lo, hi)
-            if t > n_steps // 2:
+            if start_avg is not None and t >= start_avg:
                 n_avg += 1
                 average += (x - average) / n_avg
-        message = (f"Adam: {n_steps} steps on {self._batch} fresh "
-                   f"{self._unit} each, "
-                   f"last {n_avg} iterates averaged")
-        return average, (True, n_steps, n_steps, message)
+                if t >= stop_at:
+                    break
+                continue
+            window[(t - 1) % ADAM_WINDOW] = grad
+            if t % ADAM_WINDOW == 0:
+                se = window.std(axis=0) / math.sqrt(ADAM_WINDOW - 1)
+                if np.all(np.abs(window.mean(axis=0)) <= ADAM_STOP_Z * se):
+                    start_avg = t + 1
+                    stop_at = min(n_steps, t + max(t, ADAM_MIN_AVERAGED))
+        if n_avg == 0:                    # the cap came first: last iterate
+            average, n_avg = x, 1
+        if fixed:
+            message = (f"Adam: {n_steps} steps on {self._batch} fresh "
+                       f"{self._unit} each, "
+                       f"last {n_avg} iterates averaged")
+        else:
+            rule = ("no window stopped descending" if start_avg is None
+                    else f"descent ended at step {start_avg - 1}")
+            message = (f"Adam: {t} steps on {self._batch} fresh "
+                       f"{self._unit} each, last {n_avg} iterates averaged "
+                       f"(stopping rule: {rule}"
+                       + (")" if t < n_steps else
+                          f"; capped at {n_steps} steps)"))
+        return average, (fixed or start_avg is not None, t, t, message)
 
     # ------------------------------------------------------------ using it
     def _require_fit(self):

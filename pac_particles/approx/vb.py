@@ -114,13 +114,24 @@ from pac_particles.problem.probit_risk import GaussianPairRisk, expected_auc_ris
 __all__ = ["GaussianVB", "ClassificationVB", "VBResult", "FAMILIES", "expected_auc_risk",
            "gaussian_kl", "ordered_pairs_factor", "corollary21_lam",
            "auto_pairs", "AUTO_PAIRS_ABOVE", "AUTO_PAIRS_PER_POINT",
-           "LBFGS_MAX_ITER"]
+           "AUTO_BATCH_PAIRS", "EXACT_OBJECTIVE_PAIRS",
+           "OBJECTIVE_SAMPLE_PAIRS", "LBFGS_MAX_ITER"]
 
 
 #: ``n_pairs="auto"`` keeps all pairs up to this many positive/negative pairs
 AUTO_PAIRS_ABOVE = 1_000_000
 #: ... and above it samples this many pairs per member of the larger class
+#: (the one fixed sample of ``resample=False``)
 AUTO_PAIRS_PER_POINT = 20
+#: ``n_pairs="auto"`` above :data:`AUTO_PAIRS_ABOVE` with ``resample=True``
+#: (the default): Adam on this many fresh pairs per step, whatever n (one
+#: step costs O(AUTO_BATCH_PAIRS d), about a millisecond at d = 10)
+AUTO_BATCH_PAIRS = 10_000
+#: a stochastic fit reports its objective exactly (all P pairs) up to this
+#: many pairs, else estimates it from :data:`OBJECTIVE_SAMPLE_PAIRS` pairs
+#: (:meth:`~pac_particles.problem.probit_risk.GaussianPairRisk.estimate`)
+EXACT_OBJECTIVE_PAIRS = 4_000_000
+OBJECTIVE_SAMPLE_PAIRS = 200_000
 
 
 # ------------------------------------------------------------ normalisation
@@ -217,17 +228,22 @@ class GaussianVB(_GaussianVariational):
         ``Var(R_n) = O(1/n_pos + 1/n_neg)``; ``n_pairs`` a few times
         ``n_pos n_neg / min(n_pos, n_neg)`` makes the extra noise negligible.
         Use it when P is in the hundreds of millions. ``"auto"``: all pairs
-        up to :data:`AUTO_PAIRS_ABOVE`, else :func:`auto_pairs` pairs in
-        one sample with L-BFGS (``resample`` is then False).
+        (L-BFGS) up to :data:`AUTO_PAIRS_ABOVE`, else Adam on
+        :data:`AUTO_BATCH_PAIRS` fresh pairs per step with the stopping
+        rule of :meth:`_adam` (with ``resample=False``: :func:`auto_pairs`
+        pairs in one sample with L-BFGS).
     resample : bool, default True
         With ``n_pairs``: draw fresh pairs at every iteration and optimise with
-        Adam, averaging the iterates of the second half; if False, draw one
-        sample and run L-BFGS on it (sample-average approximation).
+        Adam, averaging the iterates of the second half (``max_iter``) or
+        those after the descent (the stopping rule, without ``max_iter``);
+        if False, draw one sample and run L-BFGS on it (sample-average
+        approximation). Above :data:`EXACT_OBJECTIVE_PAIRS` pairs the
+        reported objective is then estimated (``objective_se``).
     seed : int, optional
         Seed of the pair subsampling (ignored without ``n_pairs``).
     max_iter : int, optional
         L-BFGS iterations (default :data:`LBFGS_MAX_ITER`) or Adam steps
-        (default 3000).
+        (default: the stopping rule, at most 3000).
     tol : float, default 1e-6
         L-BFGS tolerance on the projected gradient.
     step_size : float, default 0.02
@@ -288,7 +304,8 @@ class GaussianVB(_GaussianVariational):
         self.prior_var = check_positive(prior_var, "prior_var")
         if isinstance(n_pairs, str) and n_pairs == "auto":
             n_pairs = auto_pairs(self.data.n_pos, self.data.n_neg)
-            resample = resample and n_pairs is None
+            if n_pairs is not None and resample:
+                n_pairs = AUTO_BATCH_PAIRS
         elif n_pairs is not None:
             n_pairs = check_count(n_pairs, "n_pairs")
         if max_iter is not None:
@@ -312,6 +329,28 @@ class GaussianVB(_GaussianVariational):
     @property
     def _batch(self):
         return self.n_pairs
+
+    def _final_objective(self, fam, x):
+        """Exact on all pairs, except a stochastic fit above
+        :data:`EXACT_OBJECTIVE_PAIRS` pairs: then ``E_rho[R_n]`` is estimated
+        from :data:`OBJECTIVE_SAMPLE_PAIRS` fresh pairs around the exact
+        step risk of the mean (a control variate), and the gradient from
+        as many pairs; never an O(P) sum."""
+        P = self.data.n_pos * self.data.n_neg
+        if self.n_pairs is None or P <= EXACT_OBJECTIVE_PAIRS:
+            return super()._final_objective(fam, x)
+        rng = np.random.default_rng(
+            None if self.seed is None else [self.seed, 1])
+        m, cov, _ = fam.unpack(x)
+        risk, risk_se = self._pairs.estimate(m, cov, rng,
+                                             OBJECTIVE_SAMPLE_PAIRS)
+        ip, jn = self._risk.draw_pairs(rng, OBJECTIVE_SAMPLE_PAIRS)
+
+        def terms(m, cov, need_grad=True):
+            return self._pairs.sampled(ip, jn, m, cov, need_grad)[:3]
+        _, grad, _, kl = fam.objective(x, self.lam, self.prior_var, terms)
+        return (self.lam * risk + kl, grad, risk, kl,
+                float(self.lam * risk_se))
 
     def _sampled_terms(self, rng):
         """Pair terms on one sample of ``n_pairs`` pairs drawn from ``rng``."""

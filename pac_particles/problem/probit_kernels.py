@@ -32,7 +32,7 @@ import numpy as np
 from pac_particles.core import parallel
 
 __all__ = ["CANCELLATION_RTOL", "gram_terms", "gaussian_block",
-           "sampled_gaussian", "inverse_pair_norms", "sampled_inverse_norms",
+           "sampled_gaussian", "pair_batch_sums", "BATCH_SUMS_FIXED", "inverse_pair_norms", "sampled_inverse_norms",
            "smoothed_block", "smoothed_sampled"]
 
 #: below this fraction of a_i + a_j, a_i + a_j - 2 b_ij has lost most of its
@@ -279,6 +279,126 @@ def sampled_gaussian(ip, jn, XS_pos, s_pos, s_neg, a_pos, a_neg, gid_pos,
     kernel(numba.get_num_threads(), ip, jn, XS_pos, s_pos, s_neg, a_pos,
            a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov, kind,
            CANCELLATION_RTOL, f, w, u)
+
+
+# ------------------------- one Gaussian on a minibatch of pairs (VB, O(B d))
+
+#: the leading entries of :func:`pair_batch_sums`'s result: sum of Phi_b,
+#: sum of Phi_b^2, sum of c_b, sum of c_b^2 (c_b = Phi_b - step_b, the
+#: control variate), then sum of w_b d_b (d) and sum of u_b d_b d_b' (its
+#: diagonal (d) or the d x d matrix)
+BATCH_SUMS_FIXED = 4
+
+
+@numba.njit(cache=True, nogil=True)
+def _pair_batch_range(lo, hi, ip, jn, X_pos, X_neg, m, cov, kind, need_grad,
+                      full_grad, s_pos, s_neg, acc):
+    """Sums of the probit terms of the sampled pairs ``lo..hi-1`` into
+    ``acc`` (layout: :data:`BATCH_SUMS_FIXED`). Everything is computed from
+    the difference vector ``d_b`` (two rows read, no O(n) work): a pair
+    with ``d_b = 0`` (equal rows) is a tie, 1/2 with no gradient. With
+    ``s_pos.size > 0`` the step terms ``1{s_i < s_j} + 1{s_i = s_j} / 2``
+    of the given scores are subtracted into the control-variate sums."""
+    d = X_pos.shape[1]
+    diff = np.empty(d)
+    control = s_pos.shape[0] > 0
+    off = BATCH_SUMS_FIXED
+    for b in range(lo, hi):
+        i = ip[b]
+        j = jn[b]
+        mu = 0.0
+        zero = True
+        for k in range(d):
+            dk = X_pos[i, k] - X_neg[j, k]
+            diff[k] = dk
+            mu += dk * m[k]
+            if dk != 0.0:
+                zero = False
+        if zero:
+            f, w, u = 0.5, 0.0, 0.0
+        else:
+            var = 0.0
+            if kind == _DIAGONAL:
+                for k in range(d):
+                    var += diff[k] * diff[k] * cov[0, k]
+            else:
+                for k in range(d):
+                    row = 0.0
+                    for l in range(d):
+                        row += cov[k, l] * diff[l]
+                    var += diff[k] * row
+            f, w, u = _probit_terms(mu, var)
+        acc[0] += f
+        acc[1] += f * f
+        if control:
+            gap = s_pos[i] - s_neg[j]
+            step = 1.0 if gap < 0.0 else (0.5 if gap == 0.0 else 0.0)
+            c = f - step
+            acc[2] += c
+            acc[3] += c * c
+        if need_grad and (w != 0.0 or u != 0.0):
+            for k in range(d):
+                acc[off + k] += w * diff[k]
+            if full_grad:
+                for k in range(d):
+                    uk = u * diff[k]
+                    for l in range(d):
+                        acc[off + d + k * d + l] += uk * diff[l]
+            else:
+                for k in range(d):
+                    acc[off + d + k] += u * diff[k] * diff[k]
+
+
+@numba.njit(cache=True, parallel=True)
+def _pair_batch_parallel(ip, jn, X_pos, X_neg, m, cov, kind, need_grad,
+                         full_grad, s_pos, s_neg, acc):
+    n_chunks = acc.shape[0]
+    n = ip.shape[0]
+    for c in numba.prange(n_chunks):
+        _pair_batch_range(c * n // n_chunks, (c + 1) * n // n_chunks, ip, jn,
+                          X_pos, X_neg, m, cov, kind, need_grad, full_grad,
+                          s_pos, s_neg, acc[c])
+
+
+@numba.njit(cache=True, nogil=True)
+def _pair_batch_serial(ip, jn, X_pos, X_neg, m, cov, kind, need_grad,
+                       full_grad, s_pos, s_neg, acc):
+    _pair_batch_range(0, ip.shape[0], ip, jn, X_pos, X_neg, m, cov, kind,
+                      need_grad, full_grad, s_pos, s_neg, acc[0])
+
+
+_NO_SCORES = np.zeros(0)
+
+
+def pair_batch_sums(ip, jn, X_pos, X_neg, m, cov, need_grad=True,
+                    full_grad=None, scores=None):
+    """Sums of one ``N(m, S)``'s probit terms over the sampled pairs
+    ``(ip[b], jn[b])``, in one pass of O(B d) (O(B d^2) with the full
+    covariance gradient) that reads only the sampled rows: the minibatch
+    kernel of the stochastic VB, whose cost does not grow with n.
+
+    ``cov`` is a (d,) vector of variances or a (d, d) matrix; ``full_grad``
+    (default: ``cov`` is a matrix) sums ``u_b d_b d_b'`` instead of its
+    diagonal. ``scores=(s_pos, s_neg)`` adds the control-variate sums of
+    ``Phi_b`` minus the step risk of those scores. Returns a float array:
+    :data:`BATCH_SUMS_FIXED` leading sums, then ``sum w_b d_b`` and ``sum
+    u_b d_b d_b'`` (flattened (d, d) or its diagonal).
+    """
+    d = X_pos.shape[1]
+    cov = np.asarray(cov, dtype=float)
+    diag = cov.ndim == 1
+    cov2d = np.ascontiguousarray(cov[None, :] if diag else cov)
+    full = (not diag) if full_grad is None else bool(full_grad)
+    s_pos, s_neg = (_NO_SCORES, _NO_SCORES) if scores is None else scores
+    use = parallel.use_parallel(ip.shape[0])
+    n_chunks = numba.get_num_threads() if use else 1
+    acc = np.zeros((n_chunks, BATCH_SUMS_FIXED + d + (d * d if full else d)))
+    kernel = _pair_batch_parallel if use else _pair_batch_serial
+    kernel(ip, jn, X_pos, X_neg, np.ascontiguousarray(m, dtype=float), cov2d,
+           _DIAGONAL if diag else _FULL, bool(need_grad), full,
+           np.ascontiguousarray(s_pos, dtype=float),
+           np.ascontiguousarray(s_neg, dtype=float), acc)
+    return acc.sum(axis=0)
 
 
 # ---------------------------- a batch of particles, S = (h r)^2 I (SVGD)

@@ -65,9 +65,11 @@ minimization: optimization of incomplete U-statistics. JMLR 17(76), 1-36.
 import numpy as np
 
 from pac_particles.core.checks import InputError, check_finite_array, check_positive
+from pac_particles.problem.auc import split_risk
 from pac_particles.problem.probit_kernels import (
-    CANCELLATION_RTOL, gaussian_block, gram_terms, inverse_pair_norms,
-    sampled_gaussian, sampled_inverse_norms, smoothed_block, smoothed_sampled)
+    BATCH_SUMS_FIXED, CANCELLATION_RTOL, gaussian_block, gram_terms,
+    inverse_pair_norms, pair_batch_sums, sampled_inverse_norms,
+    smoothed_block, smoothed_sampled)
 from pac_particles.problem.risks import duplicate_groups
 
 __all__ = ["expected_auc_risk", "check_gaussian_pairs", "smoothed_auc_risk",
@@ -86,29 +88,34 @@ def _block_rows(n_pos, n_neg, block_entries):
     return max(1, min(n_pos, entries // max(n_neg, 1)))
 
 
-def _pair_terms_sampled(X_pos, X_neg, gid_pos, gid_neg, ip, jn, m, cov,
-                        need_grad=True):
-    """:class:`GaussianPairRisk` on the pairs ``(ip[b], jn[b])`` only (an
-    incomplete U-statistic): ``(risk, grad_m, grad_cov, risk_sd)``, the last
-    the standard deviation of the per-pair terms."""
+def _batch_sums(X_pos, X_neg, ip, jn, m, cov, need_grad=True, full_grad=None,
+                scores=None):
     ip = np.ascontiguousarray(ip, dtype=np.int64)
     jn = np.ascontiguousarray(jn, dtype=np.int64)
-    m = np.ascontiguousarray(m, dtype=float)
-    XS_pos, s_pos, s_neg, a_pos, a_neg, cov2d, kind = gram_terms(
-        X_pos, X_neg, m, cov)
-    n = ip.shape[0]
-    f, w, u = np.empty(n), np.empty(n), np.empty(n)
-    sampled_gaussian(ip, jn, XS_pos, s_pos, s_neg, a_pos, a_neg, gid_pos,
-                     gid_neg, X_pos, X_neg, m, cov2d, kind, f, w, u)
-    risk, risk_sd = f.mean(), f.std()
+    return pair_batch_sums(ip, jn, X_pos, X_neg, m, cov, need_grad,
+                           full_grad, scores)
+
+
+def _pair_terms_sampled(X_pos, X_neg, ip, jn, m, cov, need_grad=True,
+                        full_grad=None):
+    """:class:`GaussianPairRisk` on the pairs ``(ip[b], jn[b])`` only (an
+    incomplete U-statistic): ``(risk, grad_m, grad_cov, risk_sd)``, the last
+    the standard deviation of the per-pair terms. One pass over the sampled
+    pairs' rows (:func:`~pac_particles.problem.probit_kernels.pair_batch_sums`),
+    O(B d) whatever n; ties are the pairs of equal rows."""
+    n = len(ip)
+    d = X_pos.shape[1]
+    sums = _batch_sums(X_pos, X_neg, ip, jn, m, cov, need_grad, full_grad)
+    risk = sums[0] / n
+    risk_sd = float(np.sqrt(max(sums[1] / n - risk * risk, 0.0)))
     if not need_grad:
         return risk, None, None, risk_sd
-    D = X_pos[ip] - X_neg[jn]
-    grad_m = D.T @ w / n
-    if cov.ndim == 1:
-        grad_cov = u @ D**2 / n
-    else:
-        grad_cov = (D * u[:, None]).T @ D / n
+    k = BATCH_SUMS_FIXED
+    grad_m = sums[k:k + d] / n
+    grad_cov = sums[k + d:] / n
+    if grad_cov.size == d * d:
+        grad_cov = grad_cov.reshape(d, d)
+        grad_cov = 0.5 * (grad_cov + grad_cov.T)
     return risk, grad_m, grad_cov, risk_sd
 
 
@@ -132,10 +139,26 @@ class GaussianPairRisk:
         self.n_pos, self.d = self.X_pos.shape
         self.n_neg = self.X_neg.shape[0]
         self.n_pairs = self.n_pos * self.n_neg
-        groups = duplicate_groups(np.vstack([self.X_pos, self.X_neg]))
-        self.gid_pos = np.ascontiguousarray(groups[:self.n_pos])
-        self.gid_neg = np.ascontiguousarray(groups[self.n_pos:])
+        self._groups = None
         self.block_rows = _block_rows(self.n_pos, self.n_neg, block_entries)
+
+    def _duplicate_groups(self):
+        # the exact blocks' tie labels, computed on first use: np.unique
+        # over the rows costs seconds at 10^6 rows, and the sampled pairs
+        # find their ties from the difference vector instead
+        if self._groups is None:
+            groups = duplicate_groups(np.vstack([self.X_pos, self.X_neg]))
+            self._groups = (np.ascontiguousarray(groups[:self.n_pos]),
+                            np.ascontiguousarray(groups[self.n_pos:]))
+        return self._groups
+
+    @property
+    def gid_pos(self):
+        return self._duplicate_groups()[0]
+
+    @property
+    def gid_neg(self):
+        return self._duplicate_groups()[1]
 
     def __call__(self, m, cov, need_grad=True):
         """Return ``(E_rho[R_n], grad_m, grad_cov)``.
@@ -207,8 +230,36 @@ class GaussianPairRisk:
     def sampled(self, ip, jn, m, cov, need_grad=True):
         """The same on the pairs ``(ip[b], jn[b])``; also returns the
         standard deviation of the per-pair terms."""
-        return _pair_terms_sampled(self.X_pos, self.X_neg, self.gid_pos,
-                                   self.gid_neg, ip, jn, m, cov, need_grad)
+        return _pair_terms_sampled(self.X_pos, self.X_neg, ip, jn, m, cov,
+                                   need_grad)
+
+    def sampled_full(self, ip, jn, m, cov):
+        """:meth:`sampled` with the full (d, d) ``dE/dS`` whatever ``cov``
+        (its diagonal is the diagonal family's gradient; the whole matrix is
+        the Hessian in ``m``, ``2 dE/dS`` by Price's theorem)."""
+        return _pair_terms_sampled(self.X_pos, self.X_neg, ip, jn, m, cov,
+                                   True, True)
+
+    def estimate(self, m, cov, rng, n_pairs):
+        """``(E_rho[R_n], its standard error)`` from ``n_pairs`` pairs drawn
+        uniformly with replacement, without an O(P) sum.
+
+        The step risk of the mean scores ``R_n(x . m)`` is exact in
+        O(n log n) (:func:`~pac_particles.problem.auc.split_risk`); the
+        sampled pairs estimate only the smoothing's correction ``Phi_b -
+        step_b``, which vanishes outside the pairs that ``rho`` may
+        reorder (a control variate: unbiased, with a far smaller variance
+        than ``Phi_b`` itself once ``S`` is small)."""
+        m = np.ascontiguousarray(m, dtype=float)
+        s_pos, s_neg = self.X_pos @ m, self.X_neg @ m
+        step = float(split_risk(s_pos, s_neg))
+        ip = rng.integers(self.n_pos, size=n_pairs)
+        jn = rng.integers(self.n_neg, size=n_pairs)
+        sums = _batch_sums(self.X_pos, self.X_neg, ip, jn, m, cov, False,
+                           False, (s_pos, s_neg))
+        mean = sums[2] / n_pairs
+        var = max(sums[3] / n_pairs - mean * mean, 0.0)
+        return step + mean, float(np.sqrt(var / n_pairs))
 
 
 def _check_pairs_data(X_pos, X_neg, d, what):
