@@ -23,10 +23,12 @@ parameters and set nothing on it.
 
 import copy
 import dataclasses
+import warnings
 
 import numpy as np
 
 from pac_particles.approx.ep import EPGP, EPLinear, EPSpikeSlab
+from pac_particles.approx.ep.base import AUTO_MAX_PAIRS
 from pac_particles.approx.vb import GaussianVB, auto_pairs
 from pac_particles.bounds import smc_certificate
 from pac_particles.core.checks import InputError, check_positive
@@ -45,7 +47,7 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
 
 __all__ = ["RankingFit", "choose_method", "fit_smc", "fit_gaussian",
            "smc_model", "AUTO_SMC_MAX_ROWS", "HOLDOUT_FRACTION",
-           "HOLDOUT_ABOVE_ROWS",
+           "HOLDOUT_ABOVE_ROWS", "SampledPairsWarning",
            "DEFAULT_GRID_SIZE", "EP_PATH_TOL", "VB_CV_TOL",
            "VB_LOO_MAX_FEATURES", "LOO_GRID_STRIDE"]
 
@@ -286,10 +288,28 @@ def _choose_lam(est, X, problem, hyper, grid):
     return cv, np.empty(0), None
 
 
+class SampledPairsWarning(UserWarning):
+    """EP is asked to run where it samples pairs (more than
+    :data:`~pac_particles.approx.ep.base.AUTO_MAX_PAIRS`): its sites then
+    often have no fixed point, and VB is the method at that size."""
+
+
+def _warn_if_ep_samples_pairs(est, problem, lam):
+    n_pairs = problem.risk.n_pairs
+    if est.method_ == "ep" and n_pairs > AUTO_MAX_PAIRS:
+        # measured: no fixed point at kappa = lam / B near 0.2 (1e6 rows)
+        warnings.warn(
+            f"EP samples {AUTO_MAX_PAIRS:,} of the {n_pairs:,} pairs here "
+            f"(kappa = lam / B = {lam / AUTO_MAX_PAIRS:.3g}), where it often "
+            "does not converge: use method='vb' (or 'auto') at this size",
+            SampledPairsWarning, stacklevel=4)
+
+
 def fit_gaussian(est, X, problem, hyper, lam_max, choose_lam):
     """EP's or VB's fit of the estimator ``est`` (module docstring), with
     the arguments of :func:`fit_smc`."""
     fit = RankingFit(posterior=None, lam=None, hyperparameters=hyper)
+    _warn_if_ep_samples_pairs(est, problem, lam_max if choose_lam else est.lam)
     polish = None
     if choose_lam:
         fit.cv, fit.lam_grid_failures, polish = _choose_lam(

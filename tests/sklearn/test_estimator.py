@@ -1058,3 +1058,18 @@ def test_vb_lam_cv_at_scale_scores_one_held_out_split(monkeypatch):
     assert len(val) == pytest.approx(0.2 * len(y), abs=2)
     assert not set(train) & set(val) and len(train) + len(val) == len(y)
     assert abs(np.mean(positives[val]) - np.mean(positives)) < 0.02
+
+
+def test_ep_says_in_one_line_before_it_samples_pairs(monkeypatch):
+    """Where EP would sample pairs (more than AUTO_MAX_PAIRS), the fit warns
+    before it starts and points to VB; below, it does not."""
+    import warnings
+    from pac_particles.sklearn import ranking_fit
+    X, y = _data(n=60)
+    monkeypatch.setattr(ranking_fit, "AUTO_MAX_PAIRS", 100)
+    with pytest.warns(ranking_fit.SampledPairsWarning, match="method='vb'"):
+        PACBayesAUC(method="ep", lam=30.0).fit(X, y)
+    monkeypatch.setattr(ranking_fit, "AUTO_MAX_PAIRS", 10 ** 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ranking_fit.SampledPairsWarning)
+        PACBayesAUC(method="ep", lam=30.0).fit(X, y)
