@@ -67,6 +67,10 @@ ADAM_WINDOW = 50
 ADAM_MIN_AVERAGED = 100
 ADAM_MAX_STEPS = 3000
 ADAM_STOP_Z = 2.0
+#: with ``_natural_scales`` (F1, F2): the rate ``beta`` of the running mean
+#: of the minibatch precisions ``1 / prior_var + 2 lam G_kk`` that sets
+#: ``1 / sigma_k^2`` (see :meth:`_GaussianVariational._adam`)
+PRECISION_RATE = 0.02
 
 
 # ------------------------------------------------------------ the families
@@ -112,6 +116,35 @@ class GaussianFamily:
         L = np.linalg.cholesky(np.diag(var) if cov.ndim == 1 else cov)
         L[np.diag_indices(self.d)] = np.log(np.diag(L))
         return np.concatenate([mean, L[self.tril]])
+
+    def rescale(self, x, prior_var):
+        """``x`` with ``(m, S^(1/2))`` scaled jointly by the ``c > 0`` that
+        minimises ``KL(rho || N(0, prior_var I))`` along that ray:
+        ``c^2 = d prior_var / (|m|^2 + tr S)``.
+
+        A risk of the normalised margins ``x . m / sqrt(x' S x)`` (the AUC
+        pairs, the 0-1 loss) is the same at every ``c``, and so is each of
+        its minibatch estimates: this is then the exact minimiser of the
+        objective along the ray, which first-order optimisers otherwise
+        approach slowly (only the KL, O(1) against the risk's O(lam)
+        curvature, pins the joint scale). The log standard deviations stay
+        in their box."""
+        d = self.d
+        m, cov, _ = self.unpack(x)
+        trace = np.trace(cov) if cov.ndim == 2 else cov.sum()
+        log_c = 0.5 * math.log(d * prior_var / (m @ m + trace))
+        lo, hi = _LOG_SD_BOUNDS
+        out = x.copy()
+        out[:d] *= math.exp(log_c)
+        if self.name == "full":
+            scale = out[d:]
+            diag = np.zeros(scale.size, dtype=bool)
+            diag[self.diag_pos] = True
+            scale[~diag] *= math.exp(log_c)
+            scale[diag] = np.clip(scale[diag] + log_c, lo, hi)
+        else:
+            out[d:] = np.clip(out[d:] + log_c, lo, hi)
+        return out
 
     def bounds(self):
         free = [(None, None)] * self.n_params
@@ -245,6 +278,13 @@ class _GaussianVariational(Fitter):
 
     #: what a minibatch is made of (for messages)
     _unit = "pairs"
+    #: whether the risk depends on ``(m, S)`` only through the normalised
+    #: margins ``x . m / sqrt(x' S x)``: Adam then takes the joint scale of
+    #: ``(m, S^(1/2))`` in closed form (:meth:`GaussianFamily.rescale`)
+    _scale_invariant = False
+    #: whether Adam's families F1 and F2 take natural-gradient steps on
+    #: the precisions instead of Adam steps on the log standard deviations
+    _natural_scales = False
     #: the task of the problems the approximation takes (``GibbsProblem.task``)
     _task = "ranking"
 
@@ -377,7 +417,15 @@ class _GaussianVariational(Fitter):
         lo = np.array([-np.inf if b[0] is None else b[0] for b in box])
         hi = np.array([np.inf if b[1] is None else b[1] for b in box])
         beta1, beta2 = 0.9, 0.999
-        x = x0.copy()
+        exact_scale = self._scale_invariant
+        natural = self._natural_scales and fam.name != "full"
+        d = fam.d
+        per = 1.0 if fam.name == "diagonal" else float(d)
+        target_avg = 0.0
+        # the running mean of the precisions needs a few of its time
+        # constants before its lag stops biasing the scales
+        first_test = int(4 / PRECISION_RATE) if natural else 0
+        x = fam.rescale(x0, self.prior_var) if exact_scale else x0.copy()
         first, second = np.zeros_like(x), np.zeros_like(x)
         average, n_avg = np.zeros_like(x), 0
         # the stopping rule: window sums of the minibatch objective
@@ -392,21 +440,41 @@ class _GaussianVariational(Fitter):
             second = beta2 * second + (1 - beta2) * grad**2
             step = self.step_size * (first / (1 - beta1**t)) \
                 / (np.sqrt(second / (1 - beta2**t)) + 1e-8)
+            if natural:
+                # the stationary point of the log-sd gradient g = 2 var
+                # (lam G + 1 / (2 v)) - 1 (summed over k for F1) is the
+                # precision 2 lam G + 1 / v = (g + per) / (per var): move
+                # the precision a fraction beta of the way there (the
+                # natural gradient of the Gaussian's scales; Adam's steps
+                # are slowed by the noise of G)
+                var = np.exp(2.0 * x[d:])
+                rate = PRECISION_RATE
+                target_avg = (1.0 - rate) * target_avg \
+                    + rate * (grad[d:] + per) / (per * var)
+                precision = np.maximum(target_avg / (1.0 - (1.0 - rate)**t),
+                                       (1.0 - rate) / var)
+                step[d:] = x[d:] + 0.5 * np.log(precision)
             x = np.clip(x - step, lo, hi)
+            if exact_scale:
+                x = fam.rescale(x, self.prior_var)
             if start_avg is not None and t >= start_avg:
                 n_avg += 1
                 average += (x - average) / n_avg
                 if t >= stop_at:
                     break
                 continue
+            if fixed:       # max_iter: the second half, whatever the rule
+                continue
             window[(t - 1) % ADAM_WINDOW] = grad
-            if t % ADAM_WINDOW == 0:
+            if t % ADAM_WINDOW == 0 and t >= first_test:
                 se = window.std(axis=0) / math.sqrt(ADAM_WINDOW - 1)
                 if np.all(np.abs(window.mean(axis=0)) <= ADAM_STOP_Z * se):
                     start_avg = t + 1
                     stop_at = min(n_steps, t + max(t, ADAM_MIN_AVERAGED))
         if n_avg == 0:                    # the cap came first: last iterate
             average, n_avg = x, 1
+        elif exact_scale:                 # the average is inside the sphere
+            average = fam.rescale(average, self.prior_var)
         if fixed:
             message = (f"Adam: {n_steps} steps on {self._batch} fresh "
                        f"{self._unit} each, "

@@ -321,6 +321,11 @@ class GaussianVB(_GaussianVariational):
         self._risk = problem.risk
 
     # ------------------------------------------------ what the base reads
+    #: the pair risk depends on the normalised margins only
+    _scale_invariant = True
+    #: natural-gradient steps on the precisions of F1, F2 (see ``_adam``)
+    _natural_scales = True
+
     @property
     def _expected(self):
         """Exact expected risk with gradients (all P pairs)."""

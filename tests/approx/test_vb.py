@@ -460,3 +460,35 @@ def test_minibatch_kernel_matches_the_pairs_formulas():
     _, _, full, _ = pairs.sampled_full(ip, jn, m, var)
     np.testing.assert_allclose(full, (D * u[:, None]).T @ D / 400,
                                rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("family", ["isotropic", "diagonal", "full"])
+def test_joint_rescaling_keeps_the_pair_risk_and_minimises_the_kl(family):
+    """GaussianFamily.rescale: the pair risk depends on the normalised
+    margins only, so scaling (m, S^(1/2)) jointly leaves it unchanged; the
+    rescaled point minimises the KL along that ray (|m|^2 + tr S = d v)."""
+    from pac_particles.approx.variational import GaussianFamily
+    X, y = _logistic_rows(300)
+    vb = GaussianVB(X, y, lam=300.0, family=family, prior_var=2.0)
+    fam = GaussianFamily(family, vb.data.d)
+    rng = np.random.default_rng(3)
+    x = rng.normal(scale=0.3, size=fam.n_params)
+    out = fam.rescale(x, 2.0)
+    m, cov, _ = fam.unpack(out)
+    trace = np.trace(cov) if cov.ndim == 2 else cov.sum()
+    assert m @ m + trace == pytest.approx(vb.data.d * 2.0, rel=1e-12)
+    value, _, risk, kl = fam.objective(x, vb.lam, 2.0, vb._expected)
+    value_r, _, risk_r, kl_r = fam.objective(out, vb.lam, 2.0, vb._expected)
+    assert risk_r == pytest.approx(risk, abs=1e-12)
+    assert kl_r <= kl
+    for c in (0.9, 1.1):                  # a minimum along the ray
+        shifted = fam.rescale(out, 2.0 * c**2)   # scales by c
+        _, _, _, kl_c = fam.objective(shifted, vb.lam, 2.0, vb._expected)
+        assert kl_c > kl_r
+
+
+def test_adam_with_max_iter_runs_exactly_that_many_steps():
+    X, y = _logistic_rows(2000)
+    res = GaussianVB(X, y, lam=2000.0, family="diagonal", n_pairs=10_000,
+                     seed=0, max_iter=300).fit()
+    assert res.n_iter == 300 and "last 150 iterates" in res.message
