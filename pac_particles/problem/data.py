@@ -120,7 +120,8 @@ def _as_design_matrix(X, name="X"):
                          f"shape {X.shape}")
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise InputError(f"{name} is empty: shape {X.shape}")
-    if not np.all(np.isfinite(X)):
+    # min and max propagate NaN and inf: two passes, no n x d mask
+    if not (np.isfinite(X.min()) and np.isfinite(X.max())):
         bad = np.argwhere(~np.isfinite(X))[0]
         raise InputError(f"{name} contains NaN or infinite values (first at "
                          f"row {bad[0]}, column {bad[1]})")
@@ -203,8 +204,9 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
     if len(names) != n_raw:
         raise InputError(f"{len(names)} feature names for {n_raw} columns")
     columns = np.arange(n_raw)
+    low, high = X.min(axis=0), X.max(axis=0)
     if drop_constant:
-        constant = np.all(X == X[0], axis=0)
+        constant = low == high
         if np.all(constant):
             raise InputError("every column of X is constant: no score can "
                              "rank the data")
@@ -215,13 +217,25 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
                 "cancel in every pairwise difference, so they cannot change "
                 "the AUC", stacklevel=2)
             columns = np.flatnonzero(~constant)
-    Xk = X[:, columns]
-    if standardize:
-        center, scale = _column_moments(Xk)
+    # at a million rows every copy of X counts (a fit's set-up was 0.7 s
+    # against LogisticRegression's 0.6 s): one copy when the columns' range
+    # cannot overflow, the careful path of _column_moments otherwise
+    top = np.maximum(np.abs(low), np.abs(high))[columns]
+    if standardize and np.all((top < _MAX_ABS) & ((top > 1e-150) | (top == 0))):
+        Xk = X[:, columns] if columns.size < n_raw else X.copy()
+        center = Xk.mean(axis=0)
+        Xk -= center
+        scale = np.sqrt(np.einsum("ij,ij->j", Xk, Xk) / Xk.shape[0])
+        scale[scale == 0] = 1.0
+        Xk /= scale
     else:
-        center = np.zeros(Xk.shape[1])
-        scale = np.ones(Xk.shape[1])
-    Xk = _scaled(Xk, center, scale, "X", standardize)
+        Xk = X[:, columns]
+        if standardize:
+            center, scale = _column_moments(Xk)
+        else:
+            center = np.zeros(Xk.shape[1])
+            scale = np.ones(Xk.shape[1])
+        Xk = _scaled(Xk, center, scale, "X", standardize)
     return AUCData(X=np.ascontiguousarray(Xk), y=positives, columns=columns,
                    center=center, scale=scale,
                    feature_names=[names[k] for k in columns],

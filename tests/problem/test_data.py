@@ -216,3 +216,24 @@ def test_string_labels_are_encoded_with_the_documented_rule():
         encode_labels(np.array(["a", "a"], object))
     with pytest.raises(ValueError, match="binary"):
         encode_labels(np.array(["a", "b", "c"], object))
+
+
+def test_both_standardisation_paths_give_the_same_design():
+    """One copy of X where the columns' range cannot overflow; the careful
+    path (columns divided by their largest value first) where it can: the
+    same centring and scaling, to rounding."""
+    import numpy as np
+    from pac_particles.problem.data import validate_xy
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3)) * [1.0, 50.0, 0.01] + [3.0, -7.0, 0.5]
+    y = rng.integers(0, 2, size=500)
+    given = X.copy()
+    fast = validate_xy(X, y, standardize=True)
+    np.testing.assert_array_equal(X, given)        # the input is not modified
+    careful = validate_xy(np.column_stack([X, 1e200 * X[:, 0]]), y,
+                          standardize=True)
+    np.testing.assert_allclose(careful.X[:, :3], fast.X, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(fast.X.mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(fast.X.std(axis=0), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(fast.center, X.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(careful.X[:, 3], careful.X[:, 0], rtol=1e-10)
