@@ -224,9 +224,13 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
     if standardize and np.all((top < _MAX_ABS) & ((top > 1e-150) | (top == 0))):
         Xk = X[:, columns] if columns.size < n_raw else X.copy()
         center = Xk.mean(axis=0)
+        # a constant column (kept when drop_constant is False) centres to
+        # exactly 0 with scale 1: its mean may be an ulp off its value
+        flat = (low == high)[columns]
+        center[flat] = low[columns][flat]
         Xk -= center
         scale = np.sqrt(np.einsum("ij,ij->j", Xk, Xk) / Xk.shape[0])
-        scale[scale == 0] = 1.0
+        scale[flat | (scale == 0)] = 1.0
         Xk /= scale
     else:
         Xk = X[:, columns]

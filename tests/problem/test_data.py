@@ -237,3 +237,17 @@ def test_both_standardisation_paths_give_the_same_design():
     np.testing.assert_allclose(fast.X.std(axis=0), 1.0, rtol=1e-12)
     np.testing.assert_allclose(fast.center, X.mean(axis=0), rtol=1e-12)
     np.testing.assert_allclose(careful.X[:, 3], careful.X[:, 0], rtol=1e-10)
+
+
+def test_a_constant_column_kept_standardises_to_zero_with_scale_one():
+    """drop_constant=False keeps a constant column: centred to exactly 0,
+    scale 1, whatever the rounding of its mean (the old path's result)."""
+    import numpy as np
+    from pac_particles.problem.data import validate_xy
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(37, 2))
+    X[:, 1] = (1.5 - 0.37) / 0.91              # not a round number
+    data = validate_xy(X, rng.integers(0, 2, size=37), standardize=True,
+                       drop_constant=False)
+    assert np.all(data.X[:, 1] == 0.0) and data.scale[1] == 1.0
+    assert data.center[1] == X[0, 1]
