@@ -188,8 +188,10 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
                              "only; use 'smc' or 'ep' for GP kernels and "
                              "spike-and-slab priors")
         if self.spike_slab is not None:
-            values = (tuple(self.spike_slab)
-                      if isinstance(self.spike_slab, (tuple, list)) else ())
+            try:
+                values = tuple(self.spike_slab)
+            except TypeError:
+                values = ()
             if len(values) != 3:
                 raise InputError("spike_slab must be a tuple (p, v0, v1)")
             for value, name in zip(values, ("p", "v0", "v1")):

@@ -35,6 +35,7 @@ from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.core.parallel import concurrent_folds
 from pac_particles.problem.priors import SpikeSlabPrior
+from pac_particles.problem.problem import GibbsProblem
 from pac_particles.smc.importance_evidence import refine_log_z
 from pac_particles.smc.models import (AUCGibbsModel, GPAUCModel,
                                       linear_score_model,
@@ -274,10 +275,10 @@ def _choose_lam(est, X, problem, hyper, grid):
     jobs, threads = concurrent_folds(est.n_folds, est.n_jobs)
 
     def make(X_tr, y_tr, lam):
-        return GaussianVB(X_tr, y_tr, lam, prior_var=est.prior_var,
-                          family=est.vb_family, seed=est.random_state,
-                          n_pairs="auto", tol=VB_CV_TOL,
-                          standardize=est.standardize, pu_prior=est.pu_prior)
+        # a fold's own problem (its rows standardised alone), the fit's VB
+        return approximation(
+            est, GibbsProblem.ranking(X_tr, y_tr, lam, est.standardize,
+                                      est.pu_prior), hyper, tol=VB_CV_TOL)
     # at scale one held-out split: K refits would cost K fits
     holdout = HOLDOUT_FRACTION if data.n > HOLDOUT_ABOVE_ROWS else None
     cv = cross_validate_lam(X, data.y, grid,
