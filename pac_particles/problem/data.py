@@ -133,17 +133,34 @@ def _as_design_matrix(X, name="X"):
 _MAX_ABS = 1e150
 
 
-def _column_moments(X):
-    """Column means and standard deviations, without overflow or underflow:
-    computed on the columns divided by their largest absolute value (``X *
-    1e200`` has a finite mean and sd, but its squares overflow)."""
-    top = np.max(np.abs(X), axis=0)
+def _standardized(X, columns, low, high):
+    """``(Xs, center, scale)``: the ``columns`` of ``X`` centred and scaled
+    to unit standard deviation, in one copy of ``X`` (every copy counts at
+    a million rows). Columns whose largest value would over- or underflow
+    when squared (``X * 1e200`` has a finite mean and sd) are first divided
+    by it, and their moments multiplied back. ``low``, ``high``: the
+    columns' minima and maxima (a constant column centres to exactly 0 with
+    scale 1: its mean may be an ulp off its value)."""
+    Xs = X[:, columns] if columns.size < X.shape[1] else X.copy()
+    low, high = low[columns], high[columns]
+    top = np.maximum(np.abs(low), np.abs(high))
     top[top == 0] = 1.0
-    Xs = X / top
-    center = Xs.mean(axis=0) * top
-    scale = Xs.std(axis=0) * top
-    scale[scale == 0] = 1.0
-    return center, scale
+    extreme = (top >= _MAX_ABS) | (top <= 1e-150)
+    if np.any(extreme):
+        Xs[:, extreme] /= top[extreme]
+    center = Xs.mean(axis=0)
+    flat = low == high
+    center[flat] = (low / np.where(extreme, top, 1.0))[flat]
+    Xs -= center
+    scale = np.sqrt(np.einsum("ij,ij->j", Xs, Xs) / Xs.shape[0])
+    scale[flat | (scale == 0)] = 1.0
+    Xs /= scale
+    factor = np.where(extreme, top, 1.0)
+    center, scale = center * factor, scale * factor
+    # new rows are mapped in raw units (AUCData.transform): the columns'
+    # extremes must survive x - center there
+    _scaled(np.vstack([low, high]), center, scale, "X", True)
+    return Xs, center, scale
 
 
 def _scaled(X, center, scale, name, standardized):
@@ -217,29 +234,11 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
                 "cancel in every pairwise difference, so they cannot change "
                 "the AUC", stacklevel=2)
             columns = np.flatnonzero(~constant)
-    # at a million rows every copy of X counts (a fit's set-up was 0.7 s
-    # against LogisticRegression's 0.6 s): one copy when the columns' range
-    # cannot overflow, the careful path of _column_moments otherwise
-    top = np.maximum(np.abs(low), np.abs(high))[columns]
-    if standardize and np.all((top < _MAX_ABS) & ((top > 1e-150) | (top == 0))):
-        Xk = X[:, columns] if columns.size < n_raw else X.copy()
-        center = Xk.mean(axis=0)
-        # a constant column (kept when drop_constant is False) centres to
-        # exactly 0 with scale 1: its mean may be an ulp off its value
-        flat = (low == high)[columns]
-        center[flat] = low[columns][flat]
-        Xk -= center
-        scale = np.sqrt(np.einsum("ij,ij->j", Xk, Xk) / Xk.shape[0])
-        scale[flat | (scale == 0)] = 1.0
-        Xk /= scale
+    if standardize:
+        Xk, center, scale = _standardized(X, columns, low, high)
     else:
-        Xk = X[:, columns]
-        if standardize:
-            center, scale = _column_moments(Xk)
-        else:
-            center = np.zeros(Xk.shape[1])
-            scale = np.ones(Xk.shape[1])
-        Xk = _scaled(Xk, center, scale, "X", standardize)
+        center, scale = np.zeros(columns.size), np.ones(columns.size)
+        Xk = _scaled(X[:, columns], center, scale, "X", False)
     return AUCData(X=np.ascontiguousarray(Xk), y=positives, columns=columns,
                    center=center, scale=scale,
                    feature_names=[names[k] for k in columns],
