@@ -319,6 +319,7 @@ class GaussianVB(_GaussianVariational):
         self._pairs = GaussianPairRisk(self.data.X_pos, self.data.X_neg,
                                        block_entries)
         self._risk = problem.risk
+        self._source = None         # Adam's source of pairs, per fit
 
     # ------------------------------------------------ what the base reads
     #: the pair risk depends on the normalised margins only
@@ -358,11 +359,22 @@ class GaussianVB(_GaussianVariational):
                 float(self.lam * risk_se))
 
     def _sampled_terms(self, rng):
-        """Pair terms on one sample of ``n_pairs`` pairs drawn from ``rng``."""
-        ip, jn = self._risk.draw_pairs(rng, self.n_pairs)
+        """Pair terms on one sample of ``n_pairs`` pairs drawn from ``rng``:
+        Adam's fresh minibatch from the data's source of pairs (all rows in
+        memory, or a step's own rows fetched from a cluster:
+        :mod:`pac_particles.problem.row_pools`), L-BFGS's one sample."""
+        if self.resample:
+            if self._source is None or self._source.rng is not rng:
+                self._source = self.data.pair_source(rng, self.n_pairs)
+            X_pos, X_neg, ip, jn = self._source.pairs(self.n_pairs)
+            pairs = (self._pairs if X_pos is self.data.X_pos
+                     else GaussianPairRisk(X_pos, X_neg))
+        else:
+            ip, jn = self._risk.draw_pairs(rng, self.n_pairs)
+            pairs = self._pairs
 
         def terms(m, cov, need_grad=True):
-            risk, g_m, g_cov, self._risk_sd = self._pairs.sampled(
+            risk, g_m, g_cov, self._risk_sd = pairs.sampled(
                 ip, jn, m, cov, need_grad)
             return risk, g_m, g_cov
         return terms

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pac_particles.problem.auc import binary_labels
+from pac_particles.problem.row_pools import InMemoryRows
 from pac_particles.core.checks import InputError, check_positive
 
 __all__ = ["AUCData", "DesignData", "validate_xy", "classification_data",
@@ -97,6 +98,12 @@ class AUCData:
                 f"{self.n_raw_features}")
         return _scaled(X_new[:, self.columns], self.center, self.scale,
                        "X_new", True)
+
+    def pair_source(self, rng, n_pairs):
+        """Where a stochastic optimiser draws its ``n_pairs`` fresh pairs a
+        step: directly from the class arrays
+        (:class:`~pac_particles.problem.row_pools.InMemoryRows`)."""
+        return InMemoryRows(self.X_pos, self.X_neg, rng)
 
     def raw_linear(self, theta):
         """``(coef, offset)`` with ``X_raw @ coef + offset == X @ theta``: a

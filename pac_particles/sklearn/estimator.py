@@ -47,6 +47,7 @@ from pac_particles.problem.auc import auc_risk, pu_corrected_risk
 from pac_particles.problem.problem import GibbsProblem, prior_hyperparameters
 from pac_particles.smc.posterior import POINT_ESTIMATES
 from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
+                                          calibration_rows,
                                           check_shared_parameters,
                                           logistic_slope, youden_cut)
 # the classification estimator, importable from here as the README shows
@@ -269,12 +270,13 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         self.certificate_ = self._certificate(terms=terms)
         self.certified_auc_risk_ = min(max(float(pu_corrected_risk(
             self.certificate_.bound, self.pu_prior)), 0.0), 1.0)
-        self.threshold_ = youden_cut(positives, train_scores)
+        rows = calibration_rows(len(positives), self.random_state)
+        self.threshold_ = youden_cut(positives[rows], train_scores[rows])
         if self.kernel is None:
             # decision_function > 0 exactly where the score passes the threshold
             self.intercept_ = float(self._offset - self.threshold_)
-        self.proba_slope_ = logistic_slope(train_scores - self.threshold_,
-                                           positives)
+        self.proba_slope_ = logistic_slope(
+            train_scores[rows] - self.threshold_, positives[rows])
         self.heldout_auc_ = self._heldout_auc(X, positives)
         return self
 

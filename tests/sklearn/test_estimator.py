@@ -164,6 +164,28 @@ def test_predict_uses_the_youden_point_of_the_training_roc():
     assert tpr - fpr == pytest.approx(np.max(t - f))
 
 
+def test_above_calibration_rows_the_cut_and_slope_use_a_row_sample(
+        monkeypatch):
+    """Above CALIBRATION_ROWS training rows the Youden cut and Platt's
+    slope are computed on a uniform sample of that many rows: the cut is
+    then the Youden point of the sample's ROC curve, near the full one's."""
+    from pac_particles.sklearn import binary
+    monkeypatch.setattr(binary, "CALIBRATION_ROWS", 150)
+    rows = binary.calibration_rows(400, 5)
+    assert rows.shape == (150,) and np.all(np.diff(rows) >= 0)
+    np.testing.assert_array_equal(rows, binary.calibration_rows(400, 5))
+    assert binary.calibration_rows(150, 5) == slice(None)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = (X @ [1.0, -1.0, 0.5] + rng.normal(size=400) > 0).astype(int)
+    est = PACBayesAUC(method="vb", lam=400.0, random_state=5).fit(X, y)
+    scores = est.decision_function(X) + est.threshold_
+    assert est.threshold_ == pytest.approx(
+        binary.youden_cut(y[rows] == 1, scores[rows]), abs=1e-9)
+    full = binary.youden_cut(y == 1, scores)
+    assert abs(est.threshold_ - full) < 0.5 * scores.std()
+
+
 def test_same_random_state_gives_the_same_fit():
     X, y = _data()
     a = PACBayesAUC(lam=100.0, n_particles=40, len_chain=4, random_state=3).fit(X, y)

@@ -1,0 +1,112 @@
+"""Where the stochastic optimiser's pairs come from: rows in memory, or pools
+of rows fetched from a cluster.
+
+The stochastic VB of the AUC posterior (:mod:`pac_particles.approx.vb`)
+estimates ``E_rho[R_n]`` and its gradient at every step from ``B`` fresh
+positive/negative pairs, each uniform over the ``n_pos n_neg`` pairs: an
+unbiased incomplete U-statistic ([CCB16]), drawn afresh so that the iterate
+average targets the optimum of the complete U-statistic. Two sources:
+
+* :class:`InMemoryRows`: the pairs are drawn directly from the two class
+  arrays (``B`` row indices of each class, uniform with replacement).
+* :class:`RowPools`: for rows that are expensive to reach one at a time (a
+  Dask array on a cluster, :class:`pac_particles.problem.dask_data.DaskRows`),
+  rows are fetched in rounds. A round fetches ``reuse x k`` rows of each
+  class, i.i.d. uniform over the class, in random order, and step ``t`` of
+  the round draws its ``B`` pairs within its own ``k`` rows of each class,
+  never another step's. The rows of a step are then independent of the
+  iterate they are evaluated at (which depends only on earlier steps' rows),
+  so each step's gradient is unbiased given the iterate, as with pairs drawn
+  from all rows: pairs within blocks formed at random ([CCB16], Sec. 3).
+  (Re-using a pool for several steps would not be: the iterate adapts to
+  the pool, and it was measured to pull a fit off the optimum.) With
+  ``k = B`` the variance is that of ``B`` independent pairs: each pair's
+  rows are i.i.d. uniform, and a row is shared by about one pair.
+
+The blocks are random whatever the order of the data: a round's rows are
+drawn by row index, uniformly, never as runs of consecutive rows, and
+shuffled after the fetch (a source may return them grouped by chunk), so
+data that arrive sorted (by time, by label, by a feature) give the same
+pairs in law as shuffled data.
+
+[CCB16] Clemencon, S., Colin, I. and Bellet, A. (2016). Scaling-up empirical
+risk minimization: optimization of incomplete U-statistics. JMLR 17(76),
+1-36.
+"""
+
+import numpy as np
+
+from pac_particles.core.checks import check_count
+
+__all__ = ["InMemoryRows", "RowPools", "POOL_REUSE"]
+
+#: Steps per round of :class:`RowPools`: one fetch from the cluster serves
+#: this many steps (each with its own rows).
+POOL_REUSE = 20
+
+
+class InMemoryRows:
+    """The rows of each class as two arrays (``X_pos``, ``X_neg``).
+
+    ``pairs(n_pairs)`` draws pairs directly (row indices uniform with
+    replacement); ``draw(rng, k_pos, k_neg)`` returns that many rows of each
+    class, i.i.d. uniform, in the order drawn (the source interface of
+    :class:`RowPools`)."""
+
+    def __init__(self, X_pos, X_neg, rng=None):
+        self.X_pos, self.X_neg, self.rng = X_pos, X_neg, rng
+        self.n_pos, self.n_neg = X_pos.shape[0], X_neg.shape[0]
+
+    def pairs(self, n_pairs):
+        """``(X_pos, X_neg, ip, jn)``: pairs ``(X_pos[ip[b]], X_neg[jn[b]])``
+        uniform over all pairs."""
+        return (self.X_pos, self.X_neg,
+                self.rng.integers(self.n_pos, size=n_pairs),
+                self.rng.integers(self.n_neg, size=n_pairs))
+
+    def draw(self, rng, k_pos, k_neg):
+        return (self.X_pos[rng.integers(self.n_pos, size=k_pos)],
+                self.X_neg[rng.integers(self.n_neg, size=k_neg)])
+
+
+class RowPools:
+    """Pairs drawn within each step's own rows, fetched in rounds (module
+    docstring).
+
+    Parameters
+    ----------
+    source : an object with ``n_pos``, ``n_neg`` and ``draw(rng, k_pos,
+        k_neg)`` returning that many rows of each class, i.i.d. uniform (in
+        any order).
+    rng : numpy Generator of the rows and the pairs.
+    rows : int, rows of each class per step (``k``).
+    reuse : int, steps per round (one fetch).
+    """
+
+    def __init__(self, source, rng, rows, reuse=POOL_REUSE):
+        self.source, self.rng = source, rng
+        self.rows = check_count(rows, "rows")
+        self.reuse = check_count(reuse, "reuse")
+        self._pool, self._step = None, 0
+        self.n_rounds = 0
+
+    def pairs(self, n_pairs):
+        """``(X_pos_rows, X_neg_rows, ip, jn)``: this step's ``k`` rows of
+        each class and ``n_pairs`` pairs ``(X_pos_rows[ip[b]],
+        X_neg_rows[jn[b]])`` uniform among them, hence over all pairs."""
+        k = self.rows
+        if self._pool is None or self._step == self.reuse:
+            pos, neg = self.source.draw(self.rng, k * self.reuse,
+                                        k * self.reuse)
+            # a source may group its rows (by chunk): the steps' blocks
+            # must be random, so shuffle the round's rows
+            self._pool = (pos[self.rng.permutation(pos.shape[0])],
+                          neg[self.rng.permutation(neg.shape[0])])
+            self._step = 0
+            self.n_rounds += 1
+        block = slice(self._step * k, (self._step + 1) * k)
+        self._step += 1
+        X_pos = np.ascontiguousarray(self._pool[0][block])
+        X_neg = np.ascontiguousarray(self._pool[1][block])
+        return (X_pos, X_neg, self.rng.integers(k, size=n_pairs),
+                self.rng.integers(k, size=n_pairs))
