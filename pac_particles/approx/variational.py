@@ -375,7 +375,7 @@ class _GaussianVariational(Fitter):
                 raise InputError("init.cov must have positive variances")
             return fam.pack(mean, cov)
         # class-mean difference: Fisher's direction up to whitening
-        direction = self.data.X_pos.mean(axis=0) - self.data.X_neg.mean(axis=0)
+        direction = self.data.mean_difference
         norm = np.linalg.norm(direction)
         direction = direction / norm if norm > 0 else np.ones(d) / math.sqrt(d)
         return fam.pack(math.sqrt(v) * direction, np.full(d, 0.25 * v))

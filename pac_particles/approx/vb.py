@@ -302,6 +302,14 @@ class GaussianVB(_GaussianVariational):
                    step_size=0.02, block_entries=None):
         self._setup_problem(problem, family)
         self.prior_var = check_positive(prior_var, "prior_var")
+        if not self.data.in_memory:
+            # rows on a cluster: Adam on fresh pairs is the one fit that
+            # reads them by sampled rows only
+            if not resample or not (n_pairs is None or n_pairs == "auto"):
+                raise InputError("GaussianVB on a Dask collection runs Adam "
+                                 "on fresh pairs: leave n_pairs and resample "
+                                 "at their defaults")
+            n_pairs = AUTO_BATCH_PAIRS
         if isinstance(n_pairs, str) and n_pairs == "auto":
             n_pairs = auto_pairs(self.data.n_pos, self.data.n_neg)
             if n_pairs is not None and resample:
@@ -316,8 +324,9 @@ class GaussianVB(_GaussianVariational):
         self.max_iter = max_iter
         self.tol = check_positive(tol, "tol")
         self.step_size = check_positive(step_size, "step_size")
-        self._pairs = GaussianPairRisk(self.data.X_pos, self.data.X_neg,
-                                       block_entries)
+        self._pairs = (GaussianPairRisk(self.data.X_pos, self.data.X_neg,
+                                        block_entries)
+                       if self.data.in_memory else None)
         self._risk = problem.risk
         self._source = None         # Adam's source of pairs, per fit
 
@@ -343,17 +352,28 @@ class GaussianVB(_GaussianVariational):
         step risk of the mean (a control variate), and the gradient from
         as many pairs; never an O(P) sum."""
         P = self.data.n_pos * self.data.n_neg
-        if self.n_pairs is None or P <= EXACT_OBJECTIVE_PAIRS:
+        in_memory = self.data.in_memory
+        if in_memory and (self.n_pairs is None or P <= EXACT_OBJECTIVE_PAIRS):
             return super()._final_objective(fam, x)
         rng = np.random.default_rng(
             None if self.seed is None else [self.seed, 1])
         m, cov, _ = fam.unpack(x)
-        risk, risk_se = self._pairs.estimate(m, cov, rng,
-                                             OBJECTIVE_SAMPLE_PAIRS)
-        ip, jn = self._risk.draw_pairs(rng, OBJECTIVE_SAMPLE_PAIRS)
+        if in_memory:
+            risk, risk_se = self._pairs.estimate(m, cov, rng,
+                                                 OBJECTIVE_SAMPLE_PAIRS)
+            ip, jn = self._risk.draw_pairs(rng, OBJECTIVE_SAMPLE_PAIRS)
+            pairs = self._pairs
+        else:
+            # on a cluster: the plain mean over independent pairs (the
+            # control variate's exact step risk would need every row)
+            pairs = GaussianPairRisk(*self.data.sampled_pairs(
+                rng, OBJECTIVE_SAMPLE_PAIRS))
+            ip = jn = np.arange(OBJECTIVE_SAMPLE_PAIRS)
+            risk, _, _, sd = pairs.sampled(ip, jn, m, cov, need_grad=False)
+            risk_se = sd / math.sqrt(OBJECTIVE_SAMPLE_PAIRS)
 
         def terms(m, cov, need_grad=True):
-            return self._pairs.sampled(ip, jn, m, cov, need_grad)[:3]
+            return pairs.sampled(ip, jn, m, cov, need_grad)[:3]
         _, grad, _, kl = fam.objective(x, self.lam, self.prior_var, terms)
         return (self.lam * risk + kl, grad, risk, kl,
                 float(self.lam * risk_se))
@@ -367,7 +387,8 @@ class GaussianVB(_GaussianVariational):
             if self._source is None or self._source.rng is not rng:
                 self._source = self.data.pair_source(rng, self.n_pairs)
             X_pos, X_neg, ip, jn = self._source.pairs(self.n_pairs)
-            pairs = (self._pairs if X_pos is self.data.X_pos
+            pairs = (self._pairs if self._pairs is not None
+                     and X_pos is self._pairs.X_pos
                      else GaussianPairRisk(X_pos, X_neg))
         else:
             ip, jn = self._risk.draw_pairs(rng, self.n_pairs)

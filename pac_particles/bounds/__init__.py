@@ -71,6 +71,7 @@ from pac_particles.bounds.corollary19_posteriors import (
 from pac_particles.bounds.kl import binary_kl, kl_inverse_lower, kl_inverse_upper, maurer_constant
 from pac_particles.bounds.ranking import (AUC_TRIVIAL, EXACT_RISK_MAX_PAIRS, RISK_SAMPLE_PAIRS,
                       auc_certificate, check_log_z, sampled_expected_risk_bound,
+                      paired_expected_risk_bound,
                       data_dependent_candidate, data_dependent_prior,
                       gaussian_auc_certificate, gibbs_kl, prior_split,
                       EVIDENCE_SHARE, GIBBS_RISK_GRID, gibbs_certificate)
@@ -83,7 +84,7 @@ __all__ = ["binary_kl", "kl_inverse_upper", "kl_inverse_lower",
            "gibbs_certificate", "GIBBS_RISK_GRID", "EVIDENCE_SHARE",
            "prior_split", "data_dependent_prior", "data_dependent_candidate",
            "EXACT_RISK_MAX_PAIRS", "RISK_SAMPLE_PAIRS",
-           "sampled_expected_risk_bound",
+           "sampled_expected_risk_bound", "paired_expected_risk_bound",
            "classification_certificate", "lemma10_hoeffding_function",
            "corollary11_bound", "corollary13_hyperparameters",
            "corollary13_oracle_bound", "hinge_hoeffding_function",

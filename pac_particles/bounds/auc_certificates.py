@@ -7,7 +7,8 @@ posterior into PAC-Bayes certificates (:mod:`pac_particles.bounds`):
   (EP/VB Gaussians, GP latent scores, the Gaussian fitted to SMC's
   particles), in closed form, with ``E_rho[R_n]`` an upper confidence bound
   from sampled pairs when the pairs are too many to sum
-  (:data:`~pac_particles.bounds.EXACT_RISK_MAX_PAIRS`); for SMC also the
+  (:data:`~pac_particles.bounds.EXACT_RISK_MAX_PAIRS`) or the rows stay on
+  a Dask cluster (pairs fetched from it); for SMC also the
   exact Gibbs posterior, from a lower confidence bound on ``log Z``
   (:func:`~pac_particles.bounds.gibbs_certificate`): no Monte Carlo
   estimate enters a certificate without its own share of ``eps``;
@@ -33,13 +34,7 @@ It reads the estimator's parameters (``method``, ``prior``, ``kernel``,
 ``eps``, ``random_state``) and fitted attributes (``posterior_``,
 ``approximation_``, ``hyperparameters_``).
 
-Example
--------
-::
-
-    from pac_particles.sklearn.estimator import PACBayesAUC
-    est = PACBayesAUC().fit(X, y)        # certificate_ from this mixin
-    est.certificate_.bound, est.certificate_.prior, est.lam_
+Example: ``PACBayesAUC().fit(X, y).certificate_`` (its ``bound``, ``prior``).
 
 References
 ----------
@@ -57,7 +52,8 @@ import numpy as np
 
 from pac_particles.bounds import (EVIDENCE_SHARE, EXACT_RISK_MAX_PAIRS, RISK_SAMPLE_PAIRS,
                      auc_certificate, data_dependent_candidate,
-                     data_dependent_prior, gibbs_certificate, pac_bayes_bound,
+                     data_dependent_prior, gibbs_certificate,
+                     paired_expected_risk_bound, pac_bayes_bound,
                      prior_split, sampled_expected_risk_bound, tightest)
 from pac_particles.approx.ep import EPGP, EPSpikeSlab
 from pac_particles.bounds.rescaled_kl import (jittered_gram, rescaled_kl,
@@ -114,8 +110,8 @@ class AUCCertificates:
         prior with the hyper-parameters as given, on all rows: Corollary 19
         holds for every posterior, whatever tuned its hyper-parameters."""
         expected, kl, data, rho, risk_delta = terms
-        return pac_bayes_bound(expected, kl, approx.lam, risk=AUCRisk(data.y),
-                               eps=self.eps - risk_delta,
+        return pac_bayes_bound(expected, kl, approx.lam, n_pos=data.n_pos,
+                               n_neg=data.n_neg, eps=self.eps - risk_delta,
                                lam_grid=lam_grid)
 
     def _most_certified_step(self, cv):
@@ -250,8 +246,7 @@ class AUCCertificates:
             kl, self._data_free_scale = self._rho_kl(post.mean, post.cov,
                                                      prior)
             return expected, kl, data, rho, 0.0
-        expected, risk_delta = self._expected_risk(post.mean, post.cov,
-                                                   data.X_pos, data.X_neg)
+        expected, risk_delta = self._expected_risk(post.mean, post.cov, data)
         if self.prior == "spike_slab":
             prior = SpikeSlabPrior(data.d, p=hyper["p"], v0=hyper["v0"],
                                    v1=hyper["v1"])
@@ -276,19 +271,24 @@ class AUCCertificates:
             return rescaled_kl(mean, cov, prior, prior_mean)
         return scaled_kl(1.0, mean, cov, prior, prior_mean), 1.0
 
-    def _expected_risk(self, mean, cov, X_pos, X_neg):
-        """``(E_rho[R_n], risk_delta)`` for ``rho = N(mean, cov)`` on the
-        scores ``X @ theta``: exact up to
-        :data:`~pac_particles.bounds.EXACT_RISK_MAX_PAIRS` pairs
-        (``risk_delta = 0``), above an upper confidence bound from sampled
-        pairs at level ``risk_delta`` (module docstring)."""
+    def _expected_risk(self, mean, cov, data, rows=None):
+        """``(E_rho[R_n], risk_delta)``, ``rho = N(mean, cov)``, on the
+        scores of ``data``'s rows (or ``rows``: GP scores' identity rows):
+        exact up to :data:`~pac_particles.bounds.EXACT_RISK_MAX_PAIRS`
+        pairs (``risk_delta = 0``), above (and on a cluster) an upper
+        confidence bound from sampled pairs at level ``risk_delta``."""
+        seed = 0 if self.random_state is None else self.random_state
+        delta = RISK_SAMPLE_SHARE * self.eps
+        if not data.in_memory:         # independent pairs fetched from it
+            P, N = data.sampled_pairs(np.random.default_rng([seed, 3]),
+                                      RISK_SAMPLE_PAIRS)
+            return paired_expected_risk_bound(mean, cov, P, N, delta)[0], delta
+        X_pos, X_neg = (data.X_pos, data.X_neg) if rows is None else rows
         if len(X_pos) * len(X_neg) <= EXACT_RISK_MAX_PAIRS:
             return expected_auc_risk(mean, cov, X_pos, X_neg), 0.0
-        risk_delta = RISK_SAMPLE_SHARE * self.eps
-        upper, _ = sampled_expected_risk_bound(
-            mean, cov, X_pos, X_neg, risk_delta, n_pairs=RISK_SAMPLE_PAIRS,
-            seed=0 if self.random_state is None else self.random_state)
-        return upper, risk_delta
+        return sampled_expected_risk_bound(
+            mean, cov, X_pos, X_neg, delta, n_pairs=RISK_SAMPLE_PAIRS,
+            seed=seed)[0], delta
 
     def _particle_gaussian(self, post):
         """:meth:`_data_free_terms` of the Gaussian ``N(mean, cov)`` fitted
@@ -309,12 +309,11 @@ class AUCCertificates:
         else:
             L = prior_gaussian_factor(post.prior)
             kl = max(gaussian_kl(mean, cov, L @ L.T), 0.0)
+        rows = None
         if post.is_gp:
             eye = np.eye(data.n)
-            pos, neg = eye[data.y], eye[~data.y]
-        else:
-            pos, neg = data.X_pos, data.X_neg
-        expected, risk_delta = self._expected_risk(mean, cov, pos, neg)
+            rows = eye[data.y], eye[~data.y]
+        expected, risk_delta = self._expected_risk(mean, cov, data, rows)
         return expected, kl, data, dict(gaussian=(mean, cov)), risk_delta
 
     def _gibbs_candidate(self, post, data):
@@ -513,10 +512,9 @@ class AUCCertificates:
                 self._given_hyperparameters(data.d)),
             hyperparameters_tuned_on="whole sample" if grid_size > 1
             else "none", hyperparameter_grid_size=grid_size)
-        risk = AUCRisk(data.y)
-
         def candidate(delta_each):
-            cert = auc_certificate(expected, kl, risk=risk,
+            cert = auc_certificate(expected, kl, n_pos=data.n_pos,
+                                   n_neg=data.n_neg,
                                    delta=delta_each / grid_size,
                                    bounds=CERTIFICATE_BOUNDS)
             return dataclasses.replace(cert, delta=delta_each, **fields)

@@ -137,7 +137,8 @@ from pac_particles.bounds.certificates import BOUNDS, _certificate, tightest
 from pac_particles.bounds.kl import kl_inverse_upper, maurer_constant
 
 __all__ = ["AUC_TRIVIAL", "EXACT_RISK_MAX_PAIRS", "RISK_SAMPLE_PAIRS",
-           "sampled_expected_risk_bound", "auc_certificate",
+           "sampled_expected_risk_bound", "paired_expected_risk_bound",
+           "auc_certificate",
            "gaussian_auc_certificate",
            "check_log_z", "gibbs_kl", "gibbs_certificate", "GIBBS_RISK_GRID",
            "EVIDENCE_SHARE",
@@ -252,10 +253,32 @@ def sampled_expected_risk_bound(mean, cov, X_pos, X_neg, delta,
     rng = np.random.default_rng(seed)
     ip = rng.integers(X_pos.shape[0], size=n_pairs)
     jn = rng.integers(X_neg.shape[0], size=n_pairs)
+    return _upper_from_pairs(mean, cov, X_pos, X_neg, ip, jn, delta)
+
+
+def paired_expected_risk_bound(mean, cov, P, N, delta):
+    """:func:`sampled_expected_risk_bound` from pairs already drawn: row
+    ``b`` of ``P`` and of ``N`` is pair ``b``, the pairs independent and
+    each uniform over all positive/negative pairs (as
+    :meth:`pac_particles.problem.dask_data.DaskAUCData.sampled_pairs`
+    fetches them from a cluster). ``(upper, estimate)``."""
+    mean, cov, P, N = check_gaussian_pairs(mean, cov, P, N)
+    delta = check_probability(delta, "delta")
+    if P.shape[0] != N.shape[0]:
+        raise InputError(f"P and N must hold the same number of pairs, got "
+                         f"{P.shape[0]} and {N.shape[0]}")
+    b = np.arange(P.shape[0])
+    return _upper_from_pairs(mean, cov, P, N, b, b, delta)
+
+
+def _upper_from_pairs(mean, cov, X_pos, X_neg, ip, jn, delta):
+    """Chernoff's upper confidence bound on ``E_rho[R_n]`` from the
+    independent uniform pairs ``(X_pos[ip[b]], X_neg[jn[b]])``."""
     estimate = float(GaussianPairRisk(X_pos, X_neg).sampled(
         ip, jn, mean, cov, need_grad=False)[0])
     estimate = min(max(estimate, 0.0), 1.0)
-    return (float(kl_inverse_upper(estimate, math.log(1.0 / delta) / n_pairs)),
+    return (float(kl_inverse_upper(estimate,
+                                   math.log(1.0 / delta) / len(ip))),
             estimate)
 
 

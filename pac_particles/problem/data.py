@@ -61,9 +61,19 @@ class AUCData:
     feature_names: list = field(default_factory=list)
     n_raw_features: int = 0
 
+    #: the rows are arrays in this process (a Dask collection's are not:
+    #: :class:`pac_particles.problem.dask_data.DaskAUCData`)
+    in_memory = True
+
     def __post_init__(self):
         self.X_pos = np.ascontiguousarray(self.X[self.y])
         self.X_neg = np.ascontiguousarray(self.X[~self.y])
+
+    @property
+    def mean_difference(self):
+        """The positives' mean row minus the negatives' (Fisher's direction
+        up to whitening: where the optimisers start)."""
+        return self.X_pos.mean(axis=0) - self.X_neg.mean(axis=0)
 
     def __len__(self):
         return self.X.shape[0]

@@ -44,6 +44,8 @@ import numpy as np
 
 from pac_particles.core.checks import InputError, check_choice, resolve_lam
 from pac_particles.core.kernels import SquaredExponential
+from pac_particles.problem.dask_data import (PairCounts, is_dask_collection,
+                                             validate_dask_xy)
 from pac_particles.problem.data import classification_data, validate_xy
 from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.problem.risks import LOSSES, AUCRisk, ClassificationRisk
@@ -84,11 +86,19 @@ class GibbsProblem:
     @classmethod
     def ranking(cls, X, y, lam, standardize=True, pu_prior=None):
         """The AUC problem: constant columns dropped (with a warning), the
-        pair risk, ``lam / (1 - pu_prior)`` on the observed PU risk."""
-        data = validate_xy(X, y, standardize=standardize)
+        pair risk, ``lam / (1 - pu_prior)`` on the observed PU risk. A Dask
+        ``X`` (or ``y``) stays on its cluster
+        (:mod:`pac_particles.problem.dask_data`)."""
         lam_obs, lam_pn = resolve_lam(lam, pu_prior)
-        return cls("ranking", data, AUCRisk(data.y), lam_obs, lam_pn,
-                   pu_prior, bool(standardize))
+        if is_dask_collection(X) or is_dask_collection(y):
+            # the rows stay on the cluster (VB reads them by sampled rows)
+            data, _ = validate_dask_xy(X, y, standardize=standardize)
+            risk = PairCounts(data.n_pos, data.n_neg)
+        else:
+            data = validate_xy(X, y, standardize=standardize)
+            risk = AUCRisk(data.y)
+        return cls("ranking", data, risk, lam_obs, lam_pn, pu_prior,
+                   bool(standardize))
 
     @classmethod
     def classification(cls, X, y, lam, loss="zero_one", standardize=True,

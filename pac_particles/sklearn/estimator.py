@@ -32,7 +32,7 @@ PAC-Bayesian AUC classification and scoring. NIPS 27.
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import roc_auc_score
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -46,6 +46,9 @@ from pac_particles.approx.vb import FAMILIES as VB_FAMILIES
 from pac_particles.problem.auc import auc_risk, pu_corrected_risk
 from pac_particles.problem.problem import GibbsProblem, prior_hyperparameters
 from pac_particles.smc.posterior import POINT_ESTIMATES
+from pac_particles.problem.dask_data import is_dask_collection
+from pac_particles.sklearn.dask_fit import (cluster_decision_function,
+                                           cluster_problem)
 from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
                                           calibration_rows,
                                           check_shared_parameters,
@@ -53,8 +56,8 @@ from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
 # the classification estimator, importable from here as the README shows
 from pac_particles.sklearn.classifier import PACBayesClassifier
 from pac_particles.sklearn.ranking_fit import (choose_method, fit_gaussian,
-                                               fit_smc, grid_size)
-from pac_particles.sklearn.selection import (default_lam_max, heldout_score,
+                                               fit_smc, grid_size, heldout_auc)
+from pac_particles.sklearn.selection import (default_lam_max,
                                              lam_grid)
 
 __all__ = ["PACBayesAUC", "PACBayesClassifier"]
@@ -219,21 +222,28 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         for name in ("cv_", "cv_auc_", "inclusion_probs_", "evidence_grid_",
                      "coef_", "intercept_"):
             self.__dict__.pop(name, None)
-        X, positives = self._training_labels(X, y, "AUC scoring needs "
-                                             "positives and negatives")
+        problem = None
+        if is_dask_collection(X) or is_dask_collection(y):
+            # the rows stay on the cluster; a uniform sample of them is the
+            # training rows below (train_auc_, the cut, the slope)
+            problem, X, positives = cluster_problem(self, X, y)
+        else:
+            X, positives = self._training_labels(X, y, "AUC scoring needs "
+                                                 "positives and negatives")
+        n = len(positives) if problem is None else problem.data.n
         lam_max = (self.lam_max if self.lam_max is not None
-                   else default_lam_max(len(positives)))
+                   else default_lam_max(n))
         choose_lam = isinstance(self.lam, str)
         # the one set-up: constant columns dropped (with a warning) here
-        problem = GibbsProblem.ranking(X, positives,
-                                       lam_max if choose_lam else self.lam,
-                                       self.standardize, self.pu_prior)
+        problem = problem or GibbsProblem.ranking(
+            X, positives, lam_max if choose_lam else self.lam,
+            self.standardize, self.pu_prior)
         hyper = prior_hyperparameters(problem.data.d, self.kernel, self.prior,
                                       self.spike_slab, self.prior_var)
         # the certified rule compares certificates during the fit
         self.hyperparameters_ = hyper
-        self.method_ = choose_method(self.method, problem.data.n, self.kernel,
-                                     self.prior)
+        self.method_ = choose_method(self.method, n, self.kernel, self.prior,
+                                     problem.data.in_memory)
         fitter = fit_smc if self.method_ == "smc" else fit_gaussian
         fit = fitter(self, X, problem, hyper, lam_max, choose_lam)
         post = self.posterior_ = fit.posterior
@@ -277,7 +287,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
             self.intercept_ = float(self._offset - self.threshold_)
         self.proba_slope_ = logistic_slope(
             train_scores[rows] - self.threshold_, positives[rows])
-        self.heldout_auc_ = self._heldout_auc(X, positives)
+        self.heldout_auc_ = heldout_auc(self, X, positives)
         return self
 
     def _point_se(self):
@@ -290,27 +300,6 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         return {"mean": post.mean_se,
                 "bayes_point": post.bayes_point_se}.get(self.point)
 
-    def _heldout_auc(self, X, positives):
-        """``heldout_auc_``: the leave-one-out AUC, the folds' mean AUC at
-        ``lam_`` (``lam='cv'``), or with ``pu_prior`` the mean AUC of
-        refits on stratified folds; PU-corrected; None otherwise."""
-        auc = getattr(self, "cv_auc_", None)
-        if auc is None and "cv_" in self.__dict__:
-            auc = float(self.cv_.mean_auc[np.argmin(np.abs(self.cv_.grid
-                                                           - self.lam_))])
-        elif auc is None and self.pu_prior is not None and self._heldout_folds:
-            def fit_and_score(train, val):
-                est = clone(self)
-                est._heldout_folds = False       # no folds within the folds
-                est.fit(X[train], positives[train].astype(int))
-                return roc_auc_score(positives[val],
-                                     est.decision_function(X[val]))
-            auc = heldout_score(fit_and_score, positives, self.n_folds,
-                                self.random_state)
-        if auc is None:
-            return None
-        return 1.0 - float(pu_corrected_risk(1.0 - auc, self.pu_prior))
-
     # ---------------------------------------------------------- scores
     def _raw_scores(self, X):
         if self.kernel is None:
@@ -322,6 +311,8 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
     def decision_function(self, X):
         """Scores: larger means more likely positive (``classes_[1]``)."""
         check_is_fitted(self)
+        if is_dask_collection(X):
+            return cluster_decision_function(self, X)
         X = validate_data(self, X, dtype=float, reset=False)
         if self.kernel is None:
             return X @ self.coef_ + self.intercept_
@@ -329,8 +320,11 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
 
     def predict(self, X):
         """Labels: ``classes_[1]`` where ``decision_function`` is positive."""
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(int)]
+        positive = (self.decision_function(X) > 0).astype(int)
+        if is_dask_collection(positive):
+            return positive.map_blocks(self.classes_.take,
+                                       dtype=self.classes_.dtype)
+        return self.classes_[positive]
 
     def predict_proba(self, X):
         """``expit(proba_slope_ * decision_function(X))``: Platt's slope on
@@ -341,7 +335,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         p = expit(self.proba_slope_ * f)
         # rounding must not put a point of predict's positive side at 1/2
         p = np.where((f > 0) & (p <= 0.5), np.nextafter(0.5, 1.0), p)
-        return np.column_stack([1.0 - p, p])
+        return np.stack([1.0 - p, p], axis=1)    # a Dask array stays one
 
     def score(self, X, y, sample_weight=None):
         """AUC of the scores on ``(X, y)`` (not the accuracy), PU-corrected

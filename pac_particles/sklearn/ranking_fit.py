@@ -26,6 +26,8 @@ import dataclasses
 import warnings
 
 import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import roc_auc_score
 
 from pac_particles.approx.ep import EPGP, EPLinear, EPSpikeSlab
 from pac_particles.approx.ep.base import AUTO_MAX_PAIRS
@@ -34,6 +36,7 @@ from pac_particles.bounds import smc_certificate
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.core.parallel import concurrent_folds
+from pac_particles.problem.auc import pu_corrected_risk
 from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.smc.importance_evidence import refine_log_z
@@ -43,8 +46,8 @@ from pac_particles.smc.models import (AUCGibbsModel, GPAUCModel,
 from pac_particles.smc.posterior import chain_seeds, run_smc, run_smc_chains
 from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
                                              cv_lambda, ep_loo_choice,
-                                             evidence_grid, lam_grid,
-                                             vb_loo_choice)
+                                             evidence_grid, heldout_score,
+                                             lam_grid, vb_loo_choice)
 
 __all__ = ["RankingFit", "choose_method", "fit_smc", "fit_gaussian",
            "smc_model", "AUTO_SMC_MAX_ROWS", "HOLDOUT_FRACTION",
@@ -93,14 +96,16 @@ HOLDOUT_FRACTION = 0.2
 HOLDOUT_ABOVE_ROWS = 20000
 
 
-def choose_method(method, n, kernel=None, prior="gaussian"):
+def choose_method(method, n, kernel=None, prior="gaussian", in_memory=True):
     """The method a fit uses: ``method`` itself, or for ``"auto"`` SMC (the
     reference) up to :data:`AUTO_SMC_MAX_ROWS` rows and above it Gaussian
     VB (linear scores under the Gaussian prior: one iteration costs the
     same at any ``n``) or EP (GP kernels, spike-and-slab priors, which VB
-    does not support)."""
+    does not support); VB for rows on a cluster (``in_memory`` False)."""
     if method != "auto":
         return method
+    if not in_memory:
+        return "vb"
     if n <= AUTO_SMC_MAX_ROWS:
         return "smc"
     return "ep" if kernel is not None or prior == "spike_slab" else "vb"
@@ -368,3 +373,26 @@ def _evidence_on_all_rows(est, approx):
         return {"p": float(np.mean(approx.p)), "v0": float(np.mean(approx.v0)),
                 "v1": float(np.mean(approx.v1))}
     return {"prior_var": np.array(approx.prior_var, dtype=float)}
+
+
+def heldout_auc(est, X, positives):
+    """The fitted estimator's ``heldout_auc_``: the leave-one-out AUC, the
+    folds' mean AUC at ``lam_`` (``lam='cv'``), or with ``pu_prior`` the
+    mean AUC of refits on stratified folds; PU-corrected; None otherwise."""
+    auc = getattr(est, "cv_auc_", None)
+    if auc is None and "cv_" in est.__dict__:
+        auc = float(est.cv_.mean_auc[np.argmin(np.abs(est.cv_.grid
+                                                      - est.lam_))])
+    elif (auc is None and est.pu_prior is not None
+          and est._heldout_folds):
+        def fit_and_score(train, val):
+            refit = clone(est)
+            refit._heldout_folds = False       # no folds within the folds
+            refit.fit(X[train], positives[train].astype(int))
+            return roc_auc_score(positives[val],
+                                 refit.decision_function(X[val]))
+        auc = heldout_score(fit_and_score, positives, est.n_folds,
+                            est.random_state)
+    if auc is None:
+        return None
+    return 1.0 - float(pu_corrected_risk(1.0 - auc, est.pu_prior))
