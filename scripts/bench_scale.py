@@ -1,16 +1,27 @@
-"""Scale benchmark: Gaussian VB of the AUC Gibbs posterior against
-scikit-learn's LogisticRegression on synthetic logistic data.
+"""Scale benchmark: PACBayesAUC's methods against scikit-learn's logistic
+regressions on synthetic logistic data, from 1e4 to 1e7 rows.
 
-For each n: ``X ~ N(0, I_d)``, ``y ~ Bernoulli(expit(X w))``, ``lam = n``,
-VB as ``PACBayesAUC(method="vb")`` builds it (diagonal family,
-``n_pairs="auto"``, timed from the raw data: the problem's set-up included),
-and ``LogisticRegression().fit`` on the same rows; test AUCs on 100,000
-fresh rows. Each fit runs in its own process (numba compiled beforehand, cached on disk),
-whose peak resident memory (``ru_maxrss``) is reported. Prints a markdown
-table.
+For each n: ``X ~ N(0, I_d)``, ``y ~ Bernoulli(expit(X w))``, ``lam = n``;
+each fit runs in its own process (numba compiled beforehand, cached on
+disk), timed from the raw data to the fitted estimator (the certificate
+included), with the process's peak resident memory (the
+interpreter's own ~230 MiB included; ``VmHWM``) also as a multiple of the size of
+``X``; test AUCs on 100,000 fresh rows. Columns:
 
-    python scripts/bench_scale.py                 # n = 1e4, 1e5, 1e6
-    python scripts/bench_scale.py --max-n 1e7
+* ``LogisticRegression().fit`` (the baseline of every ratio) and
+  ``LogisticRegressionCV(scoring="roc_auc")``;
+* ``PACBayesAUC(method=m, lam=n)`` for VB (every n), EP and SMC (up to
+  ``--ep-max-n`` / ``--smc-max-n``: above, EP samples pairs and does not
+  converge, SMC takes hours);
+* VB on a Dask array on a ``LocalCluster`` (up to ``--dask-max-n``; the
+  rows in 8 chunks, stored sorted by label, two single-threaded workers in
+  this process so that the data are not copied into the graph).
+
+Prints one markdown table; ratios are to LogisticRegression on the same
+rows, measured in the same run.
+
+    python scripts/bench_scale.py                    # 1e4 ... 1e7
+    python scripts/bench_scale.py --max-n 1e6 --smc-max-n 0
 """
 
 import argparse
@@ -32,45 +43,67 @@ def make_data(n, seed):
     return X, (rng.random(n) < expit(X @ w)).astype(int)
 
 
+def _fit(method, n, X, y):
+    """The fitted model's test-scoring function, and its certified AUC."""
+    if method == "lr":
+        from sklearn.linear_model import LogisticRegression
+        return LogisticRegression().fit(X, y).decision_function, None
+    if method == "lrcv":
+        from sklearn.linear_model import LogisticRegressionCV
+        return LogisticRegressionCV(scoring="roc_auc").fit(
+            X, y).decision_function, None
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    if method == "dask":
+        import warnings
+        import dask.array as da
+        from dask.distributed import Client, LocalCluster
+        # the rows enter the graph from this process's memory, on purpose
+        warnings.filterwarnings("ignore", message=".*large graph.*")
+        order = np.argsort(y, kind="stable")       # stored sorted by label
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                          dashboard_address=None) as cluster, \
+                Client(cluster):
+            X_d = da.from_array(X[order], chunks=(-(-n // 8), D)).persist()
+            y_d = da.from_array(y[order], chunks=-(-n // 8)).persist()
+            start = time.perf_counter()
+            est = PACBayesAUC(lam=float(n), random_state=0).fit(X_d, y_d)
+            _fit.seconds = time.perf_counter() - start
+        return est.decision_function, 1.0 - est.certified_auc_risk_
+    est = PACBayesAUC(method=method, lam=float(n), random_state=0).fit(X, y)
+    return est.decision_function, 1.0 - est.certified_auc_risk_
+
+
+def _peak_mib():
+    """This process's peak resident memory: ``VmHWM``, the high-water mark
+    of its own address space (``ru_maxrss`` would carry the parent's peak
+    across the child's exec)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _child(method, n, queue):
     from sklearn.metrics import roc_auc_score
     X, y = make_data(n, 0)
     X_test, y_test = make_data(TEST_ROWS, 1)
-    if method == "lr":
-        from sklearn.linear_model import LogisticRegression
-        start = time.perf_counter()
-        model = LogisticRegression().fit(X, y)
-        seconds = time.perf_counter() - start
-        scores = model.decision_function(X_test)
-        message = ""
-    elif method == "estimator":
-        # the whole fit a user runs: set-up, VB, coefficients, certificate
-        from pac_particles.sklearn.estimator import PACBayesAUC
-        start = time.perf_counter()
-        est = PACBayesAUC(method="vb", lam=float(n), random_state=0).fit(X, y)
-        seconds = time.perf_counter() - start
-        scores = est.decision_function(X_test)
-        message = 1.0 - est.certified_auc_risk_
-    else:
-        from pac_particles.approx.vb import GaussianVB
-        from pac_particles.problem.problem import GibbsProblem
-        start = time.perf_counter()
-        problem = GibbsProblem.ranking(X, y, float(n))
-        vb = GaussianVB.from_problem(problem, prior_var=1.0,
-                                     family="diagonal", seed=0,
-                                     n_pairs="auto", tol=1e-6)
-        result = vb.fit()
-        seconds = time.perf_counter() - start
-        scores = vb.predict(X_test)
-        message = result.message
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    queue.put((seconds, roc_auc_score(y_test, scores), peak_mib, message))
+    _fit.seconds = None
+    start = time.perf_counter()
+    score, certified = _fit(method, n, X, y)
+    seconds = _fit.seconds or time.perf_counter() - start
+    peak_mib = _peak_mib()
+    queue.put((seconds, roc_auc_score(y_test, score(X_test)), peak_mib,
+               certified))
 
 
 def run(method, n):
-    queue = mp.get_context("spawn").Queue()
-    process = mp.get_context("spawn").Process(target=_child,
-                                             args=(method, n, queue))
+    context = mp.get_context("spawn")
+    queue = context.Queue()
+    process = context.Process(target=_child, args=(method, n, queue))
     process.start()
     out = queue.get()
     process.join()
@@ -78,33 +111,41 @@ def run(method, n):
 
 
 def warm_up():
-    """Compile the numba kernels (cached on disk) before the children load them."""
-    from pac_particles.approx.vb import GaussianVB
+    """Compile the numba kernels (cached on disk) before the children load
+    them."""
+    from pac_particles.sklearn.estimator import PACBayesAUC
     X, y = make_data(3000, 2)
-    GaussianVB(X, y, lam=3000.0, family="diagonal", n_pairs="auto",
-               seed=0).fit()
-    GaussianVB(X[:500], y[:500], lam=500.0, family="diagonal").fit()
+    for method in ("vb", "ep", "smc"):
+        PACBayesAUC(method=method, lam=3000.0, n_particles=20, len_chain=5,
+                    random_state=0).fit(X, y)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-n", type=float, default=1e6)
+    parser.add_argument("--max-n", type=float, default=1e7)
+    parser.add_argument("--ep-max-n", type=float, default=1e5)
+    parser.add_argument("--smc-max-n", type=float, default=1e5)
+    parser.add_argument("--dask-max-n", type=float, default=1e6)
+    parser.add_argument("--lrcv-max-n", type=float, default=1e7)
     args = parser.parse_args()
     warm_up()
-    print("| n | LR s | VB s | VB / LR | VB AUC - LR AUC | LR peak MiB "
-          "| VB peak MiB | VB steps | PACBayesAUC(method='vb') s | / LR "
-          "| its test AUC | certified AUC |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    limits = {"lrcv": args.lrcv_max_n, "vb": np.inf, "dask": args.dask_max_n,
+              "ep": args.ep_max_n, "smc": args.smc_max_n}
+    print("| n | X MiB | LR s (peak MiB) | method | s | / LR | test AUC - LR's "
+          "| certified AUC | peak MiB | peak / X |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     n = 10_000
     while n <= args.max_n:
+        x_mib = n * D * 8 / 2**20
         lr_s, lr_auc, lr_mem, _ = run("lr", n)
-        vb_s, vb_auc, vb_mem, message = run("vb", n)
-        est_s, est_auc, _, certified = run("estimator", n)
-        steps = message.split(" on ")[0]
-        print(f"| {n:,} | {lr_s:.3f} | {vb_s:.3f} | {vb_s / lr_s:.1f} | "
-              f"{vb_auc - lr_auc:+.5f} | {lr_mem:.0f} | {vb_mem:.0f} | "
-              f"{steps} | {est_s:.3f} | {est_s / lr_s:.1f} | {est_auc:.4f} | "
-              f"{certified:.4f} |", flush=True)
+        for method, limit in limits.items():
+            if n > limit:
+                continue
+            s, auc, mem, certified = run(method, n)
+            cert = "" if certified is None else f"{certified:.4f}"
+            print(f"| {n:,} | {x_mib:.0f} | {lr_s:.3f} ({lr_mem:.0f}) | "
+                  f"{method} | {s:.3f} | {s / lr_s:.1f} | {auc - lr_auc:+.5f} "
+                  f"| {cert} | {mem:.0f} | {mem / x_mib:.1f} |", flush=True)
         n *= 10
 
 

@@ -45,9 +45,14 @@ class AUCData:
     Attributes
     ----------
     X : (n, d) float array, preprocessed (constant columns dropped, optionally
-        standardised).
+        standardised). Given as None with ``ordered``: built from it on
+        first use.
     y : (n,) bool array, True for positives.
     X_pos, X_neg : the rows of ``X`` with ``y`` True / False (C-contiguous).
+    ordered : optional (n, d) array of the rows of the positives, then of the
+        negatives (each in input order); ``X_pos`` and ``X_neg`` are then
+        views of it. :func:`validate_xy` builds this one copy of the data:
+        a fit at scale never asks for ``X`` in input order.
     columns : indices of the columns of the raw input that were kept.
     center, scale : (d,) arrays; ``X = (X_raw[:, columns] - center) / scale``.
     feature_names : list of the kept columns' names.
@@ -60,14 +65,32 @@ class AUCData:
     scale: np.ndarray
     feature_names: list = field(default_factory=list)
     n_raw_features: int = 0
+    ordered: np.ndarray = None
 
     #: the rows are arrays in this process (a Dask collection's are not:
     #: :class:`pac_particles.problem.dask_data.DaskAUCData`)
     in_memory = True
 
     def __post_init__(self):
-        self.X_pos = np.ascontiguousarray(self.X[self.y])
-        self.X_neg = np.ascontiguousarray(self.X[~self.y])
+        if self.ordered is None:
+            self.X_pos = np.ascontiguousarray(self.X[self.y])
+            self.X_neg = np.ascontiguousarray(self.X[~self.y])
+            return
+        n_pos = int(np.count_nonzero(self.y))
+        self.X_pos, self.X_neg = self.ordered[:n_pos], self.ordered[n_pos:]
+        if self.X is None:
+            del self.X                  # built on first use (__getattr__)
+
+    def __getattr__(self, name):
+        # only X, and only when built from ``ordered``: found here because
+        # __post_init__ removed the attribute (``__dict__`` never recurses)
+        ordered = self.__dict__.get("ordered")
+        if name != "X" or ordered is None:
+            raise AttributeError(name)
+        X = np.empty_like(ordered)
+        X[self.y], X[~self.y] = self.X_pos, self.X_neg
+        self.X = X
+        return X
 
     @property
     def mean_difference(self):
@@ -150,15 +173,29 @@ def _as_design_matrix(X, name="X"):
 _MAX_ABS = 1e150
 
 
-def _standardized(X, columns, low, high):
+def _class_ordered(X, positives, columns):
+    """The ``columns`` of the rows of ``X`` with ``positives``, then of the
+    others (each in input order), in one new C-contiguous array."""
+    n_pos = int(np.count_nonzero(positives))
+    if columns.size < X.shape[1]:
+        return np.concatenate([X[positives][:, columns],
+                               X[~positives][:, columns]])
+    out = np.empty(X.shape)
+    np.compress(positives, X, axis=0, out=out[:n_pos])
+    np.compress(~positives, X, axis=0, out=out[n_pos:])
+    return out
+
+
+def _standardized(X, columns, low, high, positives):
     """``(Xs, center, scale)``: the ``columns`` of ``X`` centred and scaled
-    to unit standard deviation, in one copy of ``X`` (every copy counts at
+    to unit standard deviation, the rows in class order
+    (:func:`_class_ordered`), in one copy of ``X`` (every copy counts at
     a million rows). Columns whose largest value would over- or underflow
     when squared (``X * 1e200`` has a finite mean and sd) are first divided
     by it, and their moments multiplied back. ``low``, ``high``: the
     columns' minima and maxima (a constant column centres to exactly 0 with
     scale 1: its mean may be an ulp off its value)."""
-    Xs = X[:, columns] if columns.size < X.shape[1] else X.copy()
+    Xs = _class_ordered(X, positives, columns)
     low, high = low[columns], high[columns]
     top = np.maximum(np.abs(low), np.abs(high))
     top[top == 0] = 1.0
@@ -252,14 +289,16 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
                 "the AUC", stacklevel=2)
             columns = np.flatnonzero(~constant)
     if standardize:
-        Xk, center, scale = _standardized(X, columns, low, high)
+        ordered, center, scale = _standardized(X, columns, low, high,
+                                               positives)
     else:
         center, scale = np.zeros(columns.size), np.ones(columns.size)
-        Xk = _scaled(X[:, columns], center, scale, "X", False)
-    return AUCData(X=np.ascontiguousarray(Xk), y=positives, columns=columns,
-                   center=center, scale=scale,
-                   feature_names=[names[k] for k in columns],
-                   n_raw_features=n_raw)
+        # the extremes decide whether the squares overflow
+        _scaled(np.vstack([low, high])[:, columns], center, scale, "X", False)
+        ordered = _class_ordered(X, positives, columns)
+    return AUCData(X=None, y=positives, columns=columns, center=center,
+                   scale=scale, feature_names=[names[k] for k in columns],
+                   n_raw_features=n_raw, ordered=ordered)
 
 
 class DesignData(AUCData):
