@@ -22,6 +22,7 @@ rows, measured in the same run.
 
     python scripts/bench_scale.py                    # 1e4 ... 1e7
     python scripts/bench_scale.py --max-n 1e6 --smc-max-n 0
+    python scripts/bench_scale.py --min-n 1e7 --lrcv-max-n 1e6
 """
 
 import argparse
@@ -122,6 +123,7 @@ def warm_up():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--min-n", type=float, default=1e4)
     parser.add_argument("--max-n", type=float, default=1e7)
     parser.add_argument("--ep-max-n", type=float, default=1e5)
     parser.add_argument("--smc-max-n", type=float, default=1e5)
@@ -134,7 +136,7 @@ def main():
     print("| n | X MiB | LR s (peak MiB) | method | s | / LR | test AUC - LR's "
           "| certified AUC | peak MiB | peak / X |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    n = 10_000
+    n = int(args.min_n)
     while n <= args.max_n:
         x_mib = n * D * 8 / 2**20
         lr_s, lr_auc, lr_mem, _ = run("lr", n)

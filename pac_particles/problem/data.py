@@ -99,15 +99,15 @@ class AUCData:
         return self.X_pos.mean(axis=0) - self.X_neg.mean(axis=0)
 
     def __len__(self):
-        return self.X.shape[0]
+        return self.y.shape[0]
 
     @property
     def n(self):
-        return self.X.shape[0]
+        return self.y.shape[0]
 
     @property
     def d(self):
-        return self.X.shape[1]
+        return self.X_pos.shape[1]
 
     @property
     def n_pos(self):
@@ -173,16 +173,28 @@ def _as_design_matrix(X, name="X"):
 _MAX_ABS = 1e150
 
 
+#: Rows per block of :func:`_class_ordered` (its only temporary arrays)
+_ORDER_BLOCK_ROWS = 1 << 16
+
+
 def _class_ordered(X, positives, columns):
     """The ``columns`` of the rows of ``X`` with ``positives``, then of the
-    others (each in input order), in one new C-contiguous array."""
+    others (each in input order), in one new C-contiguous array: copied in
+    blocks of rows, so that no temporary array holds more than a block
+    (``np.compress(out=...)`` was 8x slower)."""
     n_pos = int(np.count_nonzero(positives))
-    if columns.size < X.shape[1]:
-        return np.concatenate([X[positives][:, columns],
-                               X[~positives][:, columns]])
-    out = np.empty(X.shape)
-    np.compress(positives, X, axis=0, out=out[:n_pos])
-    np.compress(~positives, X, axis=0, out=out[n_pos:])
+    out = np.empty((X.shape[0], columns.size))
+    every = columns.size == X.shape[1]
+    p, q = 0, n_pos
+    for start in range(0, X.shape[0], _ORDER_BLOCK_ROWS):
+        block = X[start:start + _ORDER_BLOCK_ROWS]
+        if not every:
+            block = block[:, columns]
+        mask = positives[start:start + _ORDER_BLOCK_ROWS]
+        k = int(np.count_nonzero(mask))
+        out[p:p + k] = block[mask]
+        out[q:q + mask.size - k] = block[~mask]
+        p, q = p + k, q + mask.size - k
     return out
 
 
