@@ -114,7 +114,8 @@ from pac_particles.problem.probit_risk import GaussianPairRisk, expected_auc_ris
 __all__ = ["GaussianVB", "ClassificationVB", "VBResult", "FAMILIES", "expected_auc_risk",
            "gaussian_kl", "ordered_pairs_factor", "corollary21_lam",
            "auto_pairs", "AUTO_PAIRS_ABOVE", "AUTO_PAIRS_PER_POINT",
-           "AUTO_BATCH_PAIRS", "EXACT_OBJECTIVE_PAIRS",
+           "AUTO_BATCH_PAIRS", "AUTO_BATCH_LAM", "auto_batch",
+           "EXACT_OBJECTIVE_PAIRS",
            "OBJECTIVE_SAMPLE_PAIRS", "LBFGS_MAX_ITER"]
 
 
@@ -124,9 +125,12 @@ AUTO_PAIRS_ABOVE = 1_000_000
 #: (the one fixed sample of ``resample=False``)
 AUTO_PAIRS_PER_POINT = 20
 #: ``n_pairs="auto"`` above :data:`AUTO_PAIRS_ABOVE` with ``resample=True``
-#: (the default): Adam on this many fresh pairs per step, whatever n (one
-#: step costs O(AUTO_BATCH_PAIRS d), about a millisecond at d = 10)
+#: (the default): Adam on this many fresh pairs per step up to ``lam =``
+#: :data:`AUTO_BATCH_LAM` (one step costs O(AUTO_BATCH_PAIRS d), about a
+#: millisecond at d = 10), ``sqrt(lam / AUTO_BATCH_LAM)`` times as many
+#: above (:func:`auto_batch`)
 AUTO_BATCH_PAIRS = 10_000
+AUTO_BATCH_LAM = 1e6
 #: a stochastic fit reports its objective exactly (all P pairs) up to this
 #: many pairs, else estimates it from :data:`OBJECTIVE_SAMPLE_PAIRS` pairs
 #: (:meth:`~pac_particles.problem.probit_risk.GaussianPairRisk.estimate`)
@@ -169,6 +173,24 @@ def corollary21_lam(n_pos, n_neg, d):
         raise InputError(f"d must be at least 1, got {d}")
     n = int(n_pos) + int(n_neg)
     return ordered_pairs_factor(n_pos, n_neg) * math.sqrt(d * (n - 1.0)) / 2.0
+
+
+def auto_batch(lam):
+    """Adam's fresh pairs per step for ``n_pairs="auto"``:
+    :data:`AUTO_BATCH_PAIRS`, times ``sqrt(lam / AUTO_BATCH_LAM)`` above
+    :data:`AUTO_BATCH_LAM`.
+
+    Why it grows: the posterior's scales shrink as ``1 / sqrt(lam)``, and
+    with them the smoothing of the step risk. A pair's gradient
+    ``phi(t) d / sd`` is then of order ``1 / sd`` on the fraction ``sd`` of
+    pairs near the ranking's boundary and nil elsewhere, so its variance
+    grows as ``1 / sd ~ sqrt(lam)`` while the mean gradient does not: the
+    batch that keeps a step's signal to noise grows as ``sqrt(lam)``. At
+    ten million rows (``lam = n``) 10,000 pairs a step let the stopping rule
+    end a descent still 8 degrees off the optimum (test AUC 0.005 below the
+    logistic regression's, one seed of three); 31,623 pairs ended within
+    0.0002 for each seed."""
+    return int(AUTO_BATCH_PAIRS * max(1.0, math.sqrt(lam / AUTO_BATCH_LAM)))
 
 
 def auto_pairs(n_pos, n_neg):
@@ -229,7 +251,7 @@ class GaussianVB(_GaussianVariational):
         ``n_pos n_neg / min(n_pos, n_neg)`` makes the extra noise negligible.
         Use it when P is in the hundreds of millions. ``"auto"``: all pairs
         (L-BFGS) up to :data:`AUTO_PAIRS_ABOVE`, else Adam on
-        :data:`AUTO_BATCH_PAIRS` fresh pairs per step with the stopping
+        :func:`auto_batch` fresh pairs per step with the stopping
         rule of :meth:`_adam` (with ``resample=False``: :func:`auto_pairs`
         pairs in one sample with L-BFGS).
     resample : bool, default True
@@ -309,11 +331,11 @@ class GaussianVB(_GaussianVariational):
                 raise InputError("GaussianVB on a Dask collection runs Adam "
                                  "on fresh pairs: leave n_pairs and resample "
                                  "at their defaults")
-            n_pairs = AUTO_BATCH_PAIRS
+            n_pairs = auto_batch(problem.lam)
         if isinstance(n_pairs, str) and n_pairs == "auto":
             n_pairs = auto_pairs(self.data.n_pos, self.data.n_neg)
             if n_pairs is not None and resample:
-                n_pairs = AUTO_BATCH_PAIRS
+                n_pairs = auto_batch(problem.lam)
         elif n_pairs is not None:
             n_pairs = check_count(n_pairs, "n_pairs")
         if max_iter is not None:

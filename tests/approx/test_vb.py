@@ -413,6 +413,17 @@ def test_auto_pairs_above_the_threshold_runs_adam_on_fresh_pairs():
     assert fixed.n_pairs == auto_pairs_of(fixed) and not fixed.resample
 
 
+def test_the_auto_batch_grows_as_the_root_of_lam_above_a_million():
+    from pac_particles.approx.vb import (AUTO_BATCH_LAM, AUTO_BATCH_PAIRS,
+                                         auto_batch)
+    assert auto_batch(10.0) == auto_batch(AUTO_BATCH_LAM) == AUTO_BATCH_PAIRS
+    assert auto_batch(100 * AUTO_BATCH_LAM) == 10 * AUTO_BATCH_PAIRS
+    X, y = _logistic_rows(2100)
+    vb = GaussianVB(X, y, lam=4 * AUTO_BATCH_LAM, family="diagonal",
+                    n_pairs="auto", seed=0)
+    assert vb.n_pairs == 2 * AUTO_BATCH_PAIRS
+
+
 def auto_pairs_of(vb):
     from pac_particles.approx.vb import auto_pairs
     return auto_pairs(vb.data.n_pos, vb.data.n_neg)
