@@ -27,12 +27,10 @@ reads the chunks that hold its rows, from the workers' memory if persisted,
 else from wherever the collection is computed from.
 """
 
-import warnings
-
 import numpy as np
 
 from pac_particles.core.checks import InputError
-from pac_particles.problem.data import AUCData, _scaled
+from pac_particles.problem.data import AUCData, _scaled, kept_columns
 from pac_particles.problem.row_pools import RowPools
 
 __all__ = ["is_dask_collection", "validate_dask_xy", "DaskAUCData",
@@ -130,17 +128,7 @@ def validate_dask_xy(X, y, standardize=True, feature_names=None):
     if n_pos in (0, n):
         raise InputError("y has only one class: AUC scoring needs "
                          "positives and negatives")
-    constant = low == high
-    if np.all(constant):
-        raise InputError("every column of X is constant: no score can rank "
-                         "the data")
-    columns = np.flatnonzero(~constant)
-    if np.any(constant):
-        warnings.warn(
-            f"dropping {constant.sum()} constant column(s) "
-            f"{[names[k] for k in np.flatnonzero(constant)][:10]}: they "
-            "cancel in every pairwise difference, so they cannot change "
-            "the AUC", stacklevel=2)
+    columns = kept_columns(low, high, names)
     if standardize:
         center, scale = mean[columns], sd[columns]
         scale[scale == 0] = 1.0

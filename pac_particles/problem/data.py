@@ -35,7 +35,7 @@ from pac_particles.problem.row_pools import InMemoryRows
 from pac_particles.core.checks import InputError, check_positive
 
 __all__ = ["AUCData", "DesignData", "validate_xy", "classification_data",
-           "check_lam"]
+           "check_lam", "kept_columns"]
 
 
 @dataclass
@@ -245,6 +245,23 @@ def _scaled(X, center, scale, name, standardized):
     return out
 
 
+def kept_columns(low, high, names):
+    """Indices of the columns whose minimum ``low`` and maximum ``high``
+    differ; the constant ones are dropped with a warning (they cancel in
+    every pairwise difference), and InputError if none is left."""
+    constant = low == high
+    if np.all(constant):
+        raise InputError("every column of X is constant: no score can rank "
+                         "the data")
+    if np.any(constant):
+        warnings.warn(
+            f"dropping {constant.sum()} constant column(s) "
+            f"{[names[k] for k in np.flatnonzero(constant)][:10]}: they "
+            "cancel in every pairwise difference, so they cannot change "
+            "the AUC", stacklevel=3)
+    return np.flatnonzero(~constant)
+
+
 def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None):
     """Validate ``(X, y)`` and split positives from negatives.
 
@@ -286,20 +303,9 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
              else [f"x{k + 1}" for k in range(n_raw)])
     if len(names) != n_raw:
         raise InputError(f"{len(names)} feature names for {n_raw} columns")
-    columns = np.arange(n_raw)
     low, high = X.min(axis=0), X.max(axis=0)
-    if drop_constant:
-        constant = low == high
-        if np.all(constant):
-            raise InputError("every column of X is constant: no score can "
-                             "rank the data")
-        if np.any(constant):
-            warnings.warn(
-                f"dropping {constant.sum()} constant column(s) "
-                f"{[names[k] for k in np.flatnonzero(constant)][:10]}: they "
-                "cancel in every pairwise difference, so they cannot change "
-                "the AUC", stacklevel=2)
-            columns = np.flatnonzero(~constant)
+    columns = (kept_columns(low, high, names) if drop_constant
+               else np.arange(n_raw))
     if standardize:
         ordered, center, scale = _standardized(X, columns, low, high,
                                                positives)
