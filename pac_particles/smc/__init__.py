@@ -12,6 +12,11 @@
   returns (a ``PosteriorResult``);
 * :mod:`~pac_particles.smc.importance_evidence` -- ``log Z`` by importance
   sampling from an approximation of the layer below (EP);
+* :mod:`~pac_particles.smc.gaussian_bridge` -- the Gaussian approximation
+  ``q`` (EP's, VB's) that the default run starts from, and the bridge
+  ``q^(1-t) pi^t``;
+* :mod:`~pac_particles.smc.direction_weights` -- importance weights of the
+  directions alone for the scale-invariant risks;
 * :mod:`~pac_particles.smc.single_run_variance` -- single-run error bars;
 * :mod:`~pac_particles.smc.label_noise` -- evidence of the label-noise level;
 * :mod:`~pac_particles.smc.kernel_gibbs_sampler` -- the kernel Gibbs

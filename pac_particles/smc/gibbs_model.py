@@ -27,6 +27,7 @@ from particles import smc_samplers as ssp
 from pac_particles.core.checks import InputError
 from pac_particles.core.gaussian import gp_predictive
 from pac_particles.core.kernels import SquaredExponential, gram_matrix, kernel_diag
+from pac_particles.problem.accelerated_risk import device_linear_risk
 from pac_particles.problem.priors import (CholeskyNormal, gaussian_prior,
                                           param_array, stable_cholesky)
 from pac_particles.problem.problem import from_problem
@@ -104,15 +105,25 @@ class _GibbsModel(ssp.StaticModel):
 class _LinearGibbsModel(_GibbsModel):
     """Gibbs posteriors of linear scores ``x . theta``: the parameter is
     ``theta`` (field ``theta`` of the prior), the risk is evaluated on the
-    rows of ``X`` in the risk's order (:meth:`Risk.linear`)."""
+    rows of ``X`` in the risk's order (:meth:`Risk.linear`), by the numba
+    kernels or, with ``backend="jax"``, on JAX's device
+    (:class:`~pac_particles.problem.accelerated_risk.DeviceLinearRisk`)."""
 
-    def _build(self, problem, prior=None):
+    def _build(self, problem, prior=None, backend="numba"):
         data = self._adopt(problem)
         self._X_ordered = self.empirical_risk.ordered(data.X)
         if prior is None:
             prior = gaussian_prior(data.d)
         _check_theta_prior(prior, data.d)
+        self._use_backend(backend)
         super().__init__(data=data, prior=prior)
+
+    def _use_backend(self, backend):
+        """Where :meth:`risk` runs: ``"numba"`` (the host's kernels) or
+        ``"jax"`` (``device_risk``, the design put on the device once)."""
+        self.device_risk = device_linear_risk(self.empirical_risk,
+                                              self._X_ordered, backend)
+        self.backend = backend
 
     @property
     def d(self):
@@ -121,6 +132,8 @@ class _LinearGibbsModel(_GibbsModel):
     def risk(self, theta):
         """Empirical risk of particles ``theta`` ((N, d) array or a
         structured array with field ``theta``)."""
+        if self.device_risk is not None:
+            return self.device_risk.linear(param_array(theta))
         return self.empirical_risk.linear(param_array(theta), self._X_ordered)
 
     def predict_scores(self, X_new, point):

@@ -20,16 +20,14 @@ is *not* unbiased; its error bar is read off the draws. The certificates
 use the raw weights instead, through a lower confidence bound that needs
 nothing but their unbiasedness (:func:`log_z_lower_bound`).
 
-The proposal is a defensive mixture [Hes95]: Gaussians, with weight
-``1 - a``, and a t with 4 degrees of freedom, weight ``a``, scaled wider
-than they are (:func:`refine_log_z`). The t tails are heavier than the
-target's, which are the Gaussian prior's times a likelihood at most 1, so
-the weights are bounded and the estimate has a finite variance whatever the
-Gaussians. These are EP's approximation and the Gaussian fitted to the
-run's particles in equal shares where EP covers the model
-(:func:`gaussian_approximation`: linear AUC scores under a Gaussian prior,
-GP scores, the 0-1 classification risk without PU labels), else the
-particles' fit alone.
+The proposal is a defensive mixture [Hes95]: Gaussians, weight ``1 - a``,
+and a t with 4 degrees of freedom scaled wider, weight ``a``, whose tails
+are heavier than the target's (the Gaussian prior's times a likelihood at
+most 1): bounded weights, a finite variance. The Gaussians are EP's
+approximation and the run's particles' fit in equal shares where EP covers
+the model (:func:`gaussian_approximation`), else the particles' fit alone.
+For the scale-invariant risks the draws' directions alone are weighted
+(:mod:`pac_particles.smc.direction_weights`), the prior taking the t's place.
 
 Whether the estimate can be trusted is read off the tail of the weights:
 the shape ``k`` of a generalised Pareto distribution fitted to the largest
@@ -50,6 +48,8 @@ References
 defensive mixture distributions. Technometrics 37(2), 185-194.
 [VSGY24] Vehtari, A., Simpson, D., Gelman, A., Yao, Y. and Gabry, J.
 (2024). Pareto smoothed importance sampling. JMLR 25(72), 1-58.
+[CR96] Casella, G. and Robert, C. P. (1996). Rao-Blackwellisation of
+sampling schemes. Biometrika 83(1), 81-94.
 [ZS09] Zhang, J. and Stephens, M. A. (2009). A new and efficient
 estimation method for the generalized Pareto distribution. Technometrics
 51(3), 316-325.
@@ -67,8 +67,11 @@ from scipy.special import gammaln, logsumexp
 
 from pac_particles.core.checks import InputError, check_count, check_finite_array
 from pac_particles.core.gaussian import gaussian_draws
-from pac_particles.approx.ep import EPClassification, EPGP, EPLinear
-from pac_particles.smc.models import AUCGibbsModel, ClassificationGibbsModel, GPAUCModel
+# the Gaussian q of a model lives with the bridge that starts from it;
+# importable from here, where it was first the proposal of refine_log_z
+from pac_particles.smc.gaussian_bridge import PROPOSAL_TOL, gaussian_approximation
+from pac_particles.smc.direction_weights import (direction_log_weights,
+                                                 weigh_directions)
 from pac_particles.smc.moves.base import weighted_gaussian_fit
 from pac_particles.core.parallel import one_blas_thread
 from pac_particles.problem.priors import prior_gaussian_factor
@@ -76,9 +79,9 @@ from pac_particles.problem.priors import prior_gaussian_factor
 __all__ = ["ImportanceEvidence", "importance_log_z", "refine_log_z",
            "gaussian_approximation", "pareto_k", "pareto_smooth", "reliable_k",
            "weighted_mean_se", "pareto_convergence_rate", "mixture_draws",
-           "smoothed_log_z_se", "log_z_lower_bound", "EVIDENCE_BATCHES",
+           "smoothed_log_z_se", "log_z_lower_bound", "importance_applies", "EVIDENCE_BATCHES",
            "MIN_BATCH_DRAWS", "DEFENSIVE_WEIGHT", "DEFENSIVE_DF", "MAX_DIMENSION", "SINGULAR_PRIOR",
-           "MIN_DRAWS", "PARTICLES_PER_DIMENSION"]
+           "MIN_DRAWS", "PARTICLES_PER_DIMENSION", "PROPOSAL_TOL"]
 
 #: weight ``a`` of the t component of the defensive mixture
 DEFENSIVE_WEIGHT = 0.1
@@ -102,9 +105,6 @@ MIN_DRAWS = 25
 #: covariance is mostly estimation noise (a 150-point GP problem at 2000
 #: particles: 3 of 20 estimates failed the tail check with it, none without)
 PARTICLES_PER_DIMENSION = 20
-#: EP's tolerance for a proposal: a proposal need not be converged to the
-#: last digit, only close to the posterior
-PROPOSAL_TOL = 1e-2
 
 
 @dataclass(frozen=True)
@@ -328,53 +328,6 @@ def _prior_factor(model):
     return prior_gaussian_factor(model.prior)
 
 
-def gaussian_approximation(model, tol=PROPOSAL_TOL):
-    """EP's Gaussian approximation ``(mean, cov)`` of ``model``'s Gibbs
-    posterior in its own parameter, or None where EP does not cover the
-    model: linear AUC scores under a centred Gaussian prior
-    (:class:`~pac_particles.approx.ep.EPLinear` on ``X L``, ``L`` the prior's
-    factor, mapped back), GP AUC scores (:class:`~pac_particles.approx.ep.EPGP`
-    on the model's kernel matrix), the 0-1 classification risk of a linear
-    score under a centred Gaussian prior without PU labels
-    (:class:`~pac_particles.approx.ep.EPClassification`). A fit that ends
-    degenerate or with non-finite moments gives None."""
-    L = _prior_factor(model)
-    if L is None:
-        return None
-    data = model.data
-    if isinstance(model, GPAUCModel):
-        ep = EPGP(data.X, data.y, model.lam, kernel=model.gram,
-                  standardize=False, tol=tol)
-    elif isinstance(model, AUCGibbsModel):
-        ep = EPLinear(data.X @ L, data.y, model.lam, standardize=False,
-                      tol=tol)
-    elif (isinstance(model, ClassificationGibbsModel)
-          and model.loss == "zero_one" and model.pu_prior is None):
-        X = data.X[:, :-1] if data.intercept else data.X
-        # EPClassification puts the intercept back last, as the model does
-        if not np.allclose(L, np.eye(data.d)):
-            return None
-        ep = EPClassification(X, data.y, model.lam, standardize=False,
-                              fit_intercept=data.intercept, tol=tol)
-    else:
-        return None
-    try:
-        with warnings.catch_warnings():
-            # an unconverged or jittered fit is still a proposal; the
-            # weights' tail says whether it was good enough
-            warnings.simplefilter("ignore")
-            res = ep.fit()
-    except (InputError, np.linalg.LinAlgError):
-        return None
-    mean, cov = np.asarray(res.mean, dtype=float), np.asarray(res.cov, dtype=float)
-    if (res.degenerate or mean.shape != (model.d,)
-            or not (np.all(np.isfinite(mean)) and np.all(np.isfinite(cov)))):
-        return None
-    if isinstance(model, AUCGibbsModel):
-        mean, cov = L @ mean, L @ cov @ L.T
-    return mean, cov
-
-
 def _log_density(theta, mean, chol, df):
     """Log density of ``N(mean, S)`` (``df`` None) or of the t with ``df``
     degrees of freedom and scale ``S``, ``S = chol chol'``, at the rows of
@@ -446,7 +399,8 @@ def _factor(cov, name, d):
 
 
 def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
-                     proposal="ep", wide_cov=None, second=None):
+                     proposal="ep", wide_cov=None, second=None,
+                     directions=True):
     """``log Z`` of ``model``'s Gibbs posterior by importance sampling from
     the defensive mixture around ``N(mean, cov)`` (module docstring):
     ``(1 - a) N(mean, cov) + a t_4(mean, wide_cov)``, or with ``second``
@@ -467,6 +421,16 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     n_draws : int, the number S of draws (one risk evaluation each).
     seed : int or numpy Generator, optional.
     proposal : str, a label kept in the result.
+    directions : bool
+        Weigh the draws' directions alone where the risk is scale-invariant
+        (:func:`~pac_particles.smc.direction_weights.weigh_directions`): the
+        radius is the prior's in the posterior and integrates out. On Pima
+        (``lam = n``, EP's Gaussian) the tail shape fell from 0.83 to 0.03
+        and the spread of ``log Z`` over 20 estimates of 2000 draws from
+        0.040 to 0.005. The draws returned are posterior draws (each
+        direction with a fresh chi_d radius); the defensive component is
+        the prior, in place of the t, which bounds the weights by ``1 / a``.
+        False: the weights of ``theta`` itself.
 
     Returns
     -------
@@ -497,17 +461,41 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
             _factor(second[1], "second cov", d)
             normals.append((mean2, second[1], None))
         a = DEFENSIVE_WEIGHT
-        theta, log_q = mixture_draws(
-            normals + [(mean, wide, DEFENSIVE_DF)],
-            [(1 - a) / len(normals)] * len(normals) + [a], n_draws, rng)
+        direction_weights = directions and weigh_directions(model)
+        # weighting directions, the defensive component is the prior itself
+        # [Hes95]: its direction is uniform, so every weight is at most 1 / a
+        # (a t's direction density has no closed form)
+        components = normals + [(np.zeros(d), L @ L.T, None)
+                                if direction_weights
+                                else (mean, wide, DEFENSIVE_DF)]
+        shares = [(1 - a) / len(normals)] * len(normals) + [a]
+        theta, log_q = mixture_draws(components, shares, n_draws, rng)
         # the prior N(0, L L') in the whitened coordinates L^-1 theta
         white = linalg.solve_triangular(L, theta.T, lower=True)
         log_prior = (-0.5 * np.einsum("ij,ij->j", white, white)
                      - 0.5 * d * np.log(2 * np.pi) - np.log(np.diag(L)).sum())
     loglik = model.loglik(theta)
+    if direction_weights:
+        # the radius is integrated out: the prior's radius (given the
+        # direction) is the posterior's, so only the direction is weighted
+        with one_blas_thread():
+            raw, u = direction_log_weights(L, theta, loglik, components,
+                                           shares)
+            # posterior draws: the direction, weighted, with a fresh radius
+            # from the prior's chi_d
+            theta = (np.sqrt(rng.chisquare(d, n_draws))[:, None] * u) @ L.T
+    else:
+        raw = log_prior + loglik - log_q
+    return _smoothed_estimate(raw, theta, -loglik / model.lam, proposal,
+                              time.perf_counter() - start)
+
+
+def _smoothed_estimate(raw, theta, risks, proposal, seconds):
+    """The :class:`ImportanceEvidence` of raw log weights ``raw`` (S,) of
+    the draws ``theta`` (posterior draws) of empirical risks ``risks``."""
+    n_draws = raw.size
     # Pareto-smoothed weights: the reliability threshold of reliable_k is
     # that of the smoothed estimate, whose variance is bounded [VSGY24]
-    raw = log_prior + loglik - log_q
     log_w, k = pareto_smooth(raw)
     log_z = float(logsumexp(log_w) - np.log(n_draws))
     w = np.exp(log_w - log_w.max())
@@ -515,9 +503,8 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
         log_z=log_z, log_z_se=smoothed_log_z_se(log_w, k),
         pareto_k=k, reliable=bool(k <= reliable_k(n_draws)),
         ess=float(w.sum() ** 2 / np.sum(w * w)), n_draws=n_draws,
-        proposal=proposal, seconds=time.perf_counter() - start,
-        theta=theta, weights=w / w.sum(), risks=-loglik / model.lam,
-        log_weights=raw)
+        proposal=proposal, seconds=seconds, theta=theta,
+        weights=w / w.sum(), risks=risks, log_weights=raw)
 
 
 def _check_weighted(values, weights, name):
@@ -543,7 +530,19 @@ def weighted_mean_se(values, weights):
     return np.sqrt((weights ** 2) @ (centred ** 2))
 
 
-def refine_log_z(model, theta, weights, n_draws, seed=None):
+def importance_applies(model, n_draws):
+    """Whether importance sampling estimates ``log Z`` of ``model`` with
+    ``n_draws`` draws: a centred Gaussian prior, at most
+    :data:`MAX_DIMENSION` parameters, a prior that is not near-singular
+    (:data:`SINGULAR_PRIOR`), at least :data:`MIN_DRAWS` draws."""
+    L = _prior_factor(model)
+    if L is None or model.d > MAX_DIMENSION or n_draws < MIN_DRAWS:
+        return False
+    pivots = np.diag(L) ** 2
+    return bool(pivots.min() >= SINGULAR_PRIOR * np.max(np.sum(L * L, axis=1)))
+
+
+def refine_log_z(model, theta, weights, n_draws, seed=None, fit=None):
     """Importance-sampling estimate of ``log Z`` for a finished run with
     final particles ``theta`` (N, d) and normalised ``weights``.
 
@@ -560,12 +559,10 @@ def refine_log_z(model, theta, weights, n_draws, seed=None):
     EP does not cover the model, the particles' fit alone, the t scaled by
     twice its covariance. None when the model has no centred Gaussian
     prior, more than :data:`MAX_DIMENSION` parameters, a near-singular
-    prior (:data:`SINGULAR_PRIOR`), or ``n_draws`` below :data:`MIN_DRAWS`."""
-    L = _prior_factor(model)
-    if L is None or model.d > MAX_DIMENSION or n_draws < MIN_DRAWS:
-        return None
-    pivots = np.diag(L) ** 2
-    if pivots.min() < SINGULAR_PRIOR * np.max(np.sum(L * L, axis=1)):
+    prior (:data:`SINGULAR_PRIOR`), or ``n_draws`` below :data:`MIN_DRAWS`.
+    ``fit``: the ``(mean, cov)`` of :func:`gaussian_approximation` when
+    the caller has it already (a bridge run started from it)."""
+    if not importance_applies(model, n_draws):
         return None
     theta, weights = _check_weighted(theta, weights, "theta")
     if theta.ndim != 2 or theta.shape[1] != model.d:
@@ -574,7 +571,8 @@ def refine_log_z(model, theta, weights, n_draws, seed=None):
     start = time.perf_counter()
     mean, chol = weighted_gaussian_fit(weights, theta, ridge=1e-8)
     cov = chol @ chol.T
-    fit = gaussian_approximation(model)
+    if fit is None:
+        fit = gaussian_approximation(model)
     enough = 1.0 / np.sum(weights ** 2) >= PARTICLES_PER_DIMENSION * model.d
     if fit is None:
         est = importance_log_z(model, mean, cov, n_draws, seed=seed,

@@ -114,8 +114,17 @@ class AUCGibbsModel(_LinearGibbsModel):
         which targets ``lam`` on the positive-vs-negative risk (see
         :mod:`pac_particles.problem.auc`); ``self.lam`` is that observed-scale value,
         ``self.lam_pn`` the one you gave.
+    backend : "numba" (default) or "jax"
+        Where the risk of the particles is computed: the numba kernels on
+        the host's cores, or JAX on its default device (a GPU with a CUDA
+        build of jaxlib; ``pip install pac_particles[jax]``, docs/gpu.md),
+        the design held there once
+        (:class:`~pac_particles.problem.accelerated_risk.DeviceLinearRisk`).
+        The AUC risks are those of the numba kernel to the last bit
+        given the same scores.
 
-    ``AUCGibbsModel.from_problem(problem, prior=None)`` takes a ranking
+    ``AUCGibbsModel.from_problem(problem, prior=None, backend="numba")``
+    takes a ranking
     :class:`~pac_particles.problem.problem.GibbsProblem` instead of
     ``X, y, lam, standardize, pu_prior``.
 
@@ -128,11 +137,14 @@ class AUCGibbsModel(_LinearGibbsModel):
         Number of score vectors whose risk was computed so far.
     loglik_seconds : float
         Wall time spent inside :meth:`loglik` so far.
+    backend : as given; device_risk : its ``DeviceLinearRisk`` (None for
+        "numba").
     """
 
-    def __init__(self, X, y, lam, prior=None, standardize=True, pu_prior=None):
+    def __init__(self, X, y, lam, prior=None, standardize=True, pu_prior=None,
+                 backend="numba"):
         self._build(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
-                    prior)
+                    prior, backend)
 
 
 class ClassificationGibbsModel(_LinearGibbsModel):
@@ -174,8 +186,12 @@ class ClassificationGibbsModel(_LinearGibbsModel):
         is positive; the risk is the cost-sensitive PU risk of [dPNS14]
         (see :class:`~pac_particles.problem.risks.ClassificationRisk`), unbiased for
         the 0-1 and ramp losses, and ``lam`` multiplies it as given.
+    backend : "numba" (default) or "jax", as :class:`AUCGibbsModel`; on
+        the device the point risks are the numba kernel's sums in another
+        order (equal to a few ulps).
 
-    ``ClassificationGibbsModel.from_problem(problem, prior=None)`` takes a
+    ``ClassificationGibbsModel.from_problem(problem, prior=None, backend="numba")``
+    takes a
     classification :class:`~pac_particles.problem.problem.GibbsProblem`
     (its loss and intercept) instead of the other arguments.
 
@@ -204,14 +220,16 @@ class ClassificationGibbsModel(_LinearGibbsModel):
     task = "classification"
 
     def __init__(self, X, y, lam, loss="zero_one", prior=None,
-                 fit_intercept=True, standardize=True, pu_prior=None):
+                 fit_intercept=True, standardize=True, pu_prior=None,
+                 backend="numba"):
         self._build(GibbsProblem.classification(
-            X, y, lam, loss, standardize, fit_intercept, pu_prior), prior)
+            X, y, lam, loss, standardize, fit_intercept, pu_prior), prior,
+            backend)
 
-    def _build(self, problem, prior=None):
+    def _build(self, problem, prior=None, backend="numba"):
         self.loss = problem.loss
         self.fit_intercept = bool(problem.fit_intercept)
-        super()._build(problem, prior)
+        super()._build(problem, prior, backend)
 
 
 def lam_from_label_noise(q, n):
@@ -416,8 +434,10 @@ class SpanAUCModel(AUCGibbsModel):
     ----------
     X, y, lam, standardize, pu_prior : as :class:`AUCGibbsModel`.
     prior_var : float or (d,) array > 0, the prior variances ``S0``.
+    backend : "numba" or "jax", as :class:`AUCGibbsModel`.
 
-    ``SpanAUCModel.from_problem(problem, prior_var=1.0)`` takes a ranking
+    ``SpanAUCModel.from_problem(problem, prior_var=1.0, backend="numba")``
+    takes a ranking
     :class:`~pac_particles.problem.problem.GibbsProblem` instead.
 
     Attributes
@@ -434,11 +454,11 @@ class SpanAUCModel(AUCGibbsModel):
     space = "score"
 
     def __init__(self, X, y, lam, prior_var=1.0, standardize=True,
-                 pu_prior=None):
+                 pu_prior=None, backend="numba"):
         self._build(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
-                    prior_var)
+                    prior_var, backend)
 
-    def _build(self, problem, prior_var=1.0):
+    def _build(self, problem, prior_var=1.0, backend="numba"):
         design = self._adopt(problem)
         sd = np.sqrt(LinearKernel(prior_var).prior_var
                      * np.ones(design.d))
@@ -454,6 +474,7 @@ class SpanAUCModel(AUCGibbsModel):
         self._directions = Vt[:r].T
         data = SpanData(design, U[:, :r] * sigma[:r], self.basis)
         self._X_ordered = self.empirical_risk.ordered(data.X)
+        self._use_backend(backend)
         ssp.StaticModel.__init__(self, data=data, prior=gaussian_prior(r))
 
     @property

@@ -11,6 +11,13 @@ exponent reached 1, and returns an
 ``SMCPosterior.from_smc`` summarises a ``particles.SMC`` object that you ran
 yourself.
 
+Where a Gaussian approximation ``q`` of the posterior exists (EP's, VB's),
+the default run starts from it rather than from the prior
+(``start="auto"``): importance draws from ``q`` come first, and where
+their weights are light-tailed they are the posterior; otherwise the
+sampler tempers along the bridge ``q^(1 - t) pi^t``
+(:mod:`pac_particles.smc.gaussian_bridge`).
+
 The MCMC move defaults to :func:`pac_particles.smc.moves.default_move`: elliptical
 slice sampling [MAM10] around a Gaussian fitted to the particles
 (:class:`~pac_particles.smc.moves.CalibratedEllipticalSlice`) under a Gaussian
@@ -50,6 +57,8 @@ Journal of the Royal Statistical Society B 84(1), 114-148.
 [MAM10]: see :mod:`pac_particles.smc.moves`.
 [RACL14] Ridgway, J., Alquier, P., Chopin, N. and Liang, F. (2014).
 PAC-Bayesian AUC classification and scoring. NIPS 27.
+[VSGY24] Vehtari, A., Simpson, D., Gelman, A., Yao, Y. and Gabry, J.
+(2024). Pareto smoothed importance sampling. JMLR 25(72), 1-58.
 """
 
 import dataclasses
@@ -64,8 +73,13 @@ from pac_particles.core.checks import InputError, check_choice, check_count, che
 from pac_particles.core.parallel import concurrent_folds, limited_threads, one_blas_thread
 from pac_particles.core.progress import Progress, tracked
 from pac_particles.core.weighted_particles import POINT_ESTIMATES, directions
+from pac_particles.smc.gaussian_bridge import (STARTS, GaussianBridgeModel,
+                                               bridge_approximation, bridge_move)
 from pac_particles.smc.gibbs_model import check_gibbs_model
-from pac_particles.smc.importance_evidence import refine_log_z
+from pac_particles.smc.importance_evidence import (MIN_DRAWS,
+                                                   importance_applies,
+                                                   importance_log_z,
+                                                   refine_log_z)
 # SMCPosterior lives in smc/result.py; importable from here as the docs show
 from pac_particles.smc.result import SMCPosterior, StepParticles
 from pac_particles.smc.single_run_variance import LineageVariance, single_run_errors
@@ -73,14 +87,23 @@ from pac_particles.smc.tempering import RobustAdaptiveTempering, check_reached_t
 
 __all__ = ["run_smc", "run_smc_chains", "chain_seeds", "SMCPosterior",
            "StepParticles", "single_run_errors", "POINT_ESTIMATES",
-           "directions"]
+           "directions", "IMPORTANCE_ALONE_K"]
+
+#: a Gaussian start's importance draws are the posterior, with no tempering
+#: run, when the Pareto tail shape of their weights is reliable (at most
+#: ``reliable_k(S)``, 0.7 from 2154 draws [VSGY24, Sec. 3]) and at most
+#: this (the GP problem of the efficiency study, d = 150, has k of 0.5 to
+#: 0.7: its importance draws alone were 1.7x more efficient on log Z than
+#: the bridge run that a threshold of 0.5 sent a fifth of its runs to)
+IMPORTANCE_ALONE_K = 0.7
 
 
 def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
             ESSrmin=0.5, max_iter=1000, seed=None, verbose=False,
             collect=None, keep_steps=False, evidence="importance",
-            evidence_draws=None):
-    """Adaptive-tempering SMC from the prior to the Gibbs posterior of ``model``.
+            evidence_draws=None, start="auto"):
+    """Adaptive-tempering SMC to the Gibbs posterior of ``model``, from a
+    Gaussian approximation of it where one applies, else from the prior.
 
     Parameters
     ----------
@@ -127,8 +150,9 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         (:class:`StepParticles`), for ``SMCPosterior.at_step``.
     evidence : {"importance", "tempering"}
         How ``log_z`` is estimated. ``"tempering"``: the product of the
-        steps' mean incremental weights. ``"importance"`` (default): after
-        the run, ``evidence_draws`` draws from a defensive mixture around
+        steps' mean incremental weights. ``"importance"`` (default): with
+        a Gaussian start, importance draws from ``q`` first (``start``);
+        after a tempering run, ``evidence_draws`` draws from a defensive mixture around
         EP's Gaussian approximation and the particles' Gaussian fit (the
         latter alone where EP does not cover the model) give a
         Pareto-smoothed importance-sampling estimate
@@ -147,11 +171,35 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         the population size (``n_particles * len_chain`` waste-free); below
         :data:`~pac_particles.smc.importance_evidence.MIN_DRAWS` the tempering
         estimate stays. Ignored with ``evidence="tempering"``.
+    start : {"auto", "gaussian", "prior"}
+        Where the tempering starts. ``"prior"``: the prior, and the path
+        visits the Gibbs posteriors at ``gamma_t = lam * exponent_t``.
+        ``"gaussian"``: the Gaussian approximation ``q`` of
+        :func:`~pac_particles.smc.gaussian_bridge.bridge_approximation`
+        (EP's, VB's where EP would need sampled pairs). With
+        ``evidence="importance"`` the budget follows ``q``'s quality:
+        ``evidence_draws`` importance draws from ``q`` come first
+        (:func:`~pac_particles.smc.importance_evidence.importance_log_z`,
+        the directions alone for the scale-invariant risks); where the
+        Pareto tail shape of their weights is reliable (at most
+        :data:`IMPORTANCE_ALONE_K` and ``reliable_k(S)``) they are the
+        posterior, the population of the run, and no tempering runs
+        (``start`` of the result: ``"importance"``, one step). Otherwise the sampler tempers along the bridge
+        ``q^(1 - t) pi^t`` (:mod:`pac_particles.smc.gaussian_bridge`): the
+        same target and ``log Z``, in fewer steps than from the prior; its
+        path is not a path of Gibbs posteriors (``at_step`` refuses it). ``"auto"``
+        (default): ``"gaussian"`` where ``q`` exists, importance sampling
+        handles the prior (:func:`~pac_particles.smc.importance_evidence.importance_applies`:
+        up to 1000 parameters, not near-singular) and nothing asks for the
+        Gibbs path (``collect``, ``keep_steps``), a move of its own
+        (``move``) or the tempering estimate (``evidence="tempering"``:
+        the plain sampler from the prior), else ``"prior"``. Spike-and-slab priors and the models
+        EP does not cover keep the prior path.
 
     Returns
     -------
     SMCPosterior
-        Waste-free runs carry single-run standard errors of ``log_z``,
+        ``start`` says which path ran. Waste-free runs carry single-run standard errors of ``log_z``,
         ``mean`` and ``bayes_point`` (``log_z_se``, ``mean_se``,
         ``bayes_point_se``) [DC22, Sec. 3.4]; ``log_z_tempering`` and
         ``importance`` keep both estimates of ``log Z``.
@@ -178,8 +226,48 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
     if evidence_draws is not None:
         evidence_draws = check_count(evidence_draws, "evidence_draws",
                                      minimum=10)
+    start = requested = check_choice(start, "start", STARTS)
+    if start == "gaussian" and (collect or keep_steps):
+        raise InputError("start='gaussian' tempers along the bridge from q, "
+                         "not along the Gibbs posteriors that collect and "
+                         "keep_steps read: use start='prior'")
+    if start == "auto":
+        # the Gaussian start where importance sampling handles the prior:
+        # at most MAX_DIMENSION parameters, not near-singular (the rounding
+        # noise of EP's covariance along a singular kernel's null space)
+        start = ("gaussian" if importance_applies(model, MIN_DRAWS)
+                 and evidence == "importance" and not (
+                     collect or keep_steps or move is not None) else "prior")
     if seed is not None:
         np.random.seed(seed)
+    clock = time.perf_counter()
+    evaluations_before = model.n_risk_evaluations
+    fit = None
+    if start == "gaussian":
+        # seeded from the global generator: reproducible under ``seed``
+        fit = bridge_approximation(model, seed=np.random.randint(2 ** 31))
+        if fit is None and requested == "gaussian":
+            raise InputError("start='gaussian': no Gaussian approximation "
+                             "covers this model (spike-and-slab or non-"
+                             "Gaussian prior, or a loss EP does not cover)")
+        start = "prior" if fit is None else "gaussian"
+    draws = evidence_draws or n_particles * (len_chain if wastefree else 1)
+    if (fit is not None and evidence == "importance"
+            and importance_applies(model, draws)):
+        # the budget follows q's quality: where the weights of q's draws
+        # are light-tailed, they are the posterior and no tempering runs
+        with one_blas_thread():
+            pilot = importance_log_z(model, fit[0], fit[1], draws,
+                                     seed=np.random.randint(2 ** 31),
+                                     proposal=fit[2])
+        if pilot.reliable and pilot.pareto_k <= IMPORTANCE_ALONE_K:
+            post = SMCPosterior.from_importance(pilot, model)
+            with Progress(verbose, total=1.0, desc="SMC exponent", unit="",
+                          float_position=True) as progress:
+                _report_importance(progress, post, time.perf_counter() - clock)
+            return dataclasses.replace(
+                post, wall_time=time.perf_counter() - clock,
+                n_risk_evaluations=model.n_risk_evaluations - evaluations_before)
     if wastefree:
         # the single-run variance of log Z needs every step's weights
         collect = list(collect or []) + [ssp.Var_logLt()]
@@ -192,12 +280,14 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
             f"the MCMCSequence has len_chain = {move.nsteps + 1} but run_smc "
             f"got len_chain = {len_chain}: they must agree (particles "
             "sizes the waste-free population from the Feynman-Kac object)")
-    fk = RobustAdaptiveTempering(model, wastefree=wastefree, len_chain=len_chain,
+    target = model
+    if fit is not None:
+        target = GaussianBridgeModel(model, fit[0], fit[1])
+        move = bridge_move(target) if move is None else move
+    fk = RobustAdaptiveTempering(target, wastefree=wastefree, len_chain=len_chain,
                                  move=move, ESSrmin=ESSrmin, max_iter=max_iter)
-    evaluations_before = model.n_risk_evaluations
     smc = particles.SMC(fk=fk, N=n_particles, ESSrmin=1.0, verbose=False,
                         collect=collect)
-    start = time.perf_counter()
     # BLAS on one thread during the run: the risk kernels' prange supplies the
     # parallelism, and spinning BLAS workers slow the prior's small solves
     with Progress(verbose, total=1.0, desc="SMC exponent", unit="",
@@ -205,16 +295,16 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         for _ in smc:
             _report_step(progress, smc, model.lam)
     check_reached_target(smc)
-    post = SMCPosterior.from_smc(smc, model)
+    post = dataclasses.replace(SMCPosterior.from_smc(smc, model), start=start)
     if evidence == "importance":
-        draws = evidence_draws or post.theta.shape[0]
         # seeded from the global generator: reproducible under ``seed``
         with one_blas_thread():
             post = post.with_importance(refine_log_z(
                 model, post.theta, post.weights, draws,
-                seed=np.random.randint(2 ** 31)))
+                seed=np.random.randint(2 ** 31),
+                fit=None if fit is None else fit[:2]))
     return dataclasses.replace(
-        post, wall_time=time.perf_counter() - start,
+        post, wall_time=time.perf_counter() - clock,
         n_risk_evaluations=model.n_risk_evaluations - evaluations_before)
 
 
@@ -314,3 +404,19 @@ def _report_step(progress, smc, lam):
               f"{acceptance:.3f}  log Z {smc.logLt:.3f}  "
               f"{progress.elapsed:.1f} s"),
         postfix=f"step {smc.t}, gamma {lam * exponent:.4g}, log Z {smc.logLt:.2f}")
+
+
+def _report_importance(progress, post, seconds):
+    """The one step of a run that is importance sampling from ``q``
+    (``start="importance"``), as :func:`_report_step` reports a tempering
+    step: exponent 1, the draws' ESS, their Pareto ``k``, log Z, the
+    seconds since the run began (``q``'s fit included)."""
+    if progress.mode == "off":
+        return
+    imp = post.importance
+    progress.update(
+        position=1.0,
+        text=(f"step   1  exponent 1  gamma {post.lam:.4g}  ESS {imp.ess:.0f}"
+              f"  importance draws {imp.n_draws} from q, Pareto k "
+              f"{imp.pareto_k:.2f}  log Z {post.log_z:.3f}  {seconds:.1f} s"),
+        postfix=f"step 1, gamma {post.lam:.4g}, log Z {post.log_z:.2f}")

@@ -61,8 +61,13 @@ class StepParticles(collectors.Collector):
 def _particle_risks(smc):
     """``R_n`` of the current particles from the log-likelihoods the run
     holds (``loglik = -lam R_n`` for every Gibbs model of
-    :mod:`pac_particles.smc.models`)."""
-    return -np.asarray(smc.X.llik, dtype=float) / float(smc.fk.model.lam)
+    :mod:`pac_particles.smc.models`; a bridge from a Gaussian reads its
+    own, :meth:`~pac_particles.smc.gaussian_bridge.GaussianBridgeModel.
+    particle_risks`)."""
+    model = smc.fk.model
+    if hasattr(model, "particle_risks"):
+        return np.asarray(model.particle_risks(smc.X), dtype=float)
+    return -np.asarray(smc.X.llik, dtype=float) / float(model.lam)
 
 
 @dataclass
@@ -124,6 +129,14 @@ class SMCPosterior(WeightedParticles):
         are its own, and ``theta``, ``weights`` and ``risks`` pool the
         final particles (first ``N`` rows) with its draws (last ``S``
         rows; :meth:`with_importance`).
+    start : ``"prior"``, ``"gaussian"`` or ``"importance"``: where the
+        tempering started (:func:`~pac_particles.smc.posterior.run_smc`);
+        ``"importance"``: no tempering, the weighted draws of importance
+        sampling from a Gaussian (:meth:`from_importance`). From the prior,
+        ``exponents`` and ``log_z_path`` are those of the Gibbs posteriors
+        at ``gammas``; from a Gaussian ``q`` they are those of the bridge
+        ``q^(1 - t) pi^t`` (:mod:`pac_particles.smc.gaussian_bridge`), and
+        only the last step is a Gibbs posterior.
     """
 
     theta: np.ndarray
@@ -147,6 +160,7 @@ class SMCPosterior(WeightedParticles):
     log_z_tempering: float = None
     log_z_tempering_se: float = None
     importance: object = None
+    start: str = "prior"
 
     @classmethod
     def from_smc(cls, smc, model, wall_time=float("nan"),
@@ -173,6 +187,32 @@ class SMCPosterior(WeightedParticles):
                    bayes_point_se=bayes_point_se, summaries=smc.summaries,
                    prior=model.prior, predictor=model,
                    risks=_particle_risks(smc), n_chains=int(smc.N))
+
+    @classmethod
+    def from_importance(cls, estimate, model):
+        """The Gibbs posterior of ``model`` as the weighted draws of an
+        importance sampler (an
+        :class:`~pac_particles.smc.importance_evidence.ImportanceEvidence`
+        judged good enough that no tempering run follows,
+        :func:`~pac_particles.smc.posterior.run_smc`): ``log_z`` and the
+        standard errors are the estimate's (delta method), the path is the
+        single step from ``q`` to the target (whose estimate is also
+        ``log_z_tempering``), ``start`` is ``"importance"``;
+        ``n_particles`` counts the draws."""
+        check_gibbs_model(model)
+        theta, weights = estimate.theta, estimate.weights
+        return cls(theta=theta, weights=weights, lam=float(model.lam),
+                   log_z=estimate.log_z, exponents=np.array([0.0, 1.0]),
+                   log_z_path=np.array([0.0, estimate.log_z]),
+                   data=model.data, log_z_se=estimate.log_z_se,
+                   mean_se=weighted_mean_se(theta, weights),
+                   bayes_point_se=weighted_mean_se(directions(theta), weights),
+                   prior=model.prior, predictor=model, risks=estimate.risks,
+                   importance=estimate, start="importance",
+                   # the path's one step from q to the target is this
+                   # importance sampler
+                   log_z_tempering=estimate.log_z,
+                   log_z_tempering_se=estimate.log_z_se)
 
     # ------------------------------------------------------------ protocol
     @property
@@ -219,6 +259,8 @@ class SMCPosterior(WeightedParticles):
         if self.summaries is not None:   # None: built by hand, not by a run
             path["ess"] = np.concatenate(
                 [[self.n_particles], self.summaries.ESSs[:self.n_steps]])
+        elif self.start == "importance":     # the draws, then their weights
+            path["ess"] = np.array([self.n_particles, self.ess])
         return path
 
     def linear_coefficients(self, theta=None):
@@ -294,9 +336,10 @@ class SMCPosterior(WeightedParticles):
     @property
     def n_particles(self):
         """The tempering run's particles: the first rows of ``theta`` (the
-        importance draws, if any, follow them)."""
-        extra = self.importance.n_draws if self.importance is not None else 0
-        return self.theta.shape[0] - extra
+        importance draws, if any, follow them); without a tempering run
+        (``start="importance"``) the draws themselves."""
+        pooled = self.importance is not None and self.start != "importance"
+        return self.theta.shape[0] - (self.importance.n_draws if pooled else 0)
 
     @property
     def expected_risk(self):
@@ -365,6 +408,10 @@ class SMCPosterior(WeightedParticles):
         if self.z is not None:
             raise InputError("at_step does not keep spike-and-slab inclusion "
                              "indicators")
+        if self.start != "prior":
+            raise InputError("at_step needs a run tempered from the prior "
+                             "(run_smc(..., start='prior')): the steps of a "
+                             "bridge from a Gaussian are not Gibbs posteriors")
         steps = getattr(self.summaries, "stepParticles", None)
         if steps is None:
             raise InputError("at_step needs the particles of every step: run "

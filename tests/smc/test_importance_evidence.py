@@ -10,7 +10,7 @@ from scipy.stats import binom
 
 from pac_particles.core.checks import InputError
 from pac_particles.smc.importance_evidence import (
-    gaussian_approximation, importance_log_z, log_z_lower_bound,
+    DEFENSIVE_WEIGHT, gaussian_approximation, importance_log_z, log_z_lower_bound,
     mixture_draws, pareto_convergence_rate, pareto_k, pareto_smooth,
     refine_log_z, reliable_k, smoothed_log_z_se, weighted_mean_se)
 from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
@@ -53,8 +53,23 @@ def test_log_z_is_unbiased_from_a_poor_proposal_and_flagged_when_bad():
     # a narrow proposal far from the posterior: its weights' tail says so
     mean, _ = gaussian_approximation(model)
     bad = importance_log_z(model, -3 * mean, 0.01 * np.eye(2), n_draws=2000,
-                           seed=0)
+                           seed=0, directions=False)
     assert not bad.reliable and bad.pareto_k > reliable_k(2000)
+
+
+def test_direction_weights_stay_exact_from_a_proposal_far_from_the_posterior():
+    """Weighting directions, the defensive component is the prior: the
+    weights are bounded by 1 / a, so a proposal pointing away from the
+    posterior still gives log Z, from the prior's share of the draws."""
+    X, y = _data(seed=2)
+    model = AUCGibbsModel(X, y, lam=80.0, standardize=False)
+    exact = AngularQuadrature(X, y, 80.0)
+    mean, _ = gaussian_approximation(model)
+    bad = importance_log_z(model, -3 * mean, 0.01 * np.eye(2), n_draws=4000,
+                           seed=0)
+    # w(u) = exp(-lam r_n(u)) p_u(u) / q_u(u) <= 1 / a, as q_u >= a p_u
+    assert np.max(bad.log_weights) <= -np.log(DEFENSIVE_WEIGHT) + 1e-9
+    assert abs(bad.log_z - exact.log_z) < 4 * bad.log_z_se + 1e-3
 
 
 def test_zero_one_classification_log_z_matches_quadrature():
@@ -85,14 +100,19 @@ def test_run_smc_reports_the_importance_estimate_and_pools_its_draws():
     X, y = _data(seed=5)
     model = AUCGibbsModel(X, y, lam=60.0, standardize=False)
     exact = AngularQuadrature(X, y, 60.0)
-    post = run_smc(model, n_particles=50, len_chain=5, seed=0)
+    # tempering from the prior, then importance sampling (the default
+    # start goes to the importance draws alone where q is good); 1000
+    # draws: the tail of 250 direction weights (bounded, clustered in d = 2)
+    # is too short for a stable Pareto fit
+    post = run_smc(model, n_particles=50, len_chain=5, seed=0, start="prior",
+                   evidence_draws=1000)
     imp = post.importance
-    assert imp is not None and imp.reliable and imp.n_draws == 250
+    assert imp is not None and imp.reliable and imp.n_draws == 1000
     assert post.log_z == imp.log_z and post.log_z_se == imp.log_z_se
     assert post.log_z_tempering == post.log_z_path[-1]
     assert abs(post.log_z - exact.log_z) < 4 * post.log_z_se + 1e-3
     # pooled: particles then draws, weights a convex combination
-    assert post.theta.shape == (500, 2) and post.risks.shape == (500,)
+    assert post.theta.shape == (1250, 2) and post.risks.shape == (1250,)
     assert np.isclose(post.weights.sum(), 1.0)
     alpha = post.weights[:250].sum()
     assert 0.0 < alpha < 1.0
@@ -101,7 +121,8 @@ def test_run_smc_reports_the_importance_estimate_and_pools_its_draws():
                                model.risk(post.theta[250:]), atol=1e-12)
     np.testing.assert_allclose(post.mean, exact.mean, atol=0.15)
     # the same seed gives the same run, importance draws included
-    again = run_smc(model, n_particles=50, len_chain=5, seed=0)
+    again = run_smc(model, n_particles=50, len_chain=5, seed=0, start="prior",
+                    evidence_draws=1000)
     assert again.log_z == pytest.approx(post.log_z, rel=1e-12)
 
 
@@ -273,10 +294,16 @@ def test_score_space_is_refined_in_the_span_and_small_runs_keep_tempering():
     y = X[:, 0] + rng.standard_normal(30) > 0
     model = linear_score_model(X, y, 30.0)
     assert model.space == "score" and model.rank == 29
-    post = run_smc(model, n_particles=400, len_chain=10, seed=1)
+    post = run_smc(model, n_particles=400, len_chain=10, seed=1,
+                   start="prior")
     assert post.importance is not None and post.importance.reliable
     gap = post.log_z - post.log_z_tempering
     assert abs(gap) < 4 * np.hypot(post.log_z_se, post.log_z_tempering_se)
+    # the default (EP's q in the span) agrees with the tempering estimate
+    default = run_smc(model, n_particles=400, len_chain=10, seed=1)
+    assert default.start in ("importance", "gaussian")
+    gap = default.log_z - post.log_z_tempering
+    assert abs(gap) < 4 * np.hypot(default.log_z_se, post.log_z_tempering_se)
     X2, y2 = _data(seed=14)
     small = run_smc(AUCGibbsModel(X2, y2, lam=20.0), n_particles=4,
                     len_chain=2, seed=0)
@@ -321,7 +348,10 @@ def test_raw_weights_are_kept_and_unbiased_for_z():
     X, y = _data(seed=2)
     model = AUCGibbsModel(X, y, lam=80.0, standardize=False)
     exact = AngularQuadrature(X, y, 80.0)
-    est = importance_log_z(model, np.zeros(2), np.eye(2), n_draws=20000, seed=0)
+    # theta's own weights: those of directions from the prior as proposal
+    # are the discrete exp(-lam R_n), whose ties smoothing may raise
+    est = importance_log_z(model, np.zeros(2), np.eye(2), n_draws=20000,
+                           seed=0, directions=False)
     raw = est.log_weights
     assert raw.shape == (20000,)
     w = np.exp(raw - exact.log_z)

@@ -105,7 +105,7 @@ def test_run_stopping_at_max_iter_is_an_error():
     X, y = _separable(150)
     with pytest.raises(RuntimeError, match="max_iter"):
         run_smc(AUCGibbsModel(X, y, lam=1e4), n_particles=50, len_chain=3,
-                max_iter=2, seed=0)
+                max_iter=2, seed=0, start="prior")
 
 
 def test_separable_data_reaches_near_zero_training_risk_and_optimal_test_auc():
@@ -120,8 +120,9 @@ def test_separable_data_reaches_near_zero_training_risk_and_optimal_test_auc():
 
 def test_path_and_point_estimates():
     X, y = two_d_problem()
+    # the path of Gibbs posteriors: tempering from the prior
     post = run_smc(AUCGibbsModel(X, y, lam=100.0), n_particles=100, len_chain=5,
-                   seed=2)
+                   seed=2, start="prior")
     assert post.exponents[0] == 0 and post.exponents[-1] == 1
     assert post.gammas[-1] == 100.0 and post.log_z_path[-1] == post.log_z_tempering
     assert np.all(np.diff(post.log_z_path) <= 0)  # log-likelihood <= 0
@@ -273,9 +274,14 @@ def test_every_kept_tempering_step_is_its_own_gibbs_posterior():
 
 def test_at_step_needs_the_kept_steps_and_a_valid_step():
     X, y = two_d_problem(n=60)
-    post = run_smc(AUCGibbsModel(X, y, lam=60.0), n_particles=50, seed=0)
+    post = run_smc(AUCGibbsModel(X, y, lam=60.0), n_particles=50, seed=0,
+                   start="prior")
     with pytest.raises(InputError, match="keep_steps"):
         post.at_step(1)
+    # the default run from EP's Gaussian has no path of Gibbs posteriors
+    bridge = run_smc(AUCGibbsModel(X, y, lam=60.0), n_particles=50, seed=0)
+    with pytest.raises(InputError, match="start='prior'"):
+        bridge.at_step(1)
     kept = run_smc(AUCGibbsModel(X, y, lam=60.0), n_particles=50, seed=0,
                    keep_steps=True)
     with pytest.raises(InputError, match="n_steps"):

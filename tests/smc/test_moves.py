@@ -346,11 +346,12 @@ def test_check_move_fits_refuses_moves_that_cannot_work_with_the_model():
 
 
 def test_run_smc_without_move_runs_the_default_move():
-    """Same seed: the default run is the run with move=default_move(model),
-    and differs from the random walk's."""
+    """Same seed: the run from the prior without a move is the run with
+    move=default_move(model), and differs from the random walk's."""
     X, y = two_d_problem(n=100)
     model = AUCGibbsModel(X, y, lam=50.0)
-    default = run_smc(model, n_particles=100, len_chain=5, seed=0)
+    default = run_smc(model, n_particles=100, len_chain=5, seed=0,
+                      start="prior")
     explicit = run_smc(model, n_particles=100, len_chain=5, seed=0,
                        move=default_move(model))
     walk = run_smc(model, n_particles=100, len_chain=5, seed=0,

@@ -192,7 +192,7 @@ def test_run_smc_keeps_a_users_lineage_collector_and_its_lag():
             if isinstance(c, LineageVariance)]
     assert [c.lag for c in mine] == [1]
     default = run_smc(AUCGibbsModel(X, y, lam=60.0), n_particles=20,
-                      len_chain=4, seed=1)
+                      len_chain=4, seed=1, start="prior")
     assert default.log_z == pytest.approx(post.log_z, rel=1e-12)  # same run
     assert (post.summaries.lineage[-1][0]
             != default.summaries.lineage[-1][0])   # another lag

@@ -70,6 +70,11 @@ class EllipticalSlice(PriorEllipseMove):
         particle that reaches it keeps its position (counted in
         ``n_exhausted``); on these targets the bracket reaches machine
         precision within about 60 shrinks, so this never happens in practice.
+    center : (d,) array, optional
+        Centre ``m`` of the ellipses ``m + (theta - m) cos + nu sin`` and of
+        the reference ``N(m, S)`` (default 0): the Gaussian approximation
+        ``q`` a bridge run starts from
+        (:mod:`pac_particles.smc.gaussian_bridge`).
 
     Notes
     -----
@@ -91,9 +96,15 @@ class EllipticalSlice(PriorEllipseMove):
     """
 
     def __init__(self, prior_chol=None, prior_cov=None, prior_var=None,
-                 max_shrinks=200):
+                 max_shrinks=200, center=None):
         self.max_shrinks = check_max_shrinks(max_shrinks)
         self.reference = gaussian_reference(prior_chol, prior_cov, prior_var)
+        if center is not None:
+            center = np.asarray(center, dtype=float)
+            if center.shape != (self.reference.dim,):
+                raise InputError(f"center must have shape "
+                                 f"({self.reference.dim},), got {center.shape}")
+        self.center = center
         self._reset_counts()
 
     @classmethod
@@ -112,7 +123,8 @@ class EllipticalSlice(PriorEllipseMove):
         """Slice step along the given ellipses ``theta cos + nu sin`` (one
         ``nu`` per particle); returns the evaluations of each particle."""
         evaluations, exhausted = slice_along_ellipses(
-            x, target, nu, self.reference, self.max_shrinks)
+            x, target, nu, self.reference, self.max_shrinks,
+            center=self.center)
         self._record(evaluations, exhausted)
         return evaluations
 
@@ -120,7 +132,7 @@ class EllipticalSlice(PriorEllipseMove):
         """One elliptical slice step for all particles (in place); returns
         ``1 / mean evaluations``."""
         return self._slice_step(x, target, self.reference.draw(x.N),
-                                self.reference)
+                                self.reference, center=self.center)
 
 
 class CalibratedEllipticalSlice(ssp.ArrayMCMC, EvaluationCounter):

@@ -1,0 +1,232 @@
+"""Tempering from a Gaussian approximation to the Gibbs posterior: the
+bridge ``q^(1 - t) pi^t``.
+
+Adaptive tempering from the prior [Cho02] crosses the whole distance from
+``prior`` to ``pi ∝ prior exp(-lam r_n)``: eight to thirteen steps at
+``lam = n`` on the study's data sets. Started from a Gaussian ``q`` close to
+``pi`` (EP's, or VB's where EP cannot run), the same sampler crosses only
+the distance from ``q`` to ``pi``. The bridge is the static model
+
+    prior_bridge = q,    loglik_bridge(theta) = log prior(theta) - lam r_n(theta) - log q(theta),
+
+tempered by :class:`~pac_particles.smc.tempering.RobustAdaptiveTempering`
+from exponent 0 to 1: its targets are ``q^(1 - t) (prior exp(-lam r_n))^t``
+(normalised at ``t = 0`` since ``q`` is), exact for any ``q`` whose
+support covers the target's, so its ``log Z`` at ``t = 1`` is the Gibbs
+posterior's log evidence and its final particles are that posterior.
+Where ``q`` is good the adaptive exponent reaches 1 in one or two steps
+(the ESS of the weights ``pi / q`` of the first step is that of importance
+sampling from ``q``); where it is poor, in more. This is the path of
+annealed importance sampling from a proposal [Nea01, Sec. 3] run as an
+SMC sampler [DDJ06].
+
+The moves target the tempered density through the log target the
+tempering writes (``x.lpost``), as every slice move here does
+(:mod:`pac_particles.smc.moves.base`): the generalised elliptical slice
+around the particles' fit for linear scores (the default of the prior
+path), elliptical slice around ``q`` itself for GP latent scores (the
+particles' n x n covariance is refused there,
+:func:`~pac_particles.smc.moves.check_move_fits`).
+
+:func:`gaussian_approximation` fits ``q`` (EP's; VB's on fresh sampled
+pairs where EP would need sampled pairs, above
+:data:`~pac_particles.approx.ep.base.AUTO_MAX_PAIRS`), in the model's own
+parameter. Where no Gaussian approximation applies (spike-and-slab priors, whose
+prior is not Gaussian; priors other than a centred Gaussian; the losses EP
+does not cover) :func:`bridge_approximation` gives None and
+:func:`~pac_particles.smc.posterior.run_smc` keeps the prior path.
+
+Example
+-------
+::
+
+    from pac_particles.problem.datasets import load_dataset
+    from pac_particles.smc.models import AUCGibbsModel
+    from pac_particles.smc.posterior import run_smc
+
+    X, y, _ = load_dataset("pima")
+    model = AUCGibbsModel(X, y, lam=len(y))
+    # EP's q is good on Pima: its importance draws are the posterior
+    run_smc(model, seed=0).start                    # "importance"
+    post = run_smc(model, seed=0, start="gaussian", evidence="tempering")
+    post.start, post.n_steps                        # ("gaussian", 2)
+
+References
+----------
+[Cho02] Chopin, N. (2002). A sequential particle filter method for static
+models. Biometrika 89, 539-551.
+[DDJ06] Del Moral, P., Doucet, A. and Jasra, A. (2006). Sequential Monte
+Carlo samplers. JRSS B 68(3), 411-436.
+[Nea01] Neal, R. M. (2001). Annealed importance sampling. Statistics and
+Computing 11, 125-139.
+"""
+
+import warnings
+
+import numpy as np
+from particles import distributions as dists
+from particles import smc_samplers as ssp
+
+from pac_particles.approx.ep import EPClassification, EPGP, EPLinear
+from pac_particles.approx.ep.base import AUTO_MAX_PAIRS
+from pac_particles.approx.vb import GaussianVB
+from pac_particles.core.checks import InputError
+from pac_particles.core.gaussian import jittered_cholesky
+from pac_particles.problem.priors import param_array, prior_gaussian_factor
+from pac_particles.smc.gibbs_model import check_gibbs_model
+from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
+                                      GPAUCModel)
+from pac_particles.smc.moves import CalibratedEllipticalSlice, EllipticalSlice
+
+__all__ = ["GaussianBridgeModel", "gaussian_approximation",
+           "bridge_approximation", "bridge_move", "STARTS", "PROPOSAL_TOL"]
+
+#: where :func:`~pac_particles.smc.posterior.run_smc` tempers from:
+#: ``"prior"``, ``"gaussian"`` (this module) or ``"auto"`` (the Gaussian
+#: where one applies)
+STARTS = ("auto", "gaussian", "prior")
+
+
+#: EP's tolerance for a proposal: a proposal need not be converged to the
+#: last digit, only close to the posterior
+PROPOSAL_TOL = 1e-2
+
+
+def gaussian_approximation(model, tol=PROPOSAL_TOL, with_source=False,
+                           seed=0):
+    """EP's Gaussian approximation ``(mean, cov)`` of ``model``'s Gibbs
+    posterior in its own parameter (VB's where EP would need sampled
+    pairs), or None where neither covers the model: linear AUC scores under
+    a centred Gaussian prior (:class:`~pac_particles.approx.ep.EPLinear` on
+    ``X L``, ``L`` the prior's factor, mapped back; above
+    :data:`~pac_particles.approx.ep.base.AUTO_MAX_PAIRS` pairs
+    :class:`~pac_particles.approx.vb.GaussianVB` on fresh sampled pairs,
+    ``seed`` seeding them), GP AUC scores
+    (:class:`~pac_particles.approx.ep.EPGP` on the model's kernel matrix),
+    the 0-1 classification risk of a linear score under an isotropic
+    Gaussian prior without PU labels
+    (:class:`~pac_particles.approx.ep.EPClassification`). A fit that ends
+    degenerate or with non-finite moments gives None. ``with_source``:
+    ``(mean, cov, "ep" or "vb")``."""
+    L = prior_gaussian_factor(model.prior)
+    if L is None:
+        return None
+    data = model.data
+    source = "ep"
+    if isinstance(model, GPAUCModel):
+        ep = EPGP(data.X, data.y, model.lam, kernel=model.gram,
+                  standardize=False, tol=tol)
+    elif isinstance(model, AUCGibbsModel):
+        if model.empirical_risk.n_pairs > AUTO_MAX_PAIRS:
+            # EP's O(P) sites would be a sample of the pairs: VB's
+            # stochastic optimisation over fresh pairs targets all of them
+            source = "vb"
+            ep = GaussianVB(data.X @ L, data.y, model.lam, standardize=False,
+                            n_pairs="auto", seed=seed)
+        else:
+            ep = EPLinear(data.X @ L, data.y, model.lam, standardize=False,
+                          tol=tol)
+    elif (isinstance(model, ClassificationGibbsModel)
+          and model.loss == "zero_one" and model.pu_prior is None):
+        X = data.X[:, :-1] if data.intercept else data.X
+        # EPClassification puts the intercept back last, as the model does
+        if not np.allclose(L, np.eye(data.d)):
+            return None
+        ep = EPClassification(X, data.y, model.lam, standardize=False,
+                              fit_intercept=data.intercept, tol=tol)
+    else:
+        return None
+    try:
+        with warnings.catch_warnings():
+            # an unconverged or jittered fit is still a proposal; the
+            # weights' tail says whether it was good enough
+            warnings.simplefilter("ignore")
+            res = ep.fit()
+    except (InputError, np.linalg.LinAlgError):
+        return None
+    mean, cov = np.asarray(res.mean, dtype=float), np.asarray(res.cov, dtype=float)
+    if (getattr(res, "degenerate", False) or mean.shape != (model.d,)
+            or not (np.all(np.isfinite(mean)) and np.all(np.isfinite(cov)))):
+        return None
+    if isinstance(model, AUCGibbsModel):
+        mean, cov = L @ mean, L @ cov @ L.T
+    return (mean, cov, source) if with_source else (mean, cov)
+
+
+def bridge_approximation(model, seed=0):
+    """``(mean, cov, source)`` of the Gaussian ``q`` the bridge starts
+    from (:func:`gaussian_approximation`:
+    EP's, VB's where EP would need sampled pairs), or None where none
+    applies (spike-and-slab and non-Gaussian priors, losses EP does not
+    cover). ``seed`` seeds VB's sampled pairs."""
+    check_gibbs_model(model)
+    return gaussian_approximation(model, with_source=True, seed=seed)
+
+
+class GaussianBridgeModel(ssp.StaticModel):
+    """The static model whose tempering path runs from ``q = N(mean, cov)``
+    to the Gibbs posterior of ``model`` (module docstring).
+
+    ``prior`` is ``q`` (over the model's own parameter field, ``theta``
+    or ``s``); :meth:`loglik` is ``log prior - lam r_n - log q``, one risk
+    evaluation per particle, counted by ``model``. ``lam`` and ``gibbs``
+    (the Gibbs model) are kept for the result.
+
+    Parameters
+    ----------
+    model : a Gibbs model of :mod:`pac_particles.smc.models` with a
+        density prior (any prior with ``logpdf``).
+    mean : (d,) array; cov : (d, d) positive definite array.
+    """
+
+    def __init__(self, model, mean, cov):
+        self.gibbs = check_gibbs_model(model)
+        self.lam = model.lam
+        field = model.prior.rvs(size=1).dtype.names[0]
+        mean = np.asarray(mean, dtype=float)
+        cov = np.asarray(cov, dtype=float)
+        if mean.shape != (model.d,) or cov.shape != (model.d, model.d):
+            raise InputError(f"q must have mean ({model.d},) and covariance "
+                             f"({model.d}, {model.d}), got {mean.shape} and "
+                             f"{cov.shape}")
+        # the same factor for the draws, the density and the move
+        self.chol = jittered_cholesky(0.5 * (cov + cov.T),
+                                      label="Gaussian approximation q",
+                                      warn=False)[0]
+        self.mean = mean
+        # particles stores a one-dimensional field as (N,), which MvNormal's
+        # (N, 1) draws do not fit
+        q = (dists.Normal(loc=mean[0], scale=self.chol[0, 0]) if model.d == 1
+             else dists.MvNormal(loc=mean, cov=self.chol @ self.chol.T))
+        super().__init__(data=None, prior=dists.StructDist({field: q}))
+
+    def loglik(self, theta, t=None):
+        """``log prior(theta) - lam r_n(theta) - log q(theta)``: the log
+        density ratio of the Gibbs target to ``q`` (``t`` ignored)."""
+        return (self.gibbs.prior.logpdf(theta) + self.gibbs.loglik(theta)
+                - self.prior.logpdf(theta))
+
+    def particle_risks(self, x):
+        """``r_n`` of evaluated particles ``x`` read off their fields, no
+        risk evaluated: ``llik = log prior - lam r_n - lprior`` (``lprior``
+        is ``log q`` here)."""
+        log_prior = self.gibbs.prior.logpdf(x.theta)
+        return (log_prior - np.asarray(x.lprior) - np.asarray(x.llik)) / self.lam
+
+    def parameters(self, x):
+        """(N, d) parameters of particles ``x``."""
+        return np.array(param_array(x.theta), dtype=float)
+
+
+def bridge_move(bridge):
+    """The move of the bridge: the generalised elliptical slice around the
+    particles' Gaussian fit for linear scores
+    (:class:`~pac_particles.smc.moves.CalibratedEllipticalSlice`), and for
+    GP latent scores (no n x n covariance fit) elliptical slice along the
+    ellipses of ``q`` centred on its mean
+    (:class:`~pac_particles.smc.moves.EllipticalSlice` with ``center``):
+    both read the tempered target from ``x.lpost``, so both are exact for
+    ``q^(1 - t) pi^t``."""
+    if bridge.gibbs.is_gp:
+        return EllipticalSlice(prior_chol=bridge.chol, center=bridge.mean)
+    return CalibratedEllipticalSlice()
