@@ -72,7 +72,7 @@ from pac_particles.bounds.corollary19 import (_certificate, _check_risk,
                                               _on_grid, _sample_sizes,
                                               pac_bayes_bound)
 from pac_particles.bounds.ranking import EVIDENCE_SHARE, check_log_z, gibbs_kl
-from pac_particles.core.checks import InputError, check_probability
+from pac_particles.core.checks import InputError, check_gaussian, check_probability
 from pac_particles.core.gaussian import gaussian_kl
 from pac_particles.problem.data import validate_xy
 from pac_particles.problem.risks import AUCRisk
@@ -119,12 +119,8 @@ def pac_bayes_bound_gaussian(mean, cov, X, y, lam, prior_var=1.0,
     PACBayesBound
     """
     data = validate_xy(X, y, standardize=standardize, drop_constant=True)
-    mean = np.asarray(mean, dtype=float)
-    cov = np.asarray(cov, dtype=float)
-    if mean.shape != (data.d,) or cov.shape != (data.d, data.d):
-        raise InputError(f"mean and cov must have shapes ({data.d},) and "
-                         f"({data.d}, {data.d}) (columns kept by validate_xy), "
-                         f"got {mean.shape} and {cov.shape}")
+    mean, cov = check_gaussian(mean, cov, data.d,
+                               "mean and cov (columns kept by validate_xy)")
     return _gaussian_bound(mean, cov, prior_var, data.X_pos, data.X_neg, lam,
                            AUCRisk(data.y), eps, grid_size, eps_prevalence)
 

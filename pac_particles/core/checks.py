@@ -129,3 +129,14 @@ def check_finite_array(value, name, ndim=None):
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{name} contains NaN or infinite values")
     return arr
+
+
+def check_gaussian(mean, cov, d, what="mean and cov"):
+    """``(mean, cov)`` of a Gaussian on ``d`` coordinates as finite float
+    arrays of shapes (d,) and (d, d), or InputError naming ``what``."""
+    mean = check_finite_array(mean, "mean")
+    cov = check_finite_array(cov, "cov")
+    if mean.shape != (d,) or cov.shape != (d, d):
+        raise InputError(f"{what} must have shapes ({d},) and ({d}, {d}), "
+                         f"got {mean.shape} and {cov.shape}")
+    return mean, cov

@@ -31,6 +31,7 @@ import numpy as np
 
 from pac_particles.core.checks import InputError
 from pac_particles.problem.data import AUCData, _scaled, kept_columns
+from pac_particles.problem.risks import Risk
 from pac_particles.problem.row_pools import RowPools
 
 __all__ = ["is_dask_collection", "validate_dask_xy", "DaskAUCData",
@@ -97,8 +98,7 @@ def validate_dask_xy(X, y, standardize=True, feature_names=None):
     """:class:`DaskAUCData` of Dask ``(X, y)`` (module docstring): the
     checks of :func:`~pac_particles.problem.data.validate_xy`, on the
     cluster. Labels: two distinct values, the larger (in sorted order) the
-    positive class. Returns ``(data, classes)``, ``classes`` the two label
-    values in order."""
+    positive class (``data.classes``: the two label values in order)."""
     import dask
     import dask.array as da
     X, y, names = as_dask_arrays(X, y)
@@ -142,10 +142,9 @@ def validate_dask_xy(X, y, standardize=True, feature_names=None):
     data = DaskAUCData(
         X=None, y=None, columns=columns, center=center, scale=scale,
         feature_names=[names[k] for k in columns], n_raw_features=n_raw)
-    data.adopt(X, positive, pos_counts, n,
+    data.adopt(X, positive, pos_counts, classes,
                (pos_mean - neg_mean)[columns] / scale)
-    data.classes = classes
-    return data, classes
+    return data
 
 
 class DaskAUCData(AUCData):
@@ -160,13 +159,12 @@ class DaskAUCData(AUCData):
     def __post_init__(self):
         pass                       # no class arrays: the rows stay put
 
-    def adopt(self, X, positive, pos_counts, n, mean_difference):
-        self.dask_X, self.dask_positive = X, positive
-        self._n, self._d = n, self.columns.size
+    def adopt(self, X, positive, pos_counts, classes, mean_difference):
+        """Keep the cluster's arrays and what the reductions found."""
+        self.dask_X, self.dask_positive, self.classes = X, positive, classes
         self.block_pos = np.asarray(pos_counts, dtype=np.int64)
-        sizes = np.asarray(X.chunks[0], dtype=np.int64)
-        self.block_neg = sizes - self.block_pos
-        self._n_pos = int(self.block_pos.sum())
+        self.block_neg = np.asarray(X.chunks[0], dtype=np.int64) \
+            - self.block_pos
         self._mean_difference = np.asarray(mean_difference, dtype=float)
 
     @property
@@ -174,23 +172,23 @@ class DaskAUCData(AUCData):
         return self._mean_difference
 
     def __len__(self):
-        return self._n
+        return self.n
 
     @property
     def n(self):
-        return self._n
+        return self.dask_X.shape[0]
 
     @property
     def d(self):
-        return self._d
+        return self.columns.size
 
     @property
     def n_pos(self):
-        return self._n_pos
+        return int(self.block_pos.sum())
 
     @property
     def n_neg(self):
-        return self._n - self._n_pos
+        return int(self.block_neg.sum())
 
     def standardized(self, rows):
         """Raw rows (k, n_raw_features) fetched from the cluster on the
@@ -284,7 +282,7 @@ class DaskRows:
                 np.ascontiguousarray(self.data.standardized(neg)))
 
 
-class PairCounts:
+class PairCounts(Risk):
     """The sizes of the AUC pair risk of data left on a cluster: what the
     VB and the certificates read of an
     :class:`~pac_particles.problem.risks.AUCRisk` (``n_pairs``,
@@ -293,7 +291,7 @@ class PairCounts:
 
     name = "auc"
 
-    def __init__(self, n_pos, n_neg):
+    def __init__(self, n_pos, n_neg):          # no labels to read
         self.n_pos, self.n_neg = int(n_pos), int(n_neg)
         self.n = self.n_pos + self.n_neg
         self.n_terms = self.n_pos * self.n_neg
@@ -302,6 +300,3 @@ class PairCounts:
     @property
     def n_pairs(self):
         return self.n_terms
-
-    def kappa(self, lam):
-        return lam / self.n_terms

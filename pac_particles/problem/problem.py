@@ -92,7 +92,7 @@ class GibbsProblem:
         lam_obs, lam_pn = resolve_lam(lam, pu_prior)
         if is_dask_collection(X) or is_dask_collection(y):
             # the rows stay on the cluster (VB reads them by sampled rows)
-            data, _ = validate_dask_xy(X, y, standardize=standardize)
+            data = validate_dask_xy(X, y, standardize=standardize)
             risk = PairCounts(data.n_pos, data.n_neg)
         else:
             data = validate_xy(X, y, standardize=standardize)

@@ -235,9 +235,10 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
                    else default_lam_max(n))
         choose_lam = isinstance(self.lam, str)
         # the one set-up: constant columns dropped (with a warning) here
-        problem = problem or GibbsProblem.ranking(
-            X, positives, lam_max if choose_lam else self.lam,
-            self.standardize, self.pu_prior)
+        if problem is None:
+            problem = GibbsProblem.ranking(
+                X, positives, lam_max if choose_lam else self.lam,
+                self.standardize, self.pu_prior)
         hyper = prior_hyperparameters(problem.data.d, self.kernel, self.prior,
                                       self.spike_slab, self.prior_var)
         # the certified rule compares certificates during the fit

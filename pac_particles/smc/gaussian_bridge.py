@@ -70,7 +70,7 @@ from particles import smc_samplers as ssp
 from pac_particles.approx.ep import EPClassification, EPGP, EPLinear
 from pac_particles.approx.ep.base import AUTO_MAX_PAIRS
 from pac_particles.approx.vb import GaussianVB
-from pac_particles.core.checks import InputError
+from pac_particles.core.checks import InputError, check_gaussian
 from pac_particles.core.gaussian import jittered_cholesky
 from pac_particles.problem.priors import param_array, prior_gaussian_factor
 from pac_particles.smc.gibbs_model import check_gibbs_model
@@ -183,12 +183,7 @@ class GaussianBridgeModel(ssp.StaticModel):
         self.gibbs = check_gibbs_model(model)
         self.lam = model.lam
         field = model.prior.rvs(size=1).dtype.names[0]
-        mean = np.asarray(mean, dtype=float)
-        cov = np.asarray(cov, dtype=float)
-        if mean.shape != (model.d,) or cov.shape != (model.d, model.d):
-            raise InputError(f"q must have mean ({model.d},) and covariance "
-                             f"({model.d}, {model.d}), got {mean.shape} and "
-                             f"{cov.shape}")
+        mean, cov = check_gaussian(mean, cov, model.d, "q's mean and cov")
         # the same factor for the draws, the density and the move
         self.chol = jittered_cholesky(0.5 * (cov + cov.T),
                                       label="Gaussian approximation q",

@@ -34,10 +34,10 @@ def client():
 def test_validation_on_the_cluster_matches_memory(client):
     X, y = _rows(2000, 0)
     order = np.argsort(y, kind="stable")     # data arriving sorted by label
-    data, classes = validate_dask_xy(da.from_array(X[order], chunks=(300, 3)),
-                                     da.from_array(y[order], chunks=300))
+    data = validate_dask_xy(da.from_array(X[order], chunks=(300, 3)),
+                            da.from_array(y[order], chunks=300))
     ref = validate_xy(X, y, standardize=True)
-    assert list(classes) == [0, 1]
+    assert list(data.classes) == [0, 1]
     assert (data.n, data.n_pos, data.n_neg) == (ref.n, ref.n_pos, ref.n_neg)
     np.testing.assert_allclose(data.center, ref.center, rtol=1e-10)
     np.testing.assert_allclose(data.scale, ref.scale, rtol=1e-10)
