@@ -147,14 +147,16 @@ class GaussianFamily:
         return out
 
     def bounds(self):
-        free = [(None, None)] * self.n_params
-        if self.name == "full":
-            for k in self.diag_pos:
-                free[self.d + k] = _LOG_SD_BOUNDS
-        else:
-            for k in range(self.d, self.n_params):
-                free[k] = _LOG_SD_BOUNDS
-        return free
+        """The box of the parameters as ``(lo, hi)`` arrays: the log standard
+        deviations within :data:`_LOG_SD_BOUNDS`, the rest free. Arrays, not
+        the list of pairs L-BFGS-B also takes: scipy converts such a list in
+        Python, a third of a fit's time at d = 2000 (colon)."""
+        lo = np.full(self.n_params, -np.inf)
+        hi = np.full(self.n_params, np.inf)
+        logs = (self.d + np.asarray(self.diag_pos) if self.name == "full"
+                else np.arange(self.d, self.n_params))
+        lo[logs], hi[logs] = _LOG_SD_BOUNDS
+        return lo, hi
 
     def objective(self, x, lam, prior_var, pair_terms):
         """``lam E_rho[R_n] + KL(rho || prior)`` and its gradient in ``x``."""
@@ -388,7 +390,8 @@ class _GaussianVariational(Fitter):
             return value, grad
 
         res = optimize.minimize(
-            fun, x0, jac=True, method="L-BFGS-B", bounds=fam.bounds(),
+            fun, x0, jac=True, method="L-BFGS-B",
+            bounds=optimize.Bounds(*fam.bounds()),
             options=dict(maxiter=self.max_iter or LBFGS_MAX_ITER, gtol=self.tol,
                          ftol=1e-12, maxcor=20))
         return res.x, (bool(res.success), int(res.nit), int(res.nfev),
@@ -413,9 +416,7 @@ class _GaussianVariational(Fitter):
         rng = np.random.default_rng(self.seed)
         fixed = self.max_iter is not None
         n_steps = self.max_iter if fixed else ADAM_MAX_STEPS
-        box = fam.bounds()
-        lo = np.array([-np.inf if b[0] is None else b[0] for b in box])
-        hi = np.array([np.inf if b[1] is None else b[1] for b in box])
+        lo, hi = fam.bounds()
         beta1, beta2 = 0.9, 0.999
         exact_scale = self._scale_invariant
         natural = self._natural_scales and fam.name != "full"

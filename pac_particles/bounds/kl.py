@@ -70,6 +70,11 @@ def binary_kl(q, p):
     """``kl(q || p)`` between Bernoulli distributions, elementwise; ``inf``
     where ``p`` is 0 or 1 and ``q`` is not."""
     q, p = _as_risk(q, "q"), _as_risk(p, "p")
+    return _kl(q, p)
+
+
+def _kl(q, p):
+    # binary_kl without the checks: the bisection's midpoints lie in [0, 1]
     return rel_entr(q, p) + rel_entr(1.0 - q, 1.0 - p)
 
 
@@ -78,7 +83,7 @@ def _bisect(q, c, lo, hi, upper):
     increasing in p on the upper branch, decreasing on the lower one)."""
     for _ in range(_BISECTIONS):
         mid = 0.5 * (lo + hi)
-        too_far = binary_kl(q, mid) > c
+        too_far = _kl(q, mid) > c
         if upper:
             hi, lo = np.where(too_far, mid, hi), np.where(too_far, lo, mid)
         else:

@@ -145,7 +145,7 @@ def gaussian_kl(mean, cov, prior_var=1.0):
     if m.ndim != 1:
         raise InputError(f"mean must be 1-D, got shape {m.shape}")
     d = m.shape[0]
-    cov = np.asarray(cov, dtype=float)
+    cov = _diagonal_if_diagonal(np.asarray(cov, dtype=float))
     prior = np.asarray(prior_var, dtype=float)
     if not np.all(np.isfinite(prior)):
         raise InputError("prior_var must be finite")
@@ -176,20 +176,45 @@ def gaussian_kl(mean, cov, prior_var=1.0):
                         + np.sum(np.log(v)) - logdet))
 
 
+def _diagonal_if_diagonal(cov):
+    """The variances of a (d, d) covariance that is diagonal with a positive
+    diagonal (a diagonal VB family's, stored full), else ``cov``: the
+    diagonal KL is O(d), the full one O(d^3) (a fifth of a second at
+    d = 2000)."""
+    if cov.ndim == 2 and cov.shape[0] == cov.shape[1]:
+        diag = np.diag(cov)
+        # no off-diagonal entry is nonzero: two counts, no d x d mask
+        if np.all(diag > 0) and np.count_nonzero(cov) == diag.size:
+            return diag.copy()
+    return cov
+
+
 def _kl_full_prior(m, cov, prior_cov):
-    """KL to ``N(0, prior_cov)`` through Cholesky factors of both."""
+    """KL to ``N(0, prior_cov)`` through Cholesky factors of both (of the
+    prior alone for a diagonal ``cov``: ``tr(S0^-1 S) = sum_k S_kk
+    (S0^-1)_kk``)."""
     d = m.size
-    cov = np.diag(cov) if cov.ndim == 1 else cov
     try:
         Lp = np.linalg.cholesky(prior_cov)
     except np.linalg.LinAlgError:
         raise InputError("the prior covariance is not positive definite")
-    # a relative 1e-12 ridge: EP covariances of tied scores are singular
-    Lq = np.linalg.cholesky(cov + 1e-12 * np.trace(cov) / d * np.eye(d))
-    A = solve_triangular(Lp, Lq, lower=True)
     b = solve_triangular(Lp, m, lower=True)
-    return float(0.5 * (np.sum(A * A) + b @ b - d)
-                 + np.sum(np.log(np.diag(Lp))) - np.sum(np.log(np.diag(Lq))))
+    if cov.ndim == 1:
+        if np.any(cov <= 0) or not np.all(np.isfinite(cov)):
+            raise InputError("diagonal covariance must be positive and finite")
+        inv_lp, info = lapack.dtrtri(Lp, lower=1)
+        if info != 0:
+            raise InputError("the prior covariance is not positive definite")
+        trace = float(np.sum(inv_lp * inv_lp, axis=0) @ cov)
+        half_logdet_q = 0.5 * np.sum(np.log(cov))
+    else:
+        # a relative 1e-12 ridge: EP covariances of tied scores are singular
+        Lq = np.linalg.cholesky(cov + 1e-12 * np.trace(cov) / d * np.eye(d))
+        A = solve_triangular(Lp, Lq, lower=True)
+        trace = float(np.sum(A * A))
+        half_logdet_q = np.sum(np.log(np.diag(Lq)))
+    return float(0.5 * (trace + b @ b - d)
+                 + np.sum(np.log(np.diag(Lp))) - half_logdet_q)
 
 
 def gp_predictive(kernel_chol, K_star, latent_mean, latent_cov=None,

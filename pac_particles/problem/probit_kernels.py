@@ -264,7 +264,8 @@ def gaussian_block(s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
     :func:`gram_terms` returns them; tied pairs (equal ``gid``) give 1/2
     and no gradient."""
     kernel = parallel.dispatch(_gaussian_block_serial,
-                               _gaussian_block_parallel, buf_b.size)
+                               _gaussian_block_parallel,
+                               buf_b.size * parallel.NORMAL_CDF_ITEMS)
     kernel(s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov,
            kind, CANCELLATION_RTOL, buf_b, buf_w, f_row, w_row, u_row)
 
@@ -274,7 +275,8 @@ def sampled_gaussian(ip, jn, XS_pos, s_pos, s_neg, a_pos, a_neg, gid_pos,
     """:func:`gaussian_block`'s terms ``Phi_b``, ``w_b``, ``u_b`` of the
     sampled pairs ``(ip[b], jn[b])``, written to ``f``, ``w``, ``u``."""
     kernel = parallel.dispatch(_sampled_gaussian_serial,
-                               _sampled_gaussian_parallel, ip.shape[0])
+                               _sampled_gaussian_parallel,
+                               ip.shape[0] * parallel.NORMAL_CDF_ITEMS)
     # one chunk of pairs per thread: a call per pair would count references
     kernel(numba.get_num_threads(), ip, jn, XS_pos, s_pos, s_neg, a_pos,
            a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov, kind,
@@ -529,7 +531,8 @@ def smoothed_block(s_pos, s_neg, inv_norm, start, inv_h, need_risk,
     """
     kernel = parallel.dispatch(_smoothed_block_serial,
                                _smoothed_block_parallel,
-                               s_pos.shape[0] * inv_norm.size)
+                               s_pos.shape[0] * inv_norm.size
+                               * parallel.NORMAL_CDF_ITEMS)
     kernel(s_pos, s_neg, inv_norm, start, inv_h, need_risk, need_grad, f,
            w_row, w_col)
 
@@ -573,6 +576,7 @@ def smoothed_sampled(s_pos, s_neg, ip, jn, inv_norm, inv_h, need_risk,
     """:func:`smoothed_block` on the sampled pairs ``(ip[b], jn[b])``."""
     kernel = parallel.dispatch(_smoothed_sampled_serial,
                                _smoothed_sampled_parallel,
-                               s_pos.shape[0] * ip.shape[0])
+                               s_pos.shape[0] * ip.shape[0]
+                               * parallel.NORMAL_CDF_ITEMS)
     kernel(s_pos, s_neg, ip, jn, inv_norm, inv_h, need_risk, need_grad, f,
            w_row, w_col)

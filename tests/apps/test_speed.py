@@ -23,5 +23,11 @@ def test_bench_defaults_rows_compare_each_method_with_the_logistic_baseline(
     assert 0.5 < ep["test_auc"] <= 1.0 and np.isfinite(ep["cpu_seconds"])
     assert speed.bench_defaults({"toy": (X, y)}, methods=["ep"],
                                 warm_up=False)[1]["test_auc"] == ep["test_auc"]
+    twice = speed.bench_defaults({"toy": (X, y)}, methods=["ep"],
+                                 warm_up=False, repeat=2)
+    assert [r["rounds"] for r in twice] == [2, 2]
+    assert twice[1]["test_auc"] == ep["test_auc"] and twice[0]["ratio"] == 1.0
+    with pytest.raises(ValueError, match="repeat"):
+        speed.bench_defaults({"toy": (X, y)}, methods=["ep"], repeat=0)
     with pytest.raises(ValueError, match="method"):
         speed.bench_defaults({"toy": (X, y)}, methods=["mcmc"])

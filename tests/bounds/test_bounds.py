@@ -391,3 +391,29 @@ def test_gp_bound_is_the_gaussian_bound_with_identity_features():
     assert cert.kl == pytest.approx(kl, rel=1e-8)
     with pytest.raises(InputError, match="shapes"):
         pac_bayes_bound_gp(m[:-1], S, K, y, lam=20.0)
+
+
+@pytest.mark.parametrize("prior", ["scalar", "vector", "matrix"])
+@pytest.mark.parametrize("shifted", [False, True])
+def test_rescaled_kl_finds_the_minimum_over_the_scale(prior, shifted):
+    """The closed-form minimiser over ``c`` against a numerical search of
+    ``scaled_kl``, for every form of the Gaussian prior, with and without a
+    prior mean, the covariance full or diagonal."""
+    from scipy import optimize
+    from pac_particles.bounds.rescaled_kl import rescaled_kl, scaled_kl
+    rng = np.random.default_rng(11)
+    d = 4
+    A = rng.standard_normal((d, d))
+    S0 = {"scalar": 0.7, "vector": rng.uniform(0.3, 2.0, d),
+          "matrix": A @ A.T + 0.5 * np.eye(d)}[prior]
+    mean = 3.0 * rng.standard_normal(d)
+    mu0 = rng.standard_normal(d) if shifted else None
+    for cov in (np.diag(rng.uniform(0.01, 0.1, d)), rng.uniform(0.01, 0.1, d)):
+        kl, c = rescaled_kl(mean, cov, S0, mu0)
+        found = optimize.minimize_scalar(
+            lambda t: scaled_kl(np.exp(t), mean, cov, S0, mu0),
+            bounds=(-10, 10), method="bounded", options=dict(xatol=1e-10))
+        assert kl == pytest.approx(min(found.fun, scaled_kl(1.0, mean, cov,
+                                                             S0, mu0)),
+                                   rel=1e-7, abs=1e-9)
+        assert kl <= scaled_kl(1.0, mean, cov, S0, mu0) + 1e-12

@@ -91,6 +91,22 @@ def test_tied_sites_are_the_pairs_with_identical_inputs():
     assert tied.sum() == 1
 
 
+def test_duplicate_groups_label_equal_rows_alike_and_only_them():
+    """Against the pairwise definition: wide rows, repeats, and -0.0 equal
+    to 0.0 (equal floats with different bytes)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 300))
+    X[7], X[19], X[25] = X[2], X[2], X[11]
+    X[4, :] = 0.0
+    X[9, :] = -0.0
+    groups = duplicate_groups(X)
+    same = np.array([[np.array_equal(a, b) for b in X] for a in X])
+    np.testing.assert_array_equal(groups[:, None] == groups[None, :], same)
+    assert groups[4] == groups[9] and len(set(groups)) == 30 - 4
+    with pytest.raises(ValueError, match="2-D"):
+        duplicate_groups(X[0])
+
+
 def test_draw_pairs_is_uniform_over_the_pair_grid_and_seeded():
     _, y = _labelled()
     risk = AUCRisk(y)

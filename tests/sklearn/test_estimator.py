@@ -373,6 +373,10 @@ def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
                                 random_state=0).fit(X, y)
         assert folds.cv_.fold_auc.shape == (3, 4)
         assert folds.lam_ in folds.cv_.grid
+        # the folds' mean AUC at lam_ is the held-out AUC: no leave-one-out
+        assert not hasattr(folds, "cv_auc_")
+        assert folds.heldout_auc_ == pytest.approx(
+            folds.cv_.mean_auc[folds.cv_.grid == folds.lam_][0])
 
 
 def _sparse(n=240, seed=0):

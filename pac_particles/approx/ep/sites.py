@@ -302,7 +302,7 @@ def pair_sweep(score_mean, score_var, cov_pn, site_prec, site_shift, active,
     kappa = float(alpha) * float(kappa)
     a = -math.expm1(-kappa)
     kernel = parallel.dispatch(_pair_sweep_serial, _pair_sweep_parallel,
-                               work=site_prec.size)
+                               work=site_prec.size * parallel.NORMAL_CDF_ITEMS)
     kernel(score_mean, score_var, cov_pn, site_prec, site_shift, active,
            math.exp(-kappa), a, kappa, math.log(a), float(alpha),
            has_previous, pair_mean, pair_var, target_prec, target_shift,

@@ -31,6 +31,7 @@ PAC-Bayesian AUC classification and scoring. NIPS 27 (Tables 1 and 2).
 
 import os
 import time
+import warnings
 
 import numpy as np
 from sklearn.linear_model import LogisticRegressionCV
@@ -40,7 +41,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from pac_particles.problem.auc import binary_labels
-from pac_particles.core.checks import InputError, check_choice, check_fraction
+from pac_particles.core.checks import (InputError, check_choice,
+                                       check_count, check_fraction)
 from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
 from pac_particles.sklearn.estimator import PACBayesAUC
 
@@ -88,7 +90,11 @@ def _timed_fit(estimator, X, y, X_test, y_test):
     :data:`REST_SECONDS` of rest."""
     time.sleep(REST_SECONDS)
     start, cpu = time.perf_counter(), time.process_time()
-    estimator.fit(X, y)
+    with warnings.catch_warnings():
+        # scikit-learn's notices of its own coming defaults (l1_ratios,
+        # legacy attributes) say nothing about the fit being timed
+        warnings.simplefilter("ignore", FutureWarning)
+        estimator.fit(X, y)
     seconds = time.perf_counter() - start
     cpu = time.process_time() - cpu
     return seconds, cpu, float(roc_auc_score(
@@ -110,7 +116,8 @@ def _warm_up(estimator, methods, extra, seed):
 
 
 def bench_defaults(data, methods=METHODS, seed=0, test_size=0.25,
-                   estimator_kwargs=None, warm_up=True, verbose=False):
+                   estimator_kwargs=None, warm_up=True, repeat=1,
+                   verbose=False):
     """Fit time and test AUC of ``PACBayesAUC(method=m)`` at its defaults
     against :func:`logistic_cv`, on one stratified split per data set.
 
@@ -128,6 +135,13 @@ def bench_defaults(data, methods=METHODS, seed=0, test_size=0.25,
         worker processes (about 1.5 s for SMC's parallel folds) and loading
         numba's cache: the table compares steady-state fits, as in a
         session that fits more than once.
+    repeat : int
+        Rounds per data set: each round fits the reference and then every
+        method once, so that a burst of load on a shared machine falls on
+        one round of every fit rather than on one fit; ``seconds`` and
+        ``cpu_seconds`` are the medians over the rounds, ``ratio`` the
+        median of the rounds' ratios (same seed: the fits, and their test
+        AUCs, are the same in every round).
     verbose : bool, print each row as it is measured.
 
     Returns
@@ -136,12 +150,13 @@ def bench_defaults(data, methods=METHODS, seed=0, test_size=0.25,
     (``logistic_cv`` for the reference), ``seconds``, ``ratio`` (seconds over
     the reference's on the same split), ``cpu_seconds`` (of this process:
     on a loaded machine a steadier measure of the work than wall time, but
-    blind to worker processes), ``test_auc`` and ``auc_gap`` (test AUC minus
-    the reference's).
+    blind to worker processes), ``test_auc``, ``auc_gap`` (test AUC minus
+    the reference's) and ``rounds``.
     """
     for method in methods:
         check_choice(method, "method", METHODS)
     test_size = check_fraction(test_size, "test_size")
+    repeat = check_count(repeat, "repeat")
     extra = dict(estimator_kwargs or {})
     if warm_up:
         _warm_up(PACBayesAUC, methods, extra, seed)
@@ -151,22 +166,28 @@ def bench_defaults(data, methods=METHODS, seed=0, test_size=0.25,
         y = binary_labels(y).astype(int)
         X_tr, X_te, y_tr, y_te = train_test_split(
             X, y, test_size=test_size, stratify=y, random_state=seed)
-        base_s, base_cpu, base_auc = _timed_fit(logistic_cv(seed), X_tr, y_tr,
-                                                X_te, y_te)
-        common = dict(dataset=name, n_train=len(y_tr), d=X.shape[1])
-        found = [dict(common, method=BASELINE, seconds=base_s, ratio=1.0,
-                      cpu_seconds=base_cpu, test_auc=base_auc, auc_gap=0.0)]
+        fits = {BASELINE: lambda: logistic_cv(seed)}
+        for method in methods:
+            fits[method] = (lambda m: lambda: PACBayesAUC(
+                method=m, random_state=seed, **extra.get(m, {})))(method)
+        times = {key: [] for key in fits}
+        for _ in range(repeat):
+            for key, make in fits.items():
+                times[key].append(_timed_fit(make(), X_tr, y_tr, X_te, y_te))
+        base = np.array([t[0] for t in times[BASELINE]])
+        base_auc = times[BASELINE][0][2]
+        found = []
+        for key, measured in times.items():
+            seconds = np.array([t[0] for t in measured])
+            found.append(dict(
+                dataset=name, n_train=len(y_tr), d=X.shape[1], method=key,
+                seconds=float(np.median(seconds)),
+                ratio=float(np.median(seconds / base)),
+                cpu_seconds=float(np.median([t[1] for t in measured])),
+                test_auc=measured[0][2], auc_gap=measured[0][2] - base_auc,
+                rounds=repeat))
         if verbose:
             print(format_rows(found, header=not rows), flush=True)
-        for method in methods:
-            est = PACBayesAUC(method=method, random_state=seed,
-                              **extra.get(method, {}))
-            s, cpu, auc = _timed_fit(est, X_tr, y_tr, X_te, y_te)
-            row = dict(common, method=method, seconds=s, ratio=s / base_s,
-                       cpu_seconds=cpu, test_auc=auc, auc_gap=auc - base_auc)
-            found.append(row)
-            if verbose:
-                print(format_rows([row], header=False), flush=True)
         rows += found
     return rows
 
