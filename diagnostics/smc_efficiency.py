@@ -2,18 +2,21 @@
 the Bayes point over ESSrmin, the chain length at a fixed population and the
 calibrated slice move's options, relative to run_smc's defaults.
 
-Two cells beside the study's grid (whose cells run from the prior: their
-``"default"`` is ``run_smc(start="prior")``): ``"EP + importance
-sampling"``, EP's Gaussian and ``importance_log_z`` with M P draws and
-nothing else, and ``"new default"``, ``run_smc``'s default (from the
-Gaussian approximation: its importance draws alone where their Pareto k
-is reliable, else the bridge). Their ratios to the prior-path cell and to
-each other are printed with 95% intervals.
+The study's cells (pac_particles.apps.study.smc_efficiency.default_cells):
+the grid, run from the prior (its ``"default"`` is ``run_smc(start=
+"prior")``), and two cells from the Gaussian approximation: ``"EP +
+importance sampling"``, EP's Gaussian and ``importance_log_z`` with M P
+draws and nothing else, and ``"new default"``, ``run_smc``'s default (from
+the Gaussian approximation: its importance draws alone where their Pareto
+k is reliable, else the bridge). Ratios are printed with 95% intervals
+relative to ``"default"``, ``"EP + importance sampling"``, ``"tempering"``
+and ``"issue start"``.
 
 Problems: Pima, Sonar, German credit (numeric version, from
 /work/shared/datasets or --datasets-dir) with lam = n and an N(0, I) prior,
 and a GP problem (GPAUCModel, squared-exponential kernel, on the first
---gp-rows rows of Pima). One CSV row per run, written after every run:
+--gp-rows rows of Pima). One CSV row per run, written after every run, the
+seeds outermost (every cell's run of a seed before the next seed):
 interrupt and rerun to resume. The logic is
 pac_particles.apps.study.smc_efficiency.
 
@@ -24,50 +27,21 @@ import argparse
 import os
 import sys
 
-import time
-
-from pac_particles.core import parallel
 from pac_particles.problem.datasets import load_csv, load_dataset
-from pac_particles.smc.importance_evidence import (gaussian_approximation,
-                                                   importance_log_z)
-from pac_particles.smc.posterior import SMCPosterior, run_smc
 from pac_particles.smc.models import AUCGibbsModel, GPAUCModel
-from pac_particles.apps.study.smc_efficiency import (coverage_table,
-                                                default_cells, efficiency_runs,
-                                                efficiency_table, format_table)
+from pac_particles.apps.study.smc_efficiency import (GAUSSIAN_CELLS,
+                                                     coverage_table,
+                                                     default_cells,
+                                                     efficiency_runs,
+                                                     efficiency_table,
+                                                     format_table)
 from pac_particles.apps.tables import write_rows
 
 PROBLEMS = ("pima", "sonar", "german", "gp_pima")
-#: the cells outside the study's grid, and the baselines of their ratios
-NEW_CELLS = ("EP + importance sampling", "new default")
-BASELINES = ("default", "EP + importance sampling")
-
-
-def importance_alone(model, n_draws, seed):
-    """EP's Gaussian and importance sampling from it, nothing else."""
-    mean, cov = gaussian_approximation(model)
-    return SMCPosterior.from_importance(
-        importance_log_z(model, mean, cov, n_draws, seed=seed), model)
-
-
-def new_cell_row(model, problem, cell, seed, particles, len_chain):
-    """One run of a cell of NEW_CELLS as a row of the study's CSV."""
-    cpu = time.process_time()
-    if cell == "new default":
-        post = run_smc(model, n_particles=particles, len_chain=len_chain,
-                       seed=seed)
-    else:
-        post = importance_alone(model, particles * len_chain, seed)
-    row = {"problem": problem, "cell": cell, "seed": int(seed),
-           "n_particles": particles, "len_chain": len_chain,
-           "log_z": post.log_z, "log_z_se": post.log_z_se,
-           "pareto_k": post.importance.pareto_k if post.importance else "",
-           "proposal": post.start, "n_steps": post.n_steps,
-           "evaluations": post.n_risk_evaluations,
-           "cpu_time": time.process_time() - cpu}
-    for j, (b, s) in enumerate(zip(post.bayes_point, post.bayes_point_se)):
-        row[f"bp_{j}"], row[f"bp_se_{j}"] = float(b), float(s)
-    return row
+#: the baselines of the printed ratios: the prior path's default, importance
+#: sampling alone, and the defaults this study started from (tempering log Z
+#: and, for linear models, no covariance shrinkage either)
+BASELINES = ("default", GAUSSIAN_CELLS[0], "tempering", "issue start")
 
 
 def build_problem(name, datasets_dir, gp_rows):
@@ -101,14 +75,15 @@ def main(argv=None):
                              "folder for smc_efficiency.csv; the tables go "
                              "next to it (*_table.csv, *_coverage.csv)")
     parser.add_argument("--quick", action="store_true",
-                        help="3 runs, M = 20, P = 4, three cells, Pima and a "
-                             "60-row GP: a smoke test")
+                        help="3 runs, M = 20, P = 4, three cells of the grid "
+                             "and the two from the Gaussian approximation, "
+                             "Pima and a 60-row GP: a smoke test")
     args = parser.parse_args(argv)
     if args.quick:
         args.runs, args.particles, args.len_chain, args.gp_rows = 3, 20, 4, 60
         args.problems = [p for p in args.problems if p in ("pima", "gp_pima")]
         args.cells = args.cells or ["default", "ESSrmin=0.8", "n_slices=2",
-                                    *NEW_CELLS]
+                                    *GAUSSIAN_CELLS]
 
     if os.path.isdir(args.out) or not args.out.endswith(".csv"):
         args.out = os.path.join(args.out, "smc_efficiency.csv")
@@ -121,36 +96,16 @@ def main(argv=None):
                        or c.name in args.cells]
         print(f"{name}: n = {models[name].data.n}, d = {models[name].d}, "
               f"{len(cells[name])} cells", file=sys.stderr, flush=True)
+
     def log(line):
         print(line, file=sys.stderr, flush=True)
 
-    # one seed at a time, the new cells after the grid's (efficiency_runs
-    # resumes from the CSV): every cell sees the machine's load alike
-    for runs in range(2, args.runs + 1):
-        rows = efficiency_runs(models, cells, n_runs=runs, seed=args.seed,
-                               csv_path=args.out, numba_threads=args.threads,
-                               log=log)
-        done = {(r["problem"], r["cell"], int(r["seed"])) for r in rows}
-        for name, model in models.items():
-            for seed in range(args.seed, args.seed + runs):
-                for cell in NEW_CELLS:
-                    if (args.cells is None or cell in args.cells) and (
-                            name, cell, seed) not in done:
-                        with parallel.limited_threads(args.threads):
-                            rows.append(new_cell_row(
-                                model, name, cell, seed, args.particles,
-                                args.len_chain))
-                        write_rows(rows, args.out)
-                        log(f"{name} {cell} seed {seed}: log Z "
-                            f"{rows[-1]['log_z']:.3f}")
+    rows = efficiency_runs(models, cells, n_runs=args.runs, seed=args.seed,
+                           csv_path=args.out, numba_threads=args.threads,
+                           log=log)
     table, coverage = efficiency_table(rows), coverage_table(rows)
     print(format_table(table, coverage))
     for base in BASELINES[1:]:
-        print(f"\nrelative to the cell {base!r}:")
-        print(format_table(efficiency_table(rows, baseline=base)))
-    # against the defaults this study started from: tempering log Z, and
-    # (linear models) no covariance shrinkage either
-    for base in ("tempering", "issue start"):
         against = efficiency_table(rows, baseline=base)
         if against:
             print(f"\nrelative to the cell {base!r}:")

@@ -7,10 +7,13 @@ from reference import AngularQuadrature
 
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc
-from pac_particles.apps.study.smc_efficiency import (Cell, coverage_table,
+from pac_particles.apps.study.smc_efficiency import (GAUSSIAN_CELLS, Cell,
+                                                coverage_table,
+                                                default_cells,
                                                 efficiency_runs,
                                                 efficiency_table,
                                                 variance_ratio_interval)
+from pac_particles.core.checks import InputError
 
 
 def test_single_run_error_bars_cover_the_exact_values():
@@ -84,6 +87,73 @@ def test_efficiency_runs_resume_from_their_csv_and_compare_with_the_baseline(tmp
     cover = coverage_table(rows)
     assert {c["cell"] for c in cover} == set(table)
     assert all(0.0 <= c["cover_log_z"] <= 1.0 for c in cover)
+
+
+def _small_pima():
+    from pac_particles.problem.datasets import load_dataset
+    X, y, _ = load_dataset("pima")
+    X, y = X[:60], y[:60]
+    return AUCGibbsModel(X, y, lam=float(len(y)))
+
+
+def test_default_cells_start_the_grid_from_the_prior_and_add_the_gaussian_cells():
+    for gp in (False, True):
+        cells = {c.name: c for c in default_cells(20, 4, gp=gp)}
+        assert set(GAUSSIAN_CELLS) <= set(cells)
+        assert cells["EP + importance sampling"].start == "importance"
+        assert cells["new default"].start == "auto"
+        assert all(c.start == "prior" for name, c in cells.items()
+                   if name not in GAUSSIAN_CELLS)
+        assert {"default", "tempering", "ESSrmin=0.8"} <= set(cells)
+        assert ("issue start" in cells) == (not gp)
+
+
+def test_the_gaussian_cells_and_a_prior_cell_run_through_efficiency_runs(tmp_path):
+    """On 60 rows of Pima: importance sampling alone is one step of M P
+    draws with EP's proposal, the new default starts from the Gaussian
+    approximation, the prior cell tempers from the prior; every row has the
+    same columns and a finite log Z."""
+    model = _small_pima()
+    cells = [Cell("default", 10, 4, start="prior"),
+             Cell("EP + importance sampling", 10, 4, start="importance"),
+             Cell("new default", 10, 4, start="auto")]
+    path = str(tmp_path / "runs.csv")
+    rows = efficiency_runs({"pima60": model}, cells, n_runs=2, csv_path=path)
+    assert [r["cell"] for r in rows] == [c.name for c in cells] * 2
+    assert len({tuple(r) for r in rows}) == 1      # the same columns
+    by_cell = {}
+    for r in rows:
+        by_cell.setdefault(r["cell"], []).append(r)
+        assert np.isfinite(r["log_z"]) and np.isfinite(r["log_z_se"])
+        assert np.isfinite(r["cpu_time"]) and np.isfinite(r["wall_time"])
+        assert r["evaluations"] > 0
+    for r in by_cell["default"]:
+        assert r["start"] == "prior" and r["n_steps"] > 1
+    for r in by_cell["EP + importance sampling"]:
+        assert r["start"] == "importance" and r["n_steps"] == 1
+        assert r["proposal"] == "ep" and np.isfinite(r["pareto_k"])
+        assert r["evaluations"] == 40          # M P draws, nothing else
+    for r in by_cell["new default"]:
+        assert r["start"] in ("importance", "gaussian")
+    # the tables take the new cells, against either baseline
+    for base in ("default", "EP + importance sampling"):
+        table = {r["cell"]: r for r in efficiency_table(rows, baseline=base)}
+        assert set(table) == {c.name for c in cells}
+        assert table[base]["eff_log_z"] == 1.0
+
+
+def test_a_cell_with_move_options_runs_from_the_prior_only():
+    with pytest.raises(InputError, match="start='prior'"):
+        Cell("bad", 10, 4, move={"n_slices": 2}, start="auto")
+    with pytest.raises(InputError, match="start"):
+        Cell("bad", 10, 4, start="bridge")
+    with pytest.raises(InputError, match="evidence"):
+        Cell("bad", 10, 4, start="importance", evidence="tempering")
+    # a cell that slipped past the validation is refused by the run itself
+    cell = Cell("bad", 10, 4, move={"n_slices": 2})
+    object.__setattr__(cell, "start", "importance")
+    with pytest.raises(InputError, match="start='prior'"):
+        efficiency_runs({"pima60": _small_pima()}, [cell], n_runs=2)
 
 
 def test_lineage_variance_groups_the_chains_by_their_ancestor_lag_steps_back():

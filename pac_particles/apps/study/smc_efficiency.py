@@ -1,12 +1,31 @@
 """Efficiency of the tempering SMC sampler: variance x time of log Z and of
-the Bayes point over the schedule, the chain length and the move.
+the Bayes point over the schedule, the chain length, the move and where the
+sampler starts.
 
 A *cell* is one sampler configuration (:class:`Cell`: ``ESSrmin``, chain
 length P, resampled particles M, options of
-:class:`~pac_particles.smc.moves.CalibratedEllipticalSlice`). :func:`efficiency_runs`
-runs independent waste-free samplers [DC22] for every (problem, cell, seed),
-one CSV row per run, checkpointed after each run so that an interrupted
-study resumes where it stopped and a partial CSV is usable.
+:class:`~pac_particles.smc.moves.CalibratedEllipticalSlice`, the ``evidence``
+and the ``start`` of :func:`~pac_particles.smc.posterior.run_smc`).
+:func:`default_cells` gives the study's cells:
+
+* the grid, run from the prior (``start="prior"``): ``"default"``
+  (``run_smc``'s ``ESSrmin`` and ``len_chain``), one factor at a time
+  around it (``"ESSrmin=..."``, ``"P=..."`` at a fixed population M P,
+  ``"ESSrmin=0.8,P=..."``), the move's options (``"center=zero"``,
+  ``"shrinkage=0"``, ``"n_slices=2"``; linear models), the tempering
+  estimate of log Z (``"tempering"``) and the default this study started
+  from (``"issue start"``; linear models);
+* :data:`GAUSSIAN_CELLS`, from the Gaussian approximation: ``"EP +
+  importance sampling"`` (``start="importance"``: EP's Gaussian and
+  :func:`~pac_particles.smc.importance_evidence.importance_log_z` with
+  ``M P`` draws, no SMC run) and ``"new default"`` (``run_smc``'s default,
+  ``start="auto"``: its importance draws from the Gaussian alone where their
+  Pareto k is reliable, else the tempering along the bridge).
+
+:func:`efficiency_runs` runs independent samplers (waste-free [DC22], or
+importance sampling alone) for every (problem, cell, seed), one CSV row per
+run, checkpointed after each run so that an interrupted study resumes where
+it stopped and a partial CSV is usable.
 :func:`efficiency_table` compares each cell with a baseline cell on
 
 * ``var(log Z) x time`` and
@@ -22,7 +41,8 @@ sum of variances, is a percentile bootstrap over runs.
 :func:`~pac_particles.smc.posterior.run_smc` (``log_z_se``,
 ``bayes_point_se``) against the spread over the runs of a cell.
 ``diagnostics/smc_efficiency.py`` runs the study; the measured ratios are
-in docs/benchmarks.md ("Efficiency of the SMC sampler").
+in docs/benchmarks.md ("Efficiency of the SMC sampler", and "Tempering
+from the Gaussian approximation" for :data:`GAUSSIAN_CELLS`).
 
 Example
 -------
@@ -48,6 +68,7 @@ Journal of the Royal Statistical Society B 84(1), 114-148.
 """
 
 import csv
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
@@ -56,20 +77,43 @@ import numpy as np
 from scipy import stats
 
 from pac_particles.core import parallel
-from pac_particles.core.checks import InputError, check_count
+from pac_particles.core.checks import InputError, check_choice, check_count
+from pac_particles.smc.importance_evidence import (gaussian_approximation,
+                                                   importance_log_z)
 from pac_particles.smc.moves import CalibratedEllipticalSlice, default_move
-from pac_particles.smc.posterior import run_smc
+from pac_particles.smc.posterior import SMCPosterior, run_smc
 from pac_particles.apps.tables import write_rows
 
 __all__ = ["Cell", "default_cells", "efficiency_runs", "efficiency_table",
-           "coverage_table", "variance_ratio_interval", "format_table"]
+           "coverage_table", "variance_ratio_interval", "format_table",
+           "CELL_STARTS", "GAUSSIAN_CELLS"]
+
+#: where a cell's runs start: ``run_smc``'s ``start`` (``"prior"``,
+#: ``"auto"``, ``"gaussian"``), or ``"importance"``: EP's Gaussian and
+#: importance sampling from it alone, ``n_particles * len_chain`` draws, no
+#: SMC run
+CELL_STARTS = ("prior", "auto", "gaussian", "importance")
+#: the cells of :func:`default_cells` that start from the Gaussian
+#: approximation (the grid's cells start from the prior)
+GAUSSIAN_CELLS = ("EP + importance sampling", "new default")
 
 
 @dataclass(frozen=True)
 class Cell:
     """One sampler configuration: :func:`run_smc` arguments (``evidence``
-    included) and options of the calibrated slice move (``move`` empty: the
-    model's default move)."""
+    and ``start`` included) and options of the calibrated slice move
+    (``move`` empty: the model's default move from the prior, ``run_smc``'s
+    own from a Gaussian start).
+
+    ``start`` is one of :data:`CELL_STARTS`: ``"prior"`` (default),
+    ``"auto"`` and ``"gaussian"`` are passed to ``run_smc(start=...)``;
+    ``"importance"`` is EP's Gaussian
+    (:func:`~pac_particles.smc.importance_evidence.gaussian_approximation`)
+    and :func:`~pac_particles.smc.importance_evidence.importance_log_z` with
+    ``n_particles * len_chain`` draws, no SMC run (``ESSrmin`` unused).
+    Move options go with the prior start only (a move of one's own makes
+    ``run_smc``'s ``"auto"`` fall back to the prior), and importance
+    sampling alone estimates log Z by importance: InputError otherwise."""
 
     name: str
     n_particles: int = 100
@@ -77,16 +121,39 @@ class Cell:
     ESSrmin: float = 0.5
     move: dict = field(default_factory=dict)
     evidence: str = "importance"
+    start: str = "prior"
+
+    def __post_init__(self):
+        check_choice(self.start, "start", CELL_STARTS)
+        check_choice(self.evidence, "evidence", ("importance", "tempering"))
+        if self.move and self.start != "prior":
+            raise InputError(f"cell {self.name!r}: move options "
+                             f"{self.move!r} need start='prior', got "
+                             f"start={self.start!r} (run_smc moves from a "
+                             f"Gaussian start with the bridge's own move)")
+        if self.start == "importance" and self.evidence != "importance":
+            raise InputError(f"cell {self.name!r}: start='importance' "
+                             f"estimates log Z by importance sampling, not "
+                             f"evidence={self.evidence!r}")
 
     def build_move(self, model):
+        """The move passed to ``run_smc``: None from a Gaussian start (the
+        bridge's move), else the cell's calibrated slice, or the model's
+        default move when ``move`` is empty."""
+        if self.start != "prior":
+            if self.move:   # Cell's validation refuses this; a replaced one
+                raise InputError(f"cell {self.name!r}: move options need "
+                                 f"start='prior', got {self.start!r}")
+            return None
         if not self.move:
             return default_move(model)
         return CalibratedEllipticalSlice(**self.move)
 
 
 def default_cells(n_particles=100, len_chain=10, gp=False):
-    """The study's grid, one factor at a time around ``(M, P, ESSrmin) =
-    (n_particles, len_chain, 0.5)`` (the ``"default"`` cell):
+    """The study's cells: a grid from the prior, one factor at a time
+    around ``(M, P, ESSrmin) = (n_particles, len_chain, 0.5)`` (the
+    ``"default"`` cell), and two cells from the Gaussian approximation:
 
     * ``ESSrmin`` in 0.3, 0.7, 0.8, 0.9;
     * the chain length P at a fixed population ``M P``: P / 5, P / 2, 2 P,
@@ -99,7 +166,14 @@ def default_cells(n_particles=100, len_chain=10, gp=False):
     * ``log Z`` from the tempering run alone (``evidence="tempering"``, the
       default before importance sampling) and, for linear models, the
       default this study started from (that and no covariance shrinkage:
-      ``"issue start"``).
+      ``"issue start"``);
+    * :data:`GAUSSIAN_CELLS`, linear and GP models alike: ``"EP +
+      importance sampling"`` (EP's Gaussian and ``M P`` importance draws,
+      no SMC run: ``start="importance"``) and ``"new default"``
+      (``run_smc``'s default, ``start="auto"``: from the Gaussian
+      approximation).
+
+    Every grid cell runs from the prior (``start="prior"``).
     """
     m, p = int(n_particles), int(len_chain)
     cells = [Cell("default", m, p, 0.5)]
@@ -115,23 +189,58 @@ def default_cells(n_particles=100, len_chain=10, gp=False):
                   Cell("center=zero", m, p, 0.5, {"center": "zero"}),
                   Cell("shrinkage=0", m, p, 0.5, {"shrinkage": 0.0}),
                   Cell("n_slices=2", m, p, 0.5, {"n_slices": 2})]
+    importance, new_default = GAUSSIAN_CELLS
+    cells += [Cell(importance, m, p, 0.5, start="importance"),
+              Cell(new_default, m, p, 0.5, start="auto")]
     return cells
 
 
+def _importance_alone(model, n_draws, seed):
+    """EP's Gaussian and importance sampling from it, nothing else: an
+    :class:`~pac_particles.smc.result.SMCPosterior` of ``start``
+    ``"importance"``."""
+    fit = gaussian_approximation(model, with_source=True)
+    if fit is None:
+        raise InputError("start='importance': no Gaussian approximation "
+                         "covers this model")
+    mean, cov, source = fit
+    return SMCPosterior.from_importance(
+        importance_log_z(model, mean, cov, n_draws, seed=seed,
+                         proposal=source), model)
+
+
 def _one_run(model, problem, cell, seed):
-    """One waste-free run of ``cell``: a CSV row with log Z, the Bayes point,
-    their single-run standard errors and the costs."""
-    move = cell.build_move(model)
-    cpu = time.process_time()
-    post = run_smc(model, n_particles=cell.n_particles, len_chain=cell.len_chain,
-                   ESSrmin=cell.ESSrmin, move=move, seed=seed,
-                   evidence=cell.evidence)
-    cpu = time.process_time() - cpu
+    """One run of ``cell`` (waste-free SMC, or importance sampling alone): a
+    CSV row with log Z, the Bayes point, their single-run standard errors,
+    the path that ran (``start``: ``"prior"``, ``"gaussian"`` or
+    ``"importance"``), the importance proposal and the costs; the same
+    columns for every cell."""
+    if cell.move and cell.start != "prior":
+        raise InputError(f"cell {cell.name!r}: move options need "
+                         f"start='prior', got {cell.start!r}")
+    evaluations = model.n_risk_evaluations
+    cpu, wall = time.process_time(), time.perf_counter()
+    if cell.start == "importance":
+        post = _importance_alone(model, cell.n_particles * cell.len_chain,
+                                 seed)
+    else:
+        post = run_smc(model, n_particles=cell.n_particles,
+                       len_chain=cell.len_chain, ESSrmin=cell.ESSrmin,
+                       move=cell.build_move(model), seed=seed,
+                       evidence=cell.evidence, start=cell.start)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    if cell.start == "importance":
+        # from_importance leaves the costs to its caller
+        post = dataclasses.replace(
+            post, wall_time=wall,
+            n_risk_evaluations=model.n_risk_evaluations - evaluations)
     imp = post.importance
     row = {"problem": problem, "cell": cell.name, "seed": int(seed),
            "n_particles": cell.n_particles, "len_chain": cell.len_chain,
-           "ESSrmin": cell.ESSrmin, "log_z": post.log_z,
-           "log_z_se": post.log_z_se, "log_z_tempering": post.log_z_tempering,
+           "ESSrmin": cell.ESSrmin, "start": post.start, "log_z": post.log_z,
+           "log_z_se": (float("nan") if post.log_z_se is None
+                        else float(post.log_z_se)),
+           "log_z_tempering": post.log_z_tempering,
            "pareto_k": imp.pareto_k if imp else float("nan"),
            "proposal": imp.proposal if imp else "",
            "n_steps": post.n_steps,
@@ -151,12 +260,16 @@ def _read_rows(path):
 
 def efficiency_runs(models, cells, n_runs=20, seed=0, csv_path=None,
                     numba_threads=1, log=None):
-    """Independent waste-free runs of every cell on every problem.
+    """Independent runs of every cell on every problem (:func:`_one_run`:
+    waste-free SMC from the cell's ``start``, or importance sampling alone).
 
-    Run ``r`` of every cell uses the seed ``seed + r``. With ``csv_path``,
-    the rows already in that CSV (same problem, cell and seed) are kept and
-    not run again, and the CSV is rewritten after every run: stop the study
-    at any time and rerun to resume.
+    Run ``r`` of every cell uses the seed ``seed + r``; the seeds are the
+    outermost loop (seed ``seed + r`` of every problem and cell, then the
+    next), so that the cells share the machine's load alike and a partial
+    study has as many runs of each. With ``csv_path``, the rows already in
+    that CSV (same problem, cell and seed) are kept and not run again, and
+    the CSV is rewritten after every run: stop the study at any time and
+    rerun to resume.
 
     Parameters
     ----------
@@ -178,9 +291,11 @@ def efficiency_runs(models, cells, n_runs=20, seed=0, csv_path=None,
     n_runs = check_count(n_runs, "n_runs", minimum=2)
     rows = _read_rows(csv_path)
     done = {(r["problem"], r["cell"], int(r["seed"])) for r in rows}
-    for problem, model in models.items():
-        problem_cells = cells[problem] if isinstance(cells, dict) else cells
-        for r in range(n_runs):  # seeds outermost: every cell grows together
+    # seeds outermost: every cell of every problem grows together, and the
+    # cells of a seed run side by side under the same machine load
+    for r in range(n_runs):
+        for problem, model in models.items():
+            problem_cells = cells[problem] if isinstance(cells, dict) else cells
             for cell in problem_cells:
                 if (problem, cell.name, seed + r) in done:
                     continue
@@ -192,6 +307,7 @@ def efficiency_runs(models, cells, n_runs=20, seed=0, csv_path=None,
                     last = rows[-1]
                     log(f"{problem} {cell.name} seed {seed + r}: log Z "
                         f"{last['log_z']:.3f} +- {last['log_z_se']:.3f}, "
+                        f"{last['n_steps']} steps from {last['start']}, "
                         f"{last['cpu_time']:.1f} s")
     return rows
 
@@ -325,13 +441,13 @@ def coverage_table(rows, level=0.95):
 def format_table(table, coverage=None):
     """The efficiency table (and coverage) as aligned text lines."""
     cover = {(c["problem"], c["cell"]): c for c in coverage or []}
-    lines = [f"{'problem':10s} {'cell':20s} {'runs':>4s} {'steps':>5s} "
+    lines = [f"{'problem':10s} {'cell':24s} {'runs':>4s} {'steps':>5s} "
              f"{'cpu s':>6s} {'mean log Z':>10s} {'eff log Z [95% CI]':>22s} "
              f"{'eff bayes pt [95% CI]':>22s} {'cov Z':>5s} {'cov bp':>6s}"]
     for r in table:
         c = cover.get((r["problem"], r["cell"]), {})
         lines.append(
-            f"{r['problem']:10s} {r['cell']:20s} {r['runs']:4d} "
+            f"{r['problem']:10s} {r['cell']:24s} {r['runs']:4d} "
             f"{r['n_steps']:5.1f} {r['cpu_time']:6.2f} {r['mean_log_z']:10.3f} "
             f"{r['eff_log_z']:6.2f} [{r['eff_log_z_lo']:5.2f}, "
             f"{r['eff_log_z_hi']:5.2f}] "
