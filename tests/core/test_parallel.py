@@ -59,6 +59,33 @@ def test_use_parallel_follows_min_parallel_work_in_auto_mode(monkeypatch):
         assert parallel.use_parallel(10) and not parallel.use_parallel(9)
 
 
+def test_a_nested_blas_limit_within_a_tighter_one_changes_nothing(monkeypatch):
+    """Inside a block that holds BLAS to one thread, a nested limit of one
+    or more threads does not call threadpoolctl again, and the outer limit
+    holds after it; a tighter nested limit applies and is undone."""
+    from threadpoolctl import threadpool_info
+    calls = []
+    real = parallel._CONTROLLER.limit
+    monkeypatch.setattr(parallel._CONTROLLER, "limit",
+                        lambda **kw: (calls.append(kw["limits"]), real(**kw))[1])
+
+    def blas():
+        return {p["num_threads"] for p in threadpool_info()
+                if p["user_api"] == "blas"}
+
+    with parallel.blas_threads(2):
+        with parallel.one_blas_thread():
+            with parallel.one_blas_thread(), parallel.blas_threads(2):
+                assert blas() <= {1}
+            assert blas() <= {1}
+        assert calls == [2, 1]
+        assert blas() <= {1, 2}
+    with pytest.raises(RuntimeError):
+        with parallel.one_blas_thread():
+            raise RuntimeError("inside")
+    assert parallel._blas_limit is None and calls == [2, 1, 1]
+
+
 # ------------------------------------------------------------- kernels
 
 
