@@ -28,6 +28,7 @@ from sklearn.utils.validation import validate_data
 from pac_particles.core.checks import (InputError, check_choice, check_count,
                                        check_positive, check_probability,
                                        check_pu_prior)
+from pac_particles.problem.accelerated_risk import check_backend
 
 __all__ = ["BinaryEstimatorMixin", "check_shared_parameters", "youden_cut",
            "logistic_slope", "feature_series", "calibration_rows",
@@ -103,8 +104,9 @@ def check_shared_parameters(est, methods):
     """The checks of the parameters both estimators take (InputError naming
     the parameter): ``method`` among ``methods``, ``lam`` a positive float
     or ``"cv"``, ``lam_max``, ``prior_var``, the counts, ``eps``,
-    ``pu_prior``, ``random_state`` and ``n_jobs``."""
+    ``pu_prior``, ``random_state``, ``n_jobs`` and SMC's ``backend``."""
     check_choice(est.method, "method", methods)
+    check_backend(est.backend)
     if not (isinstance(est.lam, str) and est.lam == "cv"):
         check_positive(est.lam, "lam")
     if est.lam_max is not None:

@@ -108,6 +108,8 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         ``posterior_`` stays the first run (the fit of ``chains=1``: its
         coefficients and certificate do not change with ``chains``); all
         are in ``posteriors_``. Ignored by VB and EP.
+    backend : {"numba", "jax"}, where SMC's risk runs: the host's cores, or
+        JAX's device, a GPU (docs/gpu.md). Ignored by VB and EP.
 
     Attributes
     ----------
@@ -142,7 +144,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                  n_folds=5, grid_size=20, grid_decades=3.0, prior_var=1.0,
                  fit_intercept=True, standardize=True, vb_family="full",
                  n_particles=200, len_chain=10, pu_prior=None, eps=0.05,
-                 random_state=None, n_jobs=1, chains=1):
+                 random_state=None, n_jobs=1, chains=1, backend="numba"):
         self._store_params(locals())
 
     def _check_params(self):
@@ -180,7 +182,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                 model_kwargs=dict(
                     loss=self.loss, fit_intercept=self.fit_intercept,
                     standardize=self.standardize, pu_prior=self.pu_prior,
-                    prior=self._prior(problem.data.d)),
+                    prior=self._prior(problem.data.d), backend=self.backend),
                 smc_kwargs=dict(n_particles=self.n_particles,
                                 len_chain=self.len_chain))
         else:
@@ -215,7 +217,8 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         refit_seed = None if seed is None else int(seed) + int(self.n_folds)
         if self.method == "smc":
             model = ClassificationGibbsModel.from_problem(
-                problem, prior=self._prior(problem.data.d))
+                problem, prior=self._prior(problem.data.d),
+                backend=self.backend)
             smc_kwargs = dict(n_particles=self.n_particles,
                               len_chain=self.len_chain)
             self.posterior_ = run_smc(model, seed=refit_seed, **smc_kwargs)

@@ -124,6 +124,9 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
     random_state : int, optional; n_jobs : int or None (folds, grid runs, chains).
     chains : int >= 1, SMC: independent runs at ``lam_`` for ArviZ's ``r_hat``.
     verbose : bool or str, progress on stderr (``"bar"``, ``"lines"``).
+    backend : {'numba', 'jax'}, where SMC's risk runs: the host's cores or
+        JAX's device, a GPU (docs/gpu.md); linear scores only. EP and VB
+        ignore it (also when 'auto' chooses them).
 
     Attributes
     ----------
@@ -166,7 +169,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
                  fold_particles=None,
                  fold_len_chain=None, move=None, eps=0.05,
                  pu_prior=None, random_state=None, n_jobs=None, chains=1,
-                 verbose=False):
+                 verbose=False, backend="numba"):
         self._store_params(locals())
 
     def _check_params(self):

@@ -10,7 +10,8 @@ one fitter:
   ``cv_rule="certified"`` the path's step of tightest certificate among
   those the folds cannot tell apart), the prior's hyper-parameters by an
   evidence grid, extra ``chains``, and Corollary 19 for the exact Gibbs
-  posterior;
+  posterior; every model's risk on the estimator's ``backend``
+  (:func:`smc_model`);
 * :func:`fit_gaussian` -- EP or Gaussian VB: ``lam`` by the leave-one-out
   AUC along the grid (EP's site removal; VB's Newton step on all pairs up
   to :data:`VB_LOO_MAX_FEATURES` features) or K-fold refits, EP's evidence
@@ -140,15 +141,28 @@ def grid_size(est):
 
 
 def smc_model(est, problem, hyper):
-    """The ``particles`` model of the estimator's prior on ``problem``."""
+    """The ``particles`` model of the estimator's prior on ``problem``,
+    its risk on the estimator's ``backend`` (GP scores: the host only)."""
     if est.kernel is not None:
+        _check_gp_backend(est)
         return GPAUCModel.from_problem(problem, kernel=hyper["kernel"])
     if est.prior == "spike_slab":
         prior = SpikeSlabPrior(problem.data.d, p=hyper["p"], v0=hyper["v0"],
                                v1=hyper["v1"])
-        return AUCGibbsModel.from_problem(problem, prior=prior)
+        return AUCGibbsModel.from_problem(problem, prior=prior,
+                                          backend=est.backend)
     # score space when d > n (the scores' prior has rank n)
-    return linear_score_model_for(problem, prior_var=hyper["prior_var"])
+    return linear_score_model_for(problem, prior_var=hyper["prior_var"],
+                                  backend=est.backend)
+
+
+def _check_gp_backend(est):
+    """InputError where SMC on GP scores is asked for off the host: the
+    device computes the risk of linear scores only."""
+    if est.kernel is not None and est.backend != "numba":
+        raise InputError(f"backend={est.backend!r} runs the risk of linear "
+                         "scores; with a kernel (GP scores) SMC runs on the "
+                         "host: use backend='numba' or no kernel")
 
 
 def _smc_evidence(est, problem, hyper, smc_kwargs):
@@ -176,6 +190,7 @@ def fit_smc(est, X, problem, hyper, lam_max, choose_lam):
     raw inputs the folds of ``lam='cv'`` split, ``problem`` their problem
     (at ``lam_max`` when ``lam`` is chosen), ``hyper`` the prior's
     hyper-parameters as given."""
+    _check_gp_backend(est)
     smc_kwargs = dict(n_particles=est.n_particles, len_chain=est.len_chain,
                       move=est.move, ESSrmin=est.ess_rmin)
     fit = RankingFit(posterior=None, lam=None, hyperparameters=hyper)
@@ -184,7 +199,8 @@ def fit_smc(est, X, problem, hyper, lam_max, choose_lam):
             raise InputError("lam='cv' with SMC is for the linear Gaussian "
                              "prior; give a float lam (or use method='ep')")
         model_kwargs = dict(standardize=est.standardize,
-                            prior_var=est.prior_var, pu_prior=est.pu_prior)
+                            prior_var=est.prior_var, pu_prior=est.pu_prior,
+                            backend=est.backend)
         certified = est.cv_rule == "certified"
         fit.cv = cv_lambda(X, problem.data.y, lam_max=lam_max,
                            n_folds=est.n_folds, grid_size=grid_size(est),

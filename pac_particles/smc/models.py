@@ -507,7 +507,7 @@ SCORE_SPACE = ("auto", True, False)
 
 
 def linear_score_model(X, y, lam, prior_var=1.0, standardize=True,
-                       pu_prior=None, score_space="auto"):
+                       pu_prior=None, score_space="auto", backend="numba"):
     """The Gibbs posterior of linear scores under the prior
     ``theta ~ N(0, prior_var I)``, in the cheaper of two exact
     parametrisations.
@@ -518,29 +518,33 @@ def linear_score_model(X, y, lam, prior_var=1.0, standardize=True,
     [RACL14, Sec. 4]; otherwise an :class:`AUCGibbsModel` on ``theta``.
     Both have the same ``log Z`` and the same scores on new inputs, and
     both offer ``linear_coefficients`` (the identity on ``theta``) and
-    ``design_data``. :func:`linear_score_model_for` does the same for a
-    problem already set up.
+    ``design_data``. ``backend`` ("numba" or "jax") is where the risk
+    runs, as in :class:`AUCGibbsModel`. :func:`linear_score_model_for`
+    does the same for a problem already set up.
     """
     _check_score_space(score_space)
     return linear_score_model_for(
         GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
-        prior_var=prior_var, score_space=score_space)
+        prior_var=prior_var, score_space=score_space, backend=backend)
 
 
-def linear_score_model_for(problem, prior_var=1.0, score_space="auto"):
+def linear_score_model_for(problem, prior_var=1.0, score_space="auto",
+                           backend="numba"):
     """:func:`linear_score_model` of a ranking
     :class:`~pac_particles.problem.problem.GibbsProblem`: a
     :class:`SpanAUCModel` when ``score_space`` is True or "auto" and the
     validated design has more columns than rows, else an
-    :class:`AUCGibbsModel` under ``N(0, prior_var I)``."""
+    :class:`AUCGibbsModel` under ``N(0, prior_var I)``; either with its
+    risk on ``backend``."""
     _check_score_space(score_space)
     data = problem.data
     if score_space is True or (score_space == "auto" and data.d > data.n):
-        return SpanAUCModel.from_problem(problem, prior_var=prior_var)
+        return SpanAUCModel.from_problem(problem, prior_var=prior_var,
+                                         backend=backend)
     # the default prior is N(0, I): built only for other variances
     prior = (None if np.all(np.asarray(prior_var) == 1.0)
              else gaussian_prior(data.d, prior_var))
-    return AUCGibbsModel.from_problem(problem, prior=prior)
+    return AUCGibbsModel.from_problem(problem, prior=prior, backend=backend)
 
 
 def _check_score_space(score_space):
