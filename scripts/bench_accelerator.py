@@ -11,7 +11,9 @@ installed, else the CPU):
    at n = 1e5 and 1e6 with N = 100 particles, and N = 2000 at 1e6 on a GPU
    (the numba kernel is skipped there: a minute a call);
 2. the package's default SMC run (``run_smc``: lam = n, 200 x 10
-   particles, the importance-sampling evidence included), then the
+   particles, the importance-sampling evidence included; the refits of
+   ``q`` by adaptive importance sampling and the Pareto ``k`` of the
+   draws used), then the
    tempering from the prior with the tempering evidence (``start="prior",
    evidence="tempering"``, the issue's prototype),
    with each backend: seconds, steps, risk evaluations, the seconds of
@@ -113,8 +115,9 @@ def smc_table(sizes, numba_max_n, seed):
     print("\n## run_smc (lam = n, 200 x 10 particles; start auto: the "
           "default, evidence included; start prior: tempering evidence)\n")
     print("| n x 10 | start | backend | s | / jax | of which evidence s | "
-          "steps | risk evaluations | risk s | test AUC | LR test AUC |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "steps | refits of q | Pareto k | risk evaluations | risk s | "
+          "test AUC | LR test AUC |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     X_test, y_test = make_data(TEST_ROWS, 2)
     jax_seconds, lr_auc = {}, {}
     runs = [("jax", start, n) for start in starts for n in sizes]
@@ -133,12 +136,16 @@ def smc_table(sizes, numba_max_n, seed):
         post = run_smc(model, seed=seed, **options)
         seconds = time.perf_counter() - begin
         jax_seconds.setdefault((start, n), seconds)
-        evidence = (post.importance.seconds if post.importance is not None
-                    else float("nan"))
+        imp = post.importance
+        evidence = imp.seconds if imp is not None else float("nan")
+        # adaptive importance sampling's refits of q before the draws used
+        refits = getattr(imp, "rounds", "—") if imp is not None else "—"
+        k = f"{imp.pareto_k:.2f}" if imp is not None else "—"
         auc = roc_auc_score(y_test, post.score(X_test))
         print(f"| {n:,} | {start or 'prior'} | {backend} | {seconds:.1f} | "
               f"{seconds / jax_seconds[start, n]:.2f} | {evidence:.1f} | "
-              f"{post.n_steps} | {post.n_risk_evaluations:,} | "
+              f"{post.n_steps} | {refits} | {k} | "
+              f"{post.n_risk_evaluations:,} | "
               f"{model.loglik_seconds:.1f} | {auc:.5f} | {lr_auc[n]:.5f} |",
               flush=True)
 

@@ -27,7 +27,8 @@ most 1): bounded weights, a finite variance. The Gaussians are EP's
 approximation and the run's particles' fit in equal shares where EP covers
 the model (:func:`gaussian_approximation`), else the particles' fit alone.
 For the scale-invariant risks the draws' directions alone are weighted
-(:mod:`pac_particles.smc.direction_weights`), the prior taking the t's place.
+(:mod:`pac_particles.smc.direction_weights`), the prior taking the t's place,
+each Gaussian first widened along its mean (:func:`radially_resolved`).
 
 Whether the estimate can be trusted is read off the tail of the weights:
 the shape ``k`` of a generalised Pareto distribution fitted to the largest
@@ -58,7 +59,6 @@ estimation method for the generalized Pareto distribution. Technometrics
 import dataclasses
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,7 +69,8 @@ from pac_particles.core.checks import InputError, check_count, check_finite_arra
 from pac_particles.core.gaussian import gaussian_draws
 # the Gaussian q of a model lives with the bridge that starts from it;
 # importable from here, where it was first the proposal of refine_log_z
-from pac_particles.smc.gaussian_bridge import PROPOSAL_TOL, gaussian_approximation
+from pac_particles.smc.gaussian_bridge import (
+    PROPOSAL_TOL, gaussian_approximation, radially_resolved)
 from pac_particles.smc.direction_weights import (direction_log_weights,
                                                  weigh_directions)
 from pac_particles.smc.moves.base import weighted_gaussian_fit
@@ -131,6 +132,8 @@ class ImportanceEvidence:
     log_weights : (S,) the raw (unsmoothed) log weights ``log prior +
         loglik - log q`` of the draws, in the order drawn: ``exp`` of each
         is unbiased for ``Z`` (:func:`log_z_lower_bound`).
+    rounds, earlier_draws : refits of ``q`` before these draws and their
+        draws (``gaussian_bridge.adaptive_importance_log_z``); mean, cov: q.
     """
 
     log_z: float
@@ -145,6 +148,10 @@ class ImportanceEvidence:
     weights: np.ndarray = field(default=None, repr=False)
     risks: np.ndarray = field(default=None, repr=False)
     log_weights: np.ndarray = field(default=None, repr=False)
+    rounds: int = 0
+    earlier_draws: int = 0
+    mean: np.ndarray = field(default=None, repr=False)
+    cov: np.ndarray = field(default=None, repr=False)
 
 
 def _gpd_fit(exceedances):
@@ -462,6 +469,9 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
             normals.append((mean2, second[1], None))
         a = DEFENSIVE_WEIGHT
         direction_weights = directions and weigh_directions(model)
+        if direction_weights:       # a radial spread the quadrature sees
+            normals = [(m, radially_resolved(m, c, L), None)
+                       for m, c, _ in normals]
         # weighting directions, the defensive component is the prior itself
         # [Hes95]: its direction is uniform, so every weight is at most 1 / a
         # (a t's direction density has no closed form)
@@ -486,8 +496,9 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
             theta = (np.sqrt(rng.chisquare(d, n_draws))[:, None] * u) @ L.T
     else:
         raw = log_prior + loglik - log_q
-    return _smoothed_estimate(raw, theta, -loglik / model.lam, proposal,
-                              time.perf_counter() - start)
+    est = _smoothed_estimate(raw, theta, -loglik / model.lam, proposal,
+                             time.perf_counter() - start)
+    return dataclasses.replace(est, mean=mean, cov=0.5 * (cov + cov.T))
 
 
 def _smoothed_estimate(raw, theta, risks, proposal, seconds):

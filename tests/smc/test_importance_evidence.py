@@ -13,6 +13,9 @@ from pac_particles.smc.importance_evidence import (
     DEFENSIVE_WEIGHT, gaussian_approximation, importance_log_z, log_z_lower_bound,
     mixture_draws, pareto_convergence_rate, pareto_k, pareto_smooth,
     refine_log_z, reliable_k, smoothed_log_z_se, weighted_mean_se)
+from pac_particles.smc.gaussian_bridge import (RADIAL_SPREAD,
+                                               adaptive_importance_log_z,
+                                               radially_resolved)
 from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
                                       GPAUCModel, linear_score_model)
 from pac_particles.smc.posterior import run_smc
@@ -434,3 +437,115 @@ def test_standard_error_is_widened_for_tail_shapes_above_one_half():
     w = np.exp(lw - lw.max())
     assert k < 0.5 and smoothed_log_z_se(lw, k) == pytest.approx(
         np.std(w) / (np.mean(w) * np.sqrt(s)))
+
+
+# --------------------------------------------- adaptive importance sampling
+
+def _two_d():
+    from builders import two_d_problem
+    X, y = two_d_problem()
+    model = AUCGibbsModel(X, y, lam=float(len(y)), standardize=False)
+    return model, AngularQuadrature(X, y, model.lam)
+
+
+def _poor_q(model, rotation=0.8, variance=0.02):
+    """EP's mean rotated by ``rotation`` radians with a narrow isotropic
+    covariance: its weights are far too heavy-tailed (k of 6 here)."""
+    mean, _ = gaussian_approximation(model)
+    angle = np.arctan2(mean[1], mean[0]) + rotation
+    return (np.linalg.norm(mean) * np.array([np.cos(angle), np.sin(angle)]),
+            variance * np.eye(2))
+
+
+def _assert_matches(est, exact):
+    assert abs(est.log_z - exact.log_z) < 4 * est.log_z_se + 0.005
+
+
+def test_adaptive_importance_refits_a_poor_q_and_matches_quadrature():
+    """A pilot whose tail fails is refitted to its weighted draws, and the
+    fresh draws of the refitted Gaussian (alone) give log Z: exact."""
+    model, exact = _two_d()
+    mean, cov = _poor_q(model)
+    for seed in range(3):
+        pilot = importance_log_z(model, mean, cov, 2000, seed=seed)
+        assert pilot.pareto_k > reliable_k(2000)
+        est = adaptive_importance_log_z(model, mean, cov, 2000, seed=seed)
+        assert est.rounds == 1 and est.earlier_draws == 2000
+        assert est.reliable and est.n_draws == 2000
+        assert est.proposal == "ep, refitted"
+        _assert_matches(est, exact)
+        # the refitted Gaussian points at the posterior
+        direction = est.mean / np.linalg.norm(est.mean)
+        target = exact.mean / np.linalg.norm(exact.mean)
+        assert direction @ target > 0.99
+    # a good q is used as it is: the first round is importance_log_z's
+    mean, cov = gaussian_approximation(model)
+    first = adaptive_importance_log_z(model, mean, cov, 2000, seed=4)
+    plain = importance_log_z(model, mean, cov, 2000, seed=4)
+    assert first.rounds == 0 and first.log_z == plain.log_z
+
+
+def test_run_smc_refits_a_poor_start_and_counts_every_round(monkeypatch):
+    model, exact = _two_d()
+    poor = _poor_q(model)
+    monkeypatch.setattr("pac_particles.smc.posterior.bridge_approximation",
+                        lambda model, seed=0: (*poor, "vb"))
+    post = run_smc(model, n_particles=100, len_chain=20, seed=0)
+    assert post.start == "importance" and post.importance.rounds == 1
+    # the pilot's draws are paid for, not used
+    assert post.n_risk_evaluations == 4000
+    assert post.theta.shape == (2000, 2)
+    assert abs(post.log_z - exact.log_z) < 4 * post.log_z_se + 0.005
+
+
+def test_refitted_draws_weighed_against_the_pilots_q_fail_quadrature(
+        monkeypatch):
+    """The wrong variant: draws from the refitted Gaussian weighed as if
+    the pilot's proposal had drawn them (its density kept)."""
+    from pac_particles.smc import importance_evidence
+    first = []
+    weigh = importance_evidence.direction_log_weights
+
+    def with_the_pilots_density(L, theta, loglik, components, shares):
+        first.append((components, shares))
+        return weigh(L, theta, loglik, *first[0])
+
+    monkeypatch.setattr(importance_evidence, "direction_log_weights",
+                        with_the_pilots_density)
+    model, exact = _two_d()
+    est = adaptive_importance_log_z(model, *_poor_q(model), 2000, seed=0)
+    assert est.rounds == 1
+    with pytest.raises(AssertionError):
+        _assert_matches(est, exact)
+
+
+def test_a_gaussian_on_the_sphere_is_widened_radially_and_stays_exact(
+        monkeypatch):
+    """VB's Gaussians sit on the sphere ``|m|^2 + tr S = d`` with a tiny
+    radial spread, which the radial quadrature of the direction density
+    does not resolve: without the widening the weights' tail passes and
+    log Z is 5 nats off; with it, exact."""
+    from pac_particles.smc import importance_evidence
+    model, exact = _two_d()
+    mean, cov = gaussian_approximation(model)
+    u = mean / np.linalg.norm(mean)
+    t = np.array([-u[1], u[0]])
+    sphere_mean = np.sqrt(2.0) * u
+    sphere_cov = (2.0 * (t @ cov @ t) / (mean @ mean) * np.outer(t, t)
+                  + 1e-6 * np.outer(u, u))
+    widened = radially_resolved(sphere_mean, sphere_cov, np.eye(2))
+    assert u @ widened @ u == pytest.approx(
+        (RADIAL_SPREAD * np.sqrt(2.0) / 2) ** 2)
+    assert t @ widened @ t == pytest.approx(t @ sphere_cov @ t)
+    # a Gaussian with the prior's radial spread is left as it is
+    np.testing.assert_array_equal(radially_resolved(
+        sphere_mean, 0.5 * np.eye(2), np.eye(2)), 0.5 * np.eye(2))
+    est = importance_log_z(model, sphere_mean, sphere_cov, 2000, seed=0)
+    assert est.reliable
+    _assert_matches(est, exact)
+    monkeypatch.setattr(importance_evidence, "radially_resolved",
+                        lambda mean, cov, L: cov)
+    unresolved = importance_log_z(model, sphere_mean, sphere_cov, 2000, seed=0)
+    assert unresolved.reliable
+    with pytest.raises(AssertionError):
+        _assert_matches(unresolved, exact)
