@@ -3,7 +3,8 @@
 Every numba kernel of the package comes in two compiled versions, a serial
 one and a ``prange`` one, over the same inner function. :func:`use_parallel`
 is the one rule that chooses between them: below :data:`MIN_PARALLEL_WORK`
-inner-loop items (score entries, pairs, pair x particle terms) waking numba's
+inner-loop items (score entries, pairs, pair x particle terms; an item that
+evaluates the normal cdf counts :data:`NORMAL_CDF_ITEMS`) waking numba's
 thread pool costs more than the work, and when other processes hold the
 cores spinning OpenMP workers made small batches 10-20x slower (measured on
 the slice moves, which evaluate a few shrinking particles at a time).
@@ -34,8 +35,8 @@ from threadpoolctl import ThreadpoolController
 
 from pac_particles.core.checks import InputError
 
-__all__ = ["MIN_PARALLEL_WORK", "NORMAL_CDF_ITEMS", "use_parallel", "dispatch", "forced",
-           "one_blas_thread", "blas_threads", "threads_per_job",
+__all__ = ["MIN_PARALLEL_WORK", "NORMAL_CDF_ITEMS", "use_parallel",
+           "dispatch", "forced", "one_blas_thread", "blas_threads", "threads_per_job",
            "concurrent_folds", "limited_threads"]
 
 #: Inner-loop items below which a kernel runs on one thread.
@@ -92,8 +93,8 @@ def blas_threads(limit):
     limit). Within a block that already holds BLAS to ``limit`` threads or
     fewer it does nothing: a threadpoolctl limit costs about 50
     microseconds, and the slice moves asked for one on every shrink of
-    their brackets, inside runs already held to one thread (12% of a
-    fold's time on Pima)."""
+    their brackets, inside runs already held to one thread (9% of a fold's
+    time on Pima)."""
     if limit is None or (_blas_limit is not None
                          and _blas_limit <= int(limit)):
         return contextlib.nullcontext()

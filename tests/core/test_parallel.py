@@ -59,6 +59,23 @@ def test_use_parallel_follows_min_parallel_work_in_auto_mode(monkeypatch):
         assert parallel.use_parallel(10) and not parallel.use_parallel(9)
 
 
+def test_probit_pairs_count_as_normal_cdf_items(monkeypatch):
+    """The VB objective's pair kernel weighs a pair as NORMAL_CDF_ITEMS
+    cheap items: 2,500 pairs take the parallel version, 1,600 the serial
+    one (50,000 / 25 = 2,000)."""
+    works = []
+    real = parallel.dispatch
+    monkeypatch.setattr(parallel, "dispatch", lambda serial, par, work: (
+        works.append(work), real(serial, par, work))[1])
+    rng = np.random.default_rng(0)
+    for n_side, expected in ((50, True), (40, False)):
+        works.clear()
+        expected_auc_risk(np.ones(3), np.eye(3), rng.normal(size=(n_side, 3)),
+                          rng.normal(size=(n_side, 3)))
+        assert works == [n_side * n_side * parallel.NORMAL_CDF_ITEMS]
+        assert parallel.use_parallel(works[0]) is expected
+
+
 def test_a_nested_blas_limit_within_a_tighter_one_changes_nothing(monkeypatch):
     """Inside a block that holds BLAS to one thread, a nested limit of one
     or more threads does not call threadpoolctl again, and the outer limit
