@@ -98,8 +98,8 @@ def duplicate_groups(X):
     ``theta``), so EP gives it no site and VB a constant term.
     """
     # each row as one opaque item of its bytes: ``np.unique(axis=0)``
-    # compares rows field by field in Python-built structured dtypes, 10x
-    # slower on wide rows (colon's 2000 columns); ``+ 0.0`` maps -0.0 to
+    # compares rows field by field through a structured dtype, 5x slower
+    # (8.2 ms against 1.6 on colon's 46 x 2000); ``+ 0.0`` maps -0.0 to
     # 0.0, the one pair of equal floats with different bytes (inputs are
     # finite)
     X = np.ascontiguousarray(np.asarray(X, dtype=float) + 0.0)
