@@ -24,7 +24,7 @@ from pac_particles.smc.posterior import run_smc
 def reference(model, post, draws, seed):
     """Two rounds of importance sampling, each from the Gaussian fitted to
     the previous draws (the run's first): the last round's estimate."""
-    from pac_particles.smc.gaussian_bridge import refined_proposal
+    from pac_particles.smc.adaptive_importance import refined_proposal
     from pac_particles.smc.importance_evidence import importance_log_z
     est = post.importance
     for r in range(2):

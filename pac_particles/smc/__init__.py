@@ -17,6 +17,8 @@
   ``q^(1-t) pi^t``;
 * :mod:`~pac_particles.smc.direction_weights` -- importance weights of the
   directions alone for the scale-invariant risks;
+* :mod:`~pac_particles.smc.adaptive_importance` -- ``q`` refitted to its
+  weighted draws before the default run trusts it;
 * :mod:`~pac_particles.smc.single_run_variance` -- single-run error bars;
 * :mod:`~pac_particles.smc.label_noise` -- evidence of the label-noise level;
 * :mod:`~pac_particles.smc.kernel_gibbs_sampler` -- the kernel Gibbs

@@ -69,9 +69,10 @@ from pac_particles.core.checks import InputError, check_count, check_finite_arra
 from pac_particles.core.gaussian import gaussian_draws
 # the Gaussian q of a model lives with the bridge that starts from it;
 # importable from here, where it was first the proposal of refine_log_z
-from pac_particles.smc.gaussian_bridge import (
-    PROPOSAL_TOL, gaussian_approximation, radially_resolved)
+from pac_particles.smc.gaussian_bridge import (PROPOSAL_TOL,
+                                               gaussian_approximation)
 from pac_particles.smc.direction_weights import (direction_log_weights,
+                                                 radially_resolved,
                                                  weigh_directions)
 from pac_particles.smc.moves.base import weighted_gaussian_fit
 from pac_particles.core.parallel import one_blas_thread
@@ -133,7 +134,7 @@ class ImportanceEvidence:
         loglik - log q`` of the draws, in the order drawn: ``exp`` of each
         is unbiased for ``Z`` (:func:`log_z_lower_bound`).
     rounds, earlier_draws : refits of ``q`` before these draws and their
-        draws (``gaussian_bridge.adaptive_importance_log_z``); mean, cov: q.
+        draws (``adaptive_importance.adaptive_importance_log_z``); mean, cov: q.
     """
 
     log_z: float

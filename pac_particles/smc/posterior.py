@@ -75,8 +75,8 @@ from pac_particles.core.checks import InputError, check_choice, check_count, che
 from pac_particles.core.parallel import concurrent_folds, limited_threads, one_blas_thread
 from pac_particles.core.progress import Progress, tracked
 from pac_particles.core.weighted_particles import POINT_ESTIMATES, directions
+from pac_particles.smc.adaptive_importance import adaptive_importance_log_z
 from pac_particles.smc.gaussian_bridge import (STARTS, GaussianBridgeModel,
-                                               adaptive_importance_log_z,
                                                bridge_approximation, bridge_move)
 from pac_particles.smc.gibbs_model import check_gibbs_model
 from pac_particles.smc.importance_evidence import (MIN_DRAWS,
@@ -189,9 +189,9 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         (``start`` of the result: ``"importance"``, one step). Where it is
         not, ``q`` is refitted to the weighted draws and ``evidence_draws``
         fresh draws are made from the refit, up to
-        :data:`~pac_particles.smc.gaussian_bridge.REFINEMENT_ROUNDS`
+        :data:`~pac_particles.smc.adaptive_importance.REFINEMENT_ROUNDS`
         times (adaptive importance sampling,
-        :func:`~pac_particles.smc.gaussian_bridge.adaptive_importance_log_z`):
+        :func:`~pac_particles.smc.adaptive_importance.adaptive_importance_log_z`):
         the first round whose tail passes is the posterior (its own draws
         alone, from a proposal fixed before them: exact; ``importance.rounds``
         says which round, and ``n_risk_evaluations`` counts every round's

@@ -13,9 +13,9 @@ from pac_particles.smc.importance_evidence import (
     DEFENSIVE_WEIGHT, gaussian_approximation, importance_log_z, log_z_lower_bound,
     mixture_draws, pareto_convergence_rate, pareto_k, pareto_smooth,
     refine_log_z, reliable_k, smoothed_log_z_se, weighted_mean_se)
-from pac_particles.smc.gaussian_bridge import (RADIAL_SPREAD,
-                                               adaptive_importance_log_z,
-                                               radially_resolved)
+from pac_particles.smc.adaptive_importance import adaptive_importance_log_z
+from pac_particles.smc.direction_weights import (RADIAL_SPREAD,
+                                                 radially_resolved)
 from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
                                       GPAUCModel, linear_score_model)
 from pac_particles.smc.posterior import run_smc
