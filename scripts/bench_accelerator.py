@@ -100,7 +100,7 @@ def risk_table(sizes, particles, numba_max_entries, repeats):
                       + f" | {same_text} |", flush=True)
 
 
-def smc_table(sizes, numba_max_n, seed):
+def smc_table(sizes, numba_max_n, seed, starts=("auto", "prior")):
     """The default run_smc with each backend, then the tempering from the
     prior (the issue's prototype) where ``run_smc`` offers ``start``;
     the JAX runs first, so that a time limit cuts the slow numba runs.
@@ -110,8 +110,8 @@ def smc_table(sizes, numba_max_n, seed):
     # the default run (Gaussian start where one applies, importance
     # evidence), then the issue's prototype: tempering from the prior with
     # the tempering evidence (the evidence's Gaussian fit is host work)
-    starts = (["auto", "prior"]
-              if "start" in inspect.signature(run_smc).parameters else [None])
+    if "start" not in inspect.signature(run_smc).parameters:
+        starts = [None]
     print("\n## run_smc (lam = n, 200 x 10 particles; start auto: the "
           "default, evidence included; start prior: tempering evidence)\n")
     print("| n x 10 | start | backend | s | / jax | of which evidence s | "
@@ -163,6 +163,8 @@ def main():
                         help="largest n of a numba SMC run")
     parser.add_argument("--numba-max-entries", type=float, default=2e8,
                         help="largest N x n the numba kernel is timed at")
+    parser.add_argument("--starts", type=str, default="auto,prior",
+                        help="comma-separated starts of the SMC runs")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -182,7 +184,8 @@ def main():
         smc_sizes = [int(float(v)) for v in args.smc_n.split(",")]
     particles = [100, 2000] if gpu else [100]
     risk_table(sizes, particles, args.numba_max_entries, args.repeats)
-    smc_table(smc_sizes, args.smc_numba_max_n, args.seed)
+    smc_table(smc_sizes, args.smc_numba_max_n, args.seed,
+              args.starts.split(","))
 
 
 if __name__ == "__main__":

@@ -11,14 +11,16 @@ device's memory, and returns the N risks as float64 numpy.
 
 The AUC pair risk is computed as the numba kernel of
 :mod:`pac_particles.problem.auc` does, with exact integer counts of
-mis-ordered pairs (ties 1/2): for one row of scores, sorted once with the
-class of each entry as payload, let ``neg_lt(k)`` and ``pos_lt(k)`` be the
-negatives and positives strictly below entry k (read at the start of k's
-tie group). Then, with ``A = sum_{k neg} pos_lt(k)`` (pairs ``s_pos <
-s_neg``) and ``B = sum_{k pos} neg_lt(k)`` (pairs ``s_pos > s_neg``), the
-ties are ``P - A - B`` and twice the mis-ordered pairs are
+mis-ordered pairs (ties 1/2): one row of scores is sorted once, stably,
+with the class of each entry as payload; the positives come first in the
+input, so within a tie group they come before the negatives. A positive's
+negatives before it are then those strictly below, and their sum over the
+positives is ``B``, the pairs ``s_pos > s_neg``; a negative's positives
+before it, less those before its tie group's start, are the positives
+tied with it, and their sum is ``T``, the tied pairs. With ``P`` pairs,
+twice the mis-ordered pairs are
 
-    2 A + (P - A - B) = P + A - B,        R_n = 0.5 (P + A - B) / P,
+    2 (P - B - T) + T = 2 P - 2 B - T,        R_n = 0.5 (2 P - 2 B - T) / P,
 
 the integer of :func:`~pac_particles.problem.auc.merge_count`, brought
 back to the host for the kernel's own float64 operations: given the same
@@ -311,28 +313,29 @@ def _kernels():
 
     def auc_merge(scores, n_pos):
         n = scores.shape[1]
-        n_neg = n - n_pos
         keys = sort_keys(scores)
         classes = jnp.broadcast_to(
             (jnp.arange(n) >= n_pos).astype(jnp.uint16), keys.shape)
+        # stable: the positives, first in the input, come first in each tie
+        # group, so a positive's negatives before it are those strictly
+        # below (a radix sort, as on a GPU, is stable at no cost)
         keys, is_neg = lax.sort((keys, classes), dimension=1, num_keys=1,
-                                is_stable=False)
+                                is_stable=True)
         is_neg = is_neg.astype(jnp.int32)
         neg_before = jnp.cumsum(is_neg, axis=1, dtype=jnp.int32) - is_neg
+        pos_before = lax.broadcasted_iota(jnp.int32, keys.shape, 1) \
+            - neg_before
         starts = jnp.concatenate(
             [jnp.ones((keys.shape[0], 1), bool), keys[:, 1:] != keys[:, :-1]],
             axis=1)
-        index = lax.broadcasted_iota(jnp.int32, keys.shape, 1)
-        # prefix maxima of non-decreasing counts read them at the tie
-        # group's start: the entries strictly below
-        neg_lt = lax.cummax(jnp.where(starts, neg_before, 0), axis=1)
-        group_start = lax.cummax(jnp.where(starts, index, 0), axis=1)
-        pos_lt = group_start - neg_lt
-        A = jnp.sum(jnp.where(is_neg == 1, pos_lt, 0), axis=1,
-                    dtype=jnp.int64)
-        B = jnp.sum(jnp.where(is_neg == 1, 0, neg_lt), axis=1,
-                    dtype=jnp.int64)
-        return n_pos * n_neg + A - B
+        # the prefix maximum of a non-decreasing count reads it at the tie
+        # group's start: a negative's positives strictly below
+        pos_lt = lax.cummax(jnp.where(starts, pos_before, 0), axis=1)
+        below = jnp.sum(jnp.where(is_neg == 1, 0, neg_before), axis=1,
+                        dtype=jnp.int64)
+        tied = jnp.sum(jnp.where(is_neg == 1, pos_before - pos_lt, 0),
+                       axis=1, dtype=jnp.int64)
+        return 2 * n_pos * (n - n_pos) - 2 * below - tied
 
     def auc_search(scores, n_pos):
         keys = sort_keys(scores)
