@@ -99,6 +99,7 @@ NeuroImage 50, 150-161 (parallel EP).
 import warnings
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 from scipy import linalg
 
@@ -276,6 +277,24 @@ def _posterior(C, sites, W, H, prior_prec, prior_shift, need_coord_var=False):
                   risk.cross_block(B), coord_var)
 
 
+@numba.njit(cache=True)
+def _damped_kernel(old, target, step, out):
+    for k in range(out.size):
+        out[k] = old[k] + step * (target[k] - old[k])
+
+
+def _damped(old, target, step, out):
+    """``old + step (target - old)`` into ``out`` (same shape), in one pass
+    where the three are contiguous."""
+    if not (old.flags.c_contiguous and target.flags.c_contiguous
+            and out.flags.c_contiguous):
+        out[...] = old + step * (target - old)
+        return out
+    _damped_kernel(old.reshape(-1), target.reshape(-1), float(step),
+                   out.reshape(-1))
+    return out
+
+
 def _coord_change(old, new):
     """Largest change of the coordinate marginals (spike-and-slab)."""
     if new.coord_var is None:
@@ -356,6 +375,9 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
         raise FloatingPointError(f"{label}: the prior precision is not "
                                  "positive definite")
     buf = sites.buffers()
+    # the damped parameters are written into the spare pair of arrays:
+    # allocating them each sweep cost 4% of an EP fit on Pima
+    spare_W, spare_H = np.empty_like(W), np.empty_like(H)
     ceiling = step = damping
     good_sweeps = rising = flips = stalled = 0
     best_change = np.inf
@@ -399,8 +421,8 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
         prior_old = prior.params()
         prior_target = prior.targets(state)
         while True:
-            W_new = W + step * (buf.W_target - W)
-            H_new = H + step * (buf.H_target - H)
+            W_new = _damped(W, buf.W_target, step, spare_W)
+            H_new = _damped(H, buf.H_target, step, spare_H)
             if prior_target is not None:
                 prior.set(tuple(o + step * (t - o)
                                 for o, t in zip(prior_old, prior_target)))
@@ -419,6 +441,7 @@ def _run_ep(C, sites, prior, damping, tol, max_sweeps, init=None,
                           stacklevel=4)
             break       # the pair buffers already hold this state's marginals
         coord_change = _coord_change(state, new)
+        spare_W, spare_H = W, H
         W, H, state = W_new, H_new, new
         n_sweeps += 1
         good_sweeps += 1
