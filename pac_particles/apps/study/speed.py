@@ -45,6 +45,7 @@ from pac_particles.core.checks import (InputError, check_choice,
                                        check_count, check_fraction)
 from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
 from pac_particles.sklearn.estimator import PACBayesAUC
+from pac_particles.sklearn.ranking_fit import VB_LOO_MAX_FEATURES
 
 __all__ = ["BASELINE", "bench_defaults", "load_benchmark_data",
            "format_rows", "logistic_cv", "ratio_summary", "PAPER_TABLE1",
@@ -107,7 +108,7 @@ def _warm_up(estimator, methods, extra, seed):
     :data:`~pac_particles.sklearn.ranking_fit.VB_LOO_MAX_FEATURES` features, in
     worker processes above), so that both paths are warm."""
     rng = np.random.default_rng(seed)
-    for d in (3, 50):
+    for d in (3, VB_LOO_MAX_FEATURES + 2):
         X = rng.normal(size=(60, d))
         y = (X[:, 0] + rng.normal(size=60) > 0).astype(int)
         for method in methods:
