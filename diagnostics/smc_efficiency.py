@@ -14,8 +14,9 @@ and ``"issue start"``.
 
 Problems: Pima, Sonar, German credit (numeric version, from
 /work/shared/datasets or --datasets-dir) with lam = n and an N(0, I) prior,
-and a GP problem (GPAUCModel, squared-exponential kernel, on the first
---gp-rows rows of Pima). One CSV row per run, written after every run, the
+a GP problem (GPAUCModel, squared-exponential kernel, on the first
+--gp-rows rows of Pima), and "label_noise", where EP is poor: a 0-1
+classification posterior with label noise (label_noise_problem). One CSV row per run, written after every run, the
 seeds outermost (every cell's run of a seed before the next seed):
 interrupt and rerun to resume. The logic is
 pac_particles.apps.study.smc_efficiency.
@@ -28,7 +29,10 @@ import os
 import sys
 
 from pac_particles.problem.datasets import load_csv, load_dataset
-from pac_particles.smc.models import AUCGibbsModel, GPAUCModel
+import numpy as np
+
+from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
+                                      GPAUCModel, lam_from_label_noise)
 from pac_particles.apps.study.smc_efficiency import (GAUSSIAN_CELLS,
                                                      coverage_table,
                                                      default_cells,
@@ -37,14 +41,30 @@ from pac_particles.apps.study.smc_efficiency import (GAUSSIAN_CELLS,
                                                      format_table)
 from pac_particles.apps.tables import write_rows
 
-PROBLEMS = ("pima", "sonar", "german", "gp_pima")
+PROBLEMS = ("pima", "sonar", "german", "gp_pima", "label_noise")
 #: the baselines of the printed ratios: the prior path's default, importance
 #: sampling alone, and the defaults this study started from (tempering log Z
 #: and, for linear models, no covariance shrinkage either)
 BASELINES = ("default", GAUSSIAN_CELLS[0], "tempering", "issue start")
 
 
+def label_noise_problem(n=100, flipped=0.2, q=0.05, seed=1):
+    """Where EP is poor (its Pareto k 0.81): the 0-1 Gibbs posterior of a
+    linear classifier with an intercept on ``n`` standard normal rows (d =
+    3), labels ``1{x . (1, 0.65, 0.3) > 0}`` of which ``flipped`` are
+    flipped, at the ``lam`` of the label-noise posterior with probability
+    ``q`` (a posterior with the 0-1 loss's flat regions and corners)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = (X @ np.array([1.0, 0.65, 0.3]) > 0).astype(int)
+    flip = rng.random(n) < flipped
+    y[flip] = 1 - y[flip]
+    return ClassificationGibbsModel(X, y, lam=lam_from_label_noise(q, n))
+
+
 def build_problem(name, datasets_dir, gp_rows):
+    if name == "label_noise":
+        return label_noise_problem()
     if name == "german":
         X, y, _ = load_csv(os.path.join(datasets_dir,
                                         "german_credit_numeric.csv"), "y")
