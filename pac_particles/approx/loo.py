@@ -201,8 +201,8 @@ def _loo_solve(lam_mat, upper, ci, v, rhs):
     kernel = parallel.dispatch(_loo_solve_serial, _loo_solve_parallel,
                                n * r * r * r // 3)
     kernel(lam_mat, upper, ci, v, rhs, mean, var, ok)
+    rows, cols = np.triu_indices(r)
     for b in np.flatnonzero(~ok):
-        rows, cols = np.triu_indices(r)
         M = np.empty((r, r))
         M[rows, cols] = upper[b]
         M[cols, rows] = upper[b]

@@ -725,3 +725,17 @@ def test_loo_solve_matches_dense_solves_and_falls_back_on_indefinite(mode):
                                rtol=1e-10)
     np.testing.assert_allclose(var, np.einsum("bk,bk->b", ci, sol[..., 1]),
                                rtol=1e-10)
+
+
+def test_the_damped_step_kernel_is_the_numpy_expression():
+    """EP's one-pass damped step against ``old + step (target - old)``, on
+    2-D site arrays and on a non-contiguous view (numpy's path)."""
+    from pac_particles.approx.ep.core import _damped
+    rng = np.random.default_rng(4)
+    old, target = rng.normal(size=(6, 9)), rng.normal(size=(6, 9))
+    out = np.empty_like(old)
+    assert _damped(old, target, 0.3, out) is out
+    np.testing.assert_allclose(out, old + 0.3 * (target - old), rtol=1e-15)
+    view = np.empty((6, 18))[:, ::2]
+    _damped(old, target, 0.7, view)
+    np.testing.assert_allclose(view, old + 0.7 * (target - old), rtol=1e-15)
