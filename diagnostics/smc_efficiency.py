@@ -16,9 +16,9 @@ Problems: Pima, Sonar, German credit (numeric version, from
 /work/shared/datasets or --datasets-dir) with lam = n and an N(0, I) prior,
 a GP problem (GPAUCModel, squared-exponential kernel, on the first
 --gp-rows rows of Pima), and "label_noise", where EP is poor: a 0-1
-classification posterior with label noise (label_noise_problem). One CSV row per run, written after every run, the
-seeds outermost (every cell's run of a seed before the next seed):
-interrupt and rerun to resume. The logic is
+classification posterior with label noise (label_noise_problem). One CSV
+row per run, written after every run, the seeds outermost (every cell's
+run of a seed before the next seed): interrupt and rerun to resume. The logic is
 pac_particles.apps.study.smc_efficiency.
 
     nice .venv/bin/python diagnostics/smc_efficiency.py --out /tmp/smc_eff.csv
