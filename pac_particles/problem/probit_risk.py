@@ -191,11 +191,8 @@ class GaussianPairRisk:
                            f_row[start:stop], w_row[start:stop],
                            u_row[start:stop])
             if need_grad:
-                # column sums as a product with ones: 4x faster than
-                # sum(axis=0) on a (200, 376) block
-                ones = np.ones(nb)
-                w_col += ones @ bw
-                u_col += ones @ bb
+                w_col += bw.sum(axis=0)
+                u_col += bb.sum(axis=0)
                 UXn = bb @ Xn                          # (nb, d)
                 if diag:
                     cross += np.einsum("ij,ij->j", Xp[start:stop], UXn)

@@ -250,9 +250,8 @@ class AUCRisk(Risk):
     def gram_times(self, W, C):
         """The weighted Laplacian times ``C``, in O(P r)."""
         Cp, Cn = C[:self.n_pos], C[self.n_pos:]
-        # column sums as a product with ones (4x faster than sum(axis=0))
         return np.vstack([W.sum(axis=1)[:, None] * Cp - W @ Cn,
-                          (np.ones(self.n_pos) @ W)[:, None] * Cn - W.T @ Cp])
+                          W.sum(axis=0)[:, None] * Cn - W.T @ Cp])
 
     def gram(self, W):
         n, n_pos = self.n, self.n_pos
@@ -264,7 +263,7 @@ class AUCRisk(Risk):
         return L
 
     def adjoint(self, H):
-        return np.concatenate([H.sum(axis=1), -(np.ones(self.n_pos) @ H)])
+        return np.concatenate([H.sum(axis=1), -H.sum(axis=0)])
 
     def cross_block(self, B):
         """The positive x negative block of ``B' B``: pair variances are
