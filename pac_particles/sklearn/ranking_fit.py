@@ -144,9 +144,9 @@ def grid_size(est):
 
 def smc_model(est, problem, hyper):
     """The ``particles`` model of the estimator's prior on ``problem``,
-    its risk on the estimator's ``backend`` (GP scores: the host only)."""
+    its risk on the estimator's ``backend`` (GP scores: the host only,
+    which :func:`fit_smc` checks first)."""
     if est.kernel is not None:
-        _check_gp_backend(est)
         return GPAUCModel.from_problem(problem, kernel=hyper["kernel"])
     if est.prior == "spike_slab":
         prior = SpikeSlabPrior(problem.data.d, p=hyper["p"], v0=hyper["v0"],

@@ -23,6 +23,7 @@ Method. Springer.
 import dataclasses
 
 import numpy as np
+from particles.resampling import essl
 
 from pac_particles.core.checks import check_count
 from pac_particles.smc.importance_evidence import (MIN_DRAWS,
@@ -59,17 +60,13 @@ def refined_proposal(estimate, min_ess):
     (:func:`~pac_particles.smc.moves.base.weighted_gaussian_fit`)."""
     log_w = np.log(np.maximum(estimate.weights, np.finfo(float).tiny))
     log_w -= log_w.max()
-
-    def kish(beta):
-        w = np.exp(beta * log_w)
-        return w.sum() ** 2 / np.sum(w * w)
-
     beta = 1.0
-    if kish(1.0) < min_ess:
+    if essl(log_w) < min_ess:
         low, high = 0.0, 1.0
         for _ in range(40):
             mid = 0.5 * (low + high)
-            low, high = (mid, high) if kish(mid) >= min_ess else (low, mid)
+            low, high = ((mid, high) if essl(mid * log_w) >= min_ess
+                         else (low, mid))
         beta = low
     w = np.exp(beta * log_w)
     mean, chol = weighted_gaussian_fit(w / w.sum(), estimate.theta, ridge=1e-8)

@@ -92,8 +92,9 @@ def log_direction_density(u, mean, chol):
     where ``sd < 1 / d`` (a Gaussian narrow along its mean: VB's fits at
     1e5-1e6 rows) that step would leave the peak between two points (off
     by 0.4-16 nats, a constant the Pareto k cannot see), and the tail and
-    the peak (``10 sd`` below the mode to ``6 sd`` above) get a rule each. Accurate to 1e-6
-    (``tests/smc/test_gaussian_bridge.py``: adaptive quadrature)."""
+    the peak (``10 sd`` below the mode to ``6 sd`` above) get a rule each.
+    Accurate to 1e-6 (``tests/smc/test_gaussian_bridge.py``: adaptive
+    quadrature)."""
     d = mean.size
     v = linalg.solve_triangular(chol, u.T, lower=True)          # S^-1/2 u
     w = linalg.solve_triangular(chol, mean, lower=True)         # S^-1/2 m
@@ -106,30 +107,35 @@ def log_direction_density(u, mean, chol):
     ends = np.zeros(RADIAL_POINTS)
     ends[[0, -1]] = np.log(0.5)
 
-    def trapezoid(low, high):
+    def trapezoid(rows, low, high):
         step = (high - low) / (RADIAL_POINTS - 1)
         log_r = low[:, None] + step[:, None] * np.arange(RADIAL_POINTS)
         r = np.exp(log_r)
-        log_kernel = (-0.5 * (a[:, None] * r * r - 2.0 * b[:, None] * r + c)
+        log_kernel = (-0.5 * (a[rows, None] * r * r
+                              - 2.0 * b[rows, None] * r + c)
                       - 0.5 * d * np.log(2 * np.pi)
                       - np.log(np.diag(chol)).sum())
         # dr = r d(log r): the integrand in log r is r^d N(r u)
         return (logsumexp(d * log_r + log_kernel + ends, axis=1)
                 + np.log(step))
 
-    one_rule = trapezoid(centre - 6.0 * sd - 20.0 / d, centre + 6.0 * sd)
     # the one rule's step (12 sd + 20 / d) / 64 resolves the peak (at most
     # sd / 2) where sd >= 1 / d; below, the peak is a Gaussian in log r
     # with a rule of its own, from 10 sd below the mode (where the tail
     # rule's coarse step times the integrand, e^-50 of the peak's, is
-    # negligible against the peak's area) to 6 sd above it
+    # negligible against the peak's area) to 6 sd above it; each row gets
+    # the rules it needs only
     narrow = sd < 1.0 / d
-    if not np.any(narrow):
-        return one_rule
-    edge = centre - 10.0 * sd
-    two_rules = np.logaddexp(trapezoid(edge - 20.0 / d, edge),
-                             trapezoid(edge, centre + 6.0 * sd))
-    return np.where(narrow, two_rules, one_rule)
+    out = np.empty(a.shape)
+    wide = ~narrow
+    out[wide] = trapezoid(wide, centre[wide] - 6.0 * sd[wide] - 20.0 / d,
+                          centre[wide] + 6.0 * sd[wide])
+    if np.any(narrow):
+        edge = centre[narrow] - 10.0 * sd[narrow]
+        out[narrow] = np.logaddexp(
+            trapezoid(narrow, edge - 20.0 / d, edge),
+            trapezoid(narrow, edge, centre[narrow] + 6.0 * sd[narrow]))
+    return out
 
 
 def log_sphere_area(d):

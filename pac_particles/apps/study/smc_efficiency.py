@@ -139,11 +139,9 @@ class Cell:
     def build_move(self, model):
         """The move passed to ``run_smc``: None from a Gaussian start (the
         bridge's move), else the cell's calibrated slice, or the model's
-        default move when ``move`` is empty."""
+        default move when ``move`` is empty (move options with another
+        start: refused by the validation and by :func:`_one_run`)."""
         if self.start != "prior":
-            if self.move:   # Cell's validation refuses this; a replaced one
-                raise InputError(f"cell {self.name!r}: move options need "
-                                 f"start='prior', got {self.start!r}")
             return None
         if not self.move:
             return default_move(model)
