@@ -25,7 +25,7 @@ import dataclasses
 import numpy as np
 from particles.resampling import essl
 
-from pac_particles.core.checks import check_count
+from pac_particles.core.checks import check_count, check_positive
 from pac_particles.smc.importance_evidence import (MIN_DRAWS,
                                                    importance_log_z,
                                                    reliable_k)
@@ -58,6 +58,7 @@ def refined_proposal(estimate, min_ess):
     Pareto-smoothed ones, the covariance with a ridge of ``1e-8`` times
     its mean variance
     (:func:`~pac_particles.smc.moves.base.weighted_gaussian_fit`)."""
+    min_ess = check_positive(min_ess, "min_ess")
     log_w = np.log(np.maximum(estimate.weights, np.finfo(float).tiny))
     log_w -= log_w.max()
     beta = 1.0
