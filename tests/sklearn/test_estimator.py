@@ -569,11 +569,19 @@ def test_corollary_19_of_an_ep_evidence_fit_is_under_the_given_prior(
 def test_ep_evidence_tunes_the_posterior_on_every_row_and_no_prior_on_b(
         monkeypatch):
     """Part B's rows rescaled and shifted: the data-dependent prior, in the
-    raw inputs' coordinates, stays put up to the optimiser's tolerance (it
-    saw part A only; 2% here); the data-free candidate's prior is the one
-    given (``N(0, prior_var I)``); the posterior's ARD variances are those
-    EP's evidence finds on every row (a direct ``EPLinear`` fit), so they
-    move."""
+    raw inputs' coordinates, stays put (it saw part A only); the data-free
+    candidate's prior is the one given (``N(0, prior_var I)``); the
+    posterior's ARD variances are those EP's evidence finds on every row (a
+    direct ``EPLinear`` fit), so they move.
+
+    The AUC sees a prior only up to scale (``theta -> c theta``), and EP's
+    ARD evidence is flat along it: the relevant features' variances (1e5
+    here) stop where the optimiser stops, which the rounding of part A's
+    two standardisations (identical in exact arithmetic) moves by 0.5-5%.
+    What part A determines, the prior mean's direction and the covariance
+    relative to the mean's squared norm, agreed to 2e-4; the scale is held
+    to 25%, where a prior that saw part B through the whole sample's
+    standardisation (no re-standardisation of part A) moved it 2.6x."""
     from pac_particles.bounds import prior_split
     from pac_particles.approx.ep import EPLinear
     X, y = _reviewed_data()
@@ -583,8 +591,12 @@ def test_ep_evidence_tunes_the_posterior_on_every_row_and_no_prior_on_b(
     fits = [PACBayesAUC(method="ep", lam=200.0, hyperparameters="evidence",
                         random_state=0).fit(Z, y)
             for Z in (X, moved)]
-    for before, after in zip(*(_raw_prior(est)[:2] for est in fits)):
-        assert np.max(np.abs(after - before)) < 0.05 * np.max(np.abs(before))
+    (m0, c0), (m1, c1) = (_raw_prior(est)[:2] for est in fits)
+    n0, n1 = np.linalg.norm(m0), np.linalg.norm(m1)
+    assert abs(n1 / n0 - 1.0) < 0.25
+    assert np.max(np.abs(m1 / n1 - m0 / n0)) < 1e-3
+    assert (np.max(np.abs(c1 / n1 ** 2 - c0 / n0 ** 2))
+            < 1e-3 * np.max(np.abs(c0 / n0 ** 2)))
     for est in fits:
         free = _candidate_certificates(est, monkeypatch)[0]
         assert free.prior.startswith("data-free")
