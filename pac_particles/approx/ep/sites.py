@@ -58,6 +58,7 @@ import numba
 import numpy as np
 
 from pac_particles.core import parallel
+from pac_particles.core.normal import cdf_pdf
 
 __all__ = ["pair_tilted_moments", "pair_sweep", "pair_energy"]
 
@@ -98,7 +99,6 @@ def pair_tilted_moments(mu, var, kappa, alpha=1.0):
     return log_z, mu + s * beta, var * (1.0 - beta * (beta + z))
 
 
-_SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
@@ -109,11 +109,11 @@ _TINY = 1e-280
 
 @numba.njit(cache=True, inline="always")
 def _log_ndtr(z):
-    """``log Phi(z)`` for any z: ``erfc`` where it does not underflow, the
-    asymptotic series of the Mills ratio below z = -37 (relative error
-    below 1e-15 there)."""
+    """``log Phi(z)`` for any z: :func:`~pac_particles.core.normal.cdf_pdf`
+    where it does not underflow, the asymptotic series of the Mills ratio
+    below z = -37 (relative error below 1e-15 there)."""
     if z > -37.0:
-        return math.log(0.5 * math.erfc(-z * _SQRT_HALF))
+        return math.log(cdf_pdf(z)[0])
     r = 1.0 / (z * z)
     series = 1.0 - r * (1.0 - 3.0 * r * (1.0 - 5.0 * r * (1.0 - 7.0 * r
                                                         * (1.0 - 9.0 * r))))
@@ -130,9 +130,10 @@ def _log_z_beta(z, c, a, kappa, log_a):
     of ``-kappa`` and ``log a + log Phi(z)``, so that ``lam / P`` as large
     as you like (``c = e^-kappa`` underflows beyond 745) gives finite moments.
     """
-    zz = c + a * 0.5 * math.erfc(-z * _SQRT_HALF)
+    cdf, pdf = cdf_pdf(z)
+    zz = c + a * cdf
     if zz > _TINY:
-        return math.log(zz), a * _INV_SQRT_2PI * math.exp(-0.5 * z * z) / zz
+        return math.log(zz), a * pdf / zz
     t = log_a + _log_ndtr(z)
     log_z = max(-kappa, t) + math.log1p(math.exp(-abs(t + kappa)))
     return log_z, math.exp(log_a - 0.5 * z * z - _LOG_SQRT_2PI - log_z)
