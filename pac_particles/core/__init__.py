@@ -8,6 +8,8 @@
 * :mod:`~pac_particles.core.gaussian` -- jittered Cholesky, Gaussian KL and
   draws, GP predictive;
 * :mod:`~pac_particles.core.kernels` -- GP covariance functions;
+* :mod:`~pac_particles.core.normal` -- the normal cdf and density from one
+  exponential (the numba pair kernels of EP and VB);
 * :mod:`~pac_particles.core.posterior_result` -- the protocol every fitted
   posterior follows (evidence, draws, point estimates, coefficients);
 * :mod:`~pac_particles.core.weighted_particles` -- point estimates of a
