@@ -263,7 +263,7 @@ def _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift, active,
     row_improper[i] = bad
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath={"contract"})
 def _pair_sweep_serial(score_mean, score_var, cov_pn, site_prec, site_shift,
                        active, c, a, kappa, log_a, alpha, has_previous,
                        pair_mean, pair_var, target_prec, target_shift,
@@ -275,7 +275,7 @@ def _pair_sweep_serial(score_mean, score_var, cov_pn, site_prec, site_shift,
                   row_improper)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, fastmath={"contract"})
 def _pair_sweep_parallel(score_mean, score_var, cov_pn, site_prec, site_shift,
                          active, c, a, kappa, log_a, alpha, has_previous,
                          pair_mean, pair_var, target_prec, target_shift,
