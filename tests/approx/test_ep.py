@@ -186,6 +186,33 @@ def test_score_space_equals_primal():
                                atol=1e-8)
 
 
+def test_primal_space_runs_on_the_span_of_a_rank_deficient_design():
+    # a 4-level factor one-hot encoded: once centred its columns sum to 0,
+    # so the 7 columns have rank 6
+    rng = np.random.default_rng(11)
+    n = 80
+    level = rng.integers(0, 4, n)
+    X = np.column_stack([rng.normal(size=(n, 3)), np.eye(4)[level]])
+    y = (X[:, 0] + 0.8 * (level == 2) + rng.normal(size=n)) > 0.3
+    kw = dict(lam=80.0, prior_var=np.linspace(0.5, 2.0, 7), tol=1e-10,
+              max_sweeps=5000)
+    primal = EPLinear(X, y, space="primal", **kw)
+    res = primal.fit()
+    assert primal._C.shape == (n, 6)
+    score = EPLinear(X, y, space="score", **kw)
+    ref = score.fit()
+    assert res.log_z == pytest.approx(ref.log_z, abs=1e-8)
+    np.testing.assert_allclose(res.mean, ref.mean, atol=1e-8)
+    # the direction the sites cannot see keeps its prior variance
+    np.testing.assert_allclose(res.cov, ref.cov, atol=1e-8)
+    for mine, theirs in zip(primal.loo_scores(return_var=True),
+                            score.loo_scores(return_var=True)):
+        np.testing.assert_allclose(mine, theirs, atol=1e-7)
+    for mine, theirs in zip(primal.predict(X[:9], return_var=True),
+                            score.predict(X[:9], return_var=True)):
+        np.testing.assert_allclose(mine, theirs, atol=1e-8)
+
+
 def test_score_space_is_chosen_when_d_exceeds_n_and_handles_centred_columns():
     X, y = two_blobs(30, 80, seed=2)
     ep = EPLinear(X, y, lam=30)          # standardised: X X' is singular

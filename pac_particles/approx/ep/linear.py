@@ -73,6 +73,18 @@ def _theta_cov(chol, sd, Q=None):
     return sd[:, None] * inner * sd[None, :]
 
 
+def _span_factor(A):
+    """``(A, None)`` for a matrix ``A`` of full column rank; else ``(U_r
+    Sigma_r, V_r)`` of its thin SVD, r its numerical rank (singular values
+    above ``sigma_max max(n, d) eps``, numpy's ``matrix_rank`` rule)."""
+    U, sigma, Vt = np.linalg.svd(A, full_matrices=False)
+    tol = (sigma[0] if sigma.size else 0.0) * max(A.shape) * np.finfo(float).eps
+    rank = int(np.sum(sigma > tol))
+    if rank == A.shape[1]:
+        return A, None
+    return U[:, :rank] * sigma[:rank], Vt[:rank].T
+
+
 class EPLinear(_EPBase):
     """EP for linear scores ``x . theta`` under a Gaussian prior.
 
@@ -199,17 +211,31 @@ class EPLinear(_EPBase):
         return self.space
 
     def _factor(self):
-        """Factor C of the prior score covariance ``X S0 X' = C C'``.
+        """Factor C of the prior score covariance ``X S0 X' = C C'``, and the
+        basis ``Q`` (None: the identity) of the coordinates ``w`` it acts on.
 
-        Primal: ``C = X S0^1/2`` (w = whitened theta). Score space: thin QR
-        ``S0^1/2 X' = Q R`` and ``C = R'`` (n x n, exact even when X S0 X' is
-        singular, e.g. centred columns); w = Q' S0^-1/2 theta.
+        Primal: ``C = X S0^1/2`` (w = whitened theta). Where that matrix has
+        rank r < d (one-hot groups, collinear columns; German credit: 48 of
+        61), its thin SVD ``U_r Sigma_r V_r'`` gives ``C = U_r Sigma_r`` and
+        ``Q = V_r``: the sites see only ``Q' w``, the other directions keep
+        their prior exactly, and every sweep and leave-one-out costs as for
+        r columns. Score space: thin QR ``S0^1/2 X' = Q R`` and ``C = R'``
+        (n x n, exact even when X S0 X' is singular, e.g. centred columns);
+        w = Q' S0^-1/2 theta. Kept while ``prior_var`` is unchanged (a path
+        over ``lam`` factors once).
         """
-        sd = np.sqrt(self.prior_var)
+        key = (self.space_, self.prior_var.tobytes())
+        kept = getattr(self, "_kept_factor", None)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        A = self._Xs * np.sqrt(self.prior_var)
         if self.space_ == "primal":
-            return self._Xs * sd, None
-        Q, R = np.linalg.qr((self._Xs * sd).T)
-        return R.T, Q
+            factor = _span_factor(A)
+        else:
+            Q, R = np.linalg.qr(A.T)
+            factor = (R.T, Q)
+        self._kept_factor = (key, factor)
+        return factor
 
     def fit(self, warm_start=False):
         """Run EP; store and return the :class:`~pac_particles.approx.ep.EPResult`.
