@@ -36,6 +36,8 @@ References
 classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 """
 
+import contextlib
+import contextvars
 import math
 
 import numba
@@ -221,7 +223,9 @@ def _partner_products(partners, rows, cols):
     upper triangle (``rows``, ``cols``) of ``c_j c_j'``, each within
     :data:`_LOO_BLOCK_ENTRIES`. Where one chunk holds every partner it is
     formed once for all the blocks of nodes (forming it took twice the
-    GEMM that uses it); otherwise each call forms them again."""
+    GEMM that uses it), and inside :func:`reused_partner_products` once for
+    all the calls on the same partners; otherwise each call forms them
+    again."""
     chunk = max(1, _LOO_BLOCK_ENTRIES // rows.size)
 
     def chunks():
@@ -229,10 +233,41 @@ def _partner_products(partners, rows, cols):
             part = partners[start:start + chunk]
             yield start, part[:, rows] * part[:, cols]
 
-    if partners.shape[0] <= chunk:
+    if partners.shape[0] > chunk:
+        return chunks
+    kept = _KEPT_PRODUCTS.get()
+    if kept is None:
         formed = list(chunks())
         return lambda: formed
-    return chunks
+    key = (partners.shape, partners.tobytes())
+    if key not in kept:
+        if len(kept) >= _KEPT_MAX:
+            kept.clear()
+        kept[key] = list(chunks())
+    formed = kept[key]
+    return lambda: formed
+
+
+#: the partners' products kept inside :func:`reused_partner_products`
+#: (None outside), by the partners' shape and bytes
+_KEPT_PRODUCTS = contextvars.ContextVar("kept_partner_products", default=None)
+#: partner matrices kept at once (a path over lam has two: the positives'
+#: and the negatives')
+_KEPT_MAX = 4
+
+
+@contextlib.contextmanager
+def reused_partner_products():
+    """Within the block, the leave-one-out of a fixed factor forms its
+    partners' outer products once (:func:`_partner_products`): a choice of
+    ``lam`` by leave-one-out along a grid keeps the factor ``C``, and
+    forming them cost 6-9 ms of each 50 ms leave-one-out on German credit.
+    They are dropped when the block ends."""
+    token = _KEPT_PRODUCTS.set({})
+    try:
+        yield
+    finally:
+        _KEPT_PRODUCTS.reset(token)
 
 
 def _weighted_outer_upper(Wb, products, size):

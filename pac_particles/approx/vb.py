@@ -102,7 +102,7 @@ import math
 import numpy as np
 
 from pac_particles.core.checks import InputError, check_count, check_positive
-from pac_particles.core.gaussian import gaussian_kl, positive_probability
+from pac_particles.core.gaussian import gaussian_kl, positive_probability, span_factor
 from pac_particles.problem.gaussian_losses import GaussianPointRisk
 from pac_particles.problem.auc import auc_risk
 from pac_particles.problem.problem import GibbsProblem
@@ -453,7 +453,9 @@ class GaussianVB(_GaussianVariational):
                              "(n_pairs=None): its Newton step removes each "
                              "point's pairs")
         risk = self._risk
-        C = risk.ordered(self.data.X)
+        # the Hessian is I / prior_var outside the span of the inputs, and
+        # the step stays in it: r = rank(X) coordinates (span_factor)
+        C, Q = span_factor(risk.ordered(self.data.X))
         cov = np.diag(res.cov) if self.family != "full" else res.cov
         w, u, mu = self._pairs.pair_terms(res.mean, cov)
         kappa = self.lam / risk.n_pairs
@@ -468,7 +470,8 @@ class GaussianVB(_GaussianVariational):
             raise InputError("the VB objective's Hessian in the mean is not "
                              "positive definite at the fit (not a minimum?): "
                              "no leave-one-out scores") from None
-        mean, var = star_removal_scores(C, risk, W, H, chol, lam_mat @ res.mean)
+        m = res.mean if Q is None else Q.T @ res.mean
+        mean, var = star_removal_scores(C, risk, W, H, chol, lam_mat @ m)
         mean, var = mean[risk.inverse_order], var[risk.inverse_order]
         return (mean, var) if return_var else mean
 

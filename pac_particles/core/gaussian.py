@@ -10,6 +10,9 @@
   every PAC-Bayes certificate of a Gaussian ``rho``).
 * :func:`gaussian_draws` -- independent draws from ``N(mean, cov)``, the one
   sampler of every Gaussian posterior (EP, VB; ``PosteriorResult.sample``).
+* :func:`span_factor` -- a factor ``C`` of a linear score's prior
+  covariance ``C C'`` cut to its column rank (thin SVD) where it is rank
+  deficient: EP and VB's leave-one-out then work in r coordinates.
 * :func:`gp_predictive` -- the GP predictive of latent scores at new inputs,
   ``k_*' K^-1 E[s]`` and ``k_** - k_*' K^-1 k_* + k_*' K^-1 Cov[s] K^-1 k_*``,
   for SMC particles, the GP model's point estimates and GP-EP alike.
@@ -29,7 +32,8 @@ from scipy.special import ndtr
 from pac_particles.core.checks import InputError
 
 __all__ = ["KernelJitterWarning", "jittered_cholesky", "gaussian_kl",
-           "gaussian_draws", "gp_predictive", "positive_probability"]
+           "gaussian_draws", "gp_predictive", "positive_probability",
+           "span_factor"]
 
 
 #: the smallest reciprocal condition number (LAPACK's 1-norm estimate) of
@@ -215,6 +219,25 @@ def _kl_full_prior(m, cov, prior_cov):
         half_logdet_q = np.sum(np.log(np.diag(Lq)))
     return float(0.5 * (trace + b @ b - d)
                  + np.sum(np.log(np.diag(Lp))) - half_logdet_q)
+
+
+def span_factor(A):
+    """``(A, None)`` for an (n, d) matrix ``A`` of full column rank; else
+    ``(U_r Sigma_r, V_r)`` of its thin SVD ``A = U Sigma V'``, r its
+    numerical rank (singular values above ``sigma_max max(n, d) eps``,
+    numpy's ``matrix_rank`` rule).
+
+    For scores ``s = A w`` under ``w ~ N(0, I)``: ``A A'`` is the same, a
+    likelihood of the scores sees only ``V_r' w``, and the other directions
+    keep their prior exactly. One-hot groups make a design rank deficient
+    once its columns are centred (German credit: rank 48 of 61 columns).
+    """
+    U, sigma, Vt = np.linalg.svd(A, full_matrices=False)
+    tol = (sigma[0] if sigma.size else 0.0) * max(A.shape) * np.finfo(float).eps
+    rank = int(np.sum(sigma > tol))
+    if rank == A.shape[1]:
+        return A, None
+    return U[:, :rank] * sigma[:rank], Vt[:rank].T
 
 
 def gp_predictive(kernel_chol, K_star, latent_mean, latent_cov=None,

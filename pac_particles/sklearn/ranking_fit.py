@@ -32,6 +32,7 @@ from sklearn.metrics import roc_auc_score
 
 from pac_particles.approx.ep import EPGP, EPLinear, EPSpikeSlab
 from pac_particles.approx.ep.base import AUTO_MAX_PAIRS
+from pac_particles.approx.loo import reused_partner_products
 from pac_particles.approx.vb import GaussianVB, auto_pairs
 from pac_particles.bounds import smc_certificate
 from pac_particles.core.checks import InputError, check_positive
@@ -332,6 +333,13 @@ def _warn_if_ep_samples_pairs(est, problem, lam):
 def fit_gaussian(est, X, problem, hyper, lam_max, choose_lam):
     """EP's or VB's fit of the estimator ``est`` (module docstring), with
     the arguments of :func:`fit_smc`."""
+    # the leave-one-out along the grid, the polish and the final fit's keep
+    # one factor of the prior scores: its partner products are formed once
+    with reused_partner_products():
+        return _fit_gaussian(est, X, problem, hyper, lam_max, choose_lam)
+
+
+def _fit_gaussian(est, X, problem, hyper, lam_max, choose_lam):
     fit = RankingFit(posterior=None, lam=None, hyperparameters=hyper)
     _warn_if_ep_samples_pairs(est, problem, lam_max if choose_lam else est.lam)
     polish = None

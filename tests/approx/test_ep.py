@@ -213,6 +213,26 @@ def test_primal_space_runs_on_the_span_of_a_rank_deficient_design():
         np.testing.assert_allclose(mine, theirs, atol=1e-8)
 
 
+def test_leave_one_out_with_kept_partner_products_is_the_same():
+    from pac_particles.approx import loo
+    X, y = two_blobs(50, 5, seed=12)
+    ep = EPLinear(X, y, lam=50.0)
+    ep.fit()
+    alone = ep.loo_scores(return_var=True)
+    with loo.reused_partner_products():
+        first = ep.loo_scores(return_var=True)
+        kept = loo._KEPT_PRODUCTS.get()
+        assert len(kept) == 2               # the positives' and negatives'
+        ep.set_lam(80.0)
+        ep.fit(warm_start=True)
+        second = ep.loo_scores(return_var=True)
+        assert len(kept) == 2               # the same factor: reused
+    assert loo._KEPT_PRODUCTS.get() is None
+    again = ep.loo_scores(return_var=True)          # products formed anew
+    for a, b in zip(alone + second, first + again):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_score_space_is_chosen_when_d_exceeds_n_and_handles_centred_columns():
     X, y = two_blobs(30, 80, seed=2)
     ep = EPLinear(X, y, lam=30)          # standardised: X X' is singular

@@ -353,6 +353,37 @@ def test_leave_one_out_scores_follow_exact_refits():
         sampled.loo_scores()
 
 
+def test_leave_one_out_on_a_rank_deficient_design_equals_the_full_step():
+    """The Newton step in the span of the inputs (a one-hot factor: 6 of 7
+    columns) against the same step in all d coordinates, formed here."""
+    from pac_particles.approx.loo import star_removal_scores
+    rng = np.random.default_rng(5)
+    n = 70
+    level = rng.integers(0, 4, n)
+    X = np.column_stack([rng.normal(size=(n, 3)), np.eye(4)[level]])
+    y = X[:, 0] + 0.7 * (level == 1) + rng.normal(size=n) > 0
+    for family in ("diagonal", "full"):
+        vb = GaussianVB(X, y, lam=70.0, family=family, tol=1e-9)
+        res = vb.fit()
+        risk = vb._risk
+        C = risk.ordered(vb.data.X)
+        cov = res.cov if family == "full" else np.diag(res.cov)
+        w, u, mu = vb._pairs.pair_terms(res.mean, cov)
+        kappa = vb.lam / risk.n_pairs
+        W = 2.0 * kappa * u
+        H = W * mu - kappa * w
+        lam_mat = C.T @ risk.gram_times(W, C) + np.eye(7) / vb.prior_var
+        lam_mat = 0.5 * (lam_mat + lam_mat.T)
+        mean, var = star_removal_scores(C, risk, W, H,
+                                        np.linalg.cholesky(lam_mat),
+                                        lam_mat @ res.mean)
+        loo_mean, loo_var = vb.loo_scores(return_var=True)
+        np.testing.assert_allclose(loo_mean, mean[risk.inverse_order],
+                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(loo_var, var[risk.inverse_order],
+                                   rtol=1e-9)
+
+
 def test_pair_terms_are_the_probit_derivatives_of_each_pair():
     from pac_particles.problem.probit_risk import GaussianPairRisk
     rng = np.random.default_rng(1)

@@ -7,7 +7,8 @@ from scipy import stats
 
 from pac_particles.core.checks import InputError, check_count, check_positive, resolve_lam
 from pac_particles.core.gaussian import (KernelJitterWarning, gaussian_kl,
-                                    gp_predictive, jittered_cholesky)
+                                    gp_predictive, jittered_cholesky,
+                                    span_factor)
 
 
 def _spd(d, seed):
@@ -148,3 +149,18 @@ def test_resolve_lam_converts_to_the_pu_scale_once():
     assert resolve_lam(10.0, 0.2) == pytest.approx((12.5, 10.0))
     with pytest.raises(InputError, match="pu_prior"):
         resolve_lam(10.0, 1.0)
+
+
+def test_span_factor_keeps_the_score_covariance_in_the_columns_rank():
+    rng = np.random.default_rng(3)
+    groups = np.eye(5)[rng.integers(0, 5, 60)]
+    A = np.column_stack([rng.normal(size=(60, 4)), groups])
+    A = A - A.mean(axis=0)               # the 5 one-hot columns sum to 0
+    C, Q = span_factor(A)
+    assert C.shape == (60, 8) and Q.shape == (9, 8)
+    np.testing.assert_allclose(C @ C.T, A @ A.T, atol=1e-10)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(8), atol=1e-12)
+    np.testing.assert_allclose(C @ Q.T, A, atol=1e-10)
+    full = A[:, :8]
+    same, none = span_factor(full)
+    assert same is full and none is None

@@ -50,6 +50,7 @@ import numpy as np
 from scipy import linalg
 
 from pac_particles.core.checks import InputError, check_choice
+from pac_particles.core.gaussian import span_factor
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.approx.ep.base import _EPBase, _check_bounds, _maximise, site_layout
 from pac_particles.approx.ep.core import _check_alpha, _check_finite_result, _check_fit_options
@@ -71,18 +72,6 @@ def _theta_cov(chol, sd, Q=None):
     T = linalg.solve_triangular(chol, Q.T, lower=True)
     inner = np.eye(Q.shape[0]) - Q @ Q.T + T.T @ T
     return sd[:, None] * inner * sd[None, :]
-
-
-def _span_factor(A):
-    """``(A, None)`` for a matrix ``A`` of full column rank; else ``(U_r
-    Sigma_r, V_r)`` of its thin SVD, r its numerical rank (singular values
-    above ``sigma_max max(n, d) eps``, numpy's ``matrix_rank`` rule)."""
-    U, sigma, Vt = np.linalg.svd(A, full_matrices=False)
-    tol = (sigma[0] if sigma.size else 0.0) * max(A.shape) * np.finfo(float).eps
-    rank = int(np.sum(sigma > tol))
-    if rank == A.shape[1]:
-        return A, None
-    return U[:, :rank] * sigma[:rank], Vt[:rank].T
 
 
 class EPLinear(_EPBase):
@@ -230,7 +219,7 @@ class EPLinear(_EPBase):
             return kept[1]
         A = self._Xs * np.sqrt(self.prior_var)
         if self.space_ == "primal":
-            factor = _span_factor(A)
+            factor = span_factor(A)
         else:
             Q, R = np.linalg.qr(A.T)
             factor = (R.T, Q)
