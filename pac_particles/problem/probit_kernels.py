@@ -162,6 +162,8 @@ def _difference_terms(X_pos, i, X_neg, j, m, cov, kind):
                          _difference_quadratic(X_pos, i, X_neg, j, cov, kind))
 
 
+# fastmath "contract" only: fused multiply-adds (the normal cdf's polynomial,
+# pac_particles.core.normal: 1.3x on the block), no reordering
 @numba.njit(cache=True, nogil=True, fastmath={"contract"})
 def _gaussian_row(i, s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
                   X_neg, m, cov, kind, rtol, buf_b, buf_w, f_row, w_row,

@@ -263,6 +263,8 @@ def _pair_row(i, score_mean, score_var, cov_pn, site_prec, site_shift, active,
     row_improper[i] = bad
 
 
+# fastmath "contract" only: fused multiply-adds (the normal cdf's polynomial,
+# pac_particles.core.normal), no reordering; serial and parallel alike
 @numba.njit(cache=True, fastmath={"contract"})
 def _pair_sweep_serial(score_mean, score_var, cov_pn, site_prec, site_shift,
                        active, c, a, kappa, log_a, alpha, has_previous,
