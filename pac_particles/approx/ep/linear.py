@@ -215,15 +215,15 @@ class EPLinear(_EPBase):
         """
         key = (self.space_, self.prior_var.tobytes())
         kept = getattr(self, "_kept_factor", None)
-        if kept is not None and kept[0] == key:
-            return kept[1]
+        if kept is not None and kept[0] == key and kept[1] is self._Xs:
+            return kept[2]
         A = self._Xs * np.sqrt(self.prior_var)
         if self.space_ == "primal":
             factor = span_factor(A)
         else:
             Q, R = np.linalg.qr(A.T)
             factor = (R.T, Q)
-        self._kept_factor = (key, factor)
+        self._kept_factor = (key, self._Xs, factor)
         return factor
 
     def fit(self, warm_start=False):
