@@ -121,7 +121,7 @@ def _loo_direct(C, risk, W, H, chol, eta):
 
 @numba.njit(cache=True, inline="always")
 def _loo_row(b, lam_mat, upper, ci, v, rhs, mean, var, A, y):
-    """Row b of :func:`_loo_solve` in the (r, r) scratch ``A`` and (r,)
+    """Row b of :func:`_loo_solve` in the (r, r) scratch ``A`` and (2, r)
     ``y``; False (mean and var untouched) where the system is not positive
     definite."""
     r = ci.shape[1]
@@ -145,29 +145,22 @@ def _loo_row(b, lam_mat, upper, ci, v, rhs, mean, var, A, y):
             for p in range(j):
                 s -= A[i, p] * A[j, p]
             A[i, j] = s / d
-    # var = c' A^-1 c = |L^-1 c|^2
+    # L y0 = c and L y1 = rhs: var = c' A^-1 c = |y0|^2 and mean =
+    # c' A^-1 rhs = y0 . y1 (no back substitution)
     q = 0.0
+    m = 0.0
     for i in range(r):
-        s = ci[b, i]
+        s0 = ci[b, i]
+        s1 = rhs[b, i]
         for p in range(i):
-            s -= A[i, p] * y[p]
-        y[i] = s / A[i, i]
-        q += y[i] * y[i]
+            s0 -= A[i, p] * y[0, p]
+            s1 -= A[i, p] * y[1, p]
+        y[0, i] = s0 / A[i, i]
+        y[1, i] = s1 / A[i, i]
+        q += y[0, i] * y[0, i]
+        m += y[0, i] * y[1, i]
     var[b] = q
-    # mean = c' A^-1 rhs: L y = rhs, then L' x = y
-    for i in range(r):
-        s = rhs[b, i]
-        for p in range(i):
-            s -= A[i, p] * y[p]
-        y[i] = s / A[i, i]
-    q = 0.0
-    for i in range(r - 1, -1, -1):
-        s = y[i]
-        for p in range(i + 1, r):
-            s -= A[p, i] * y[p]
-        y[i] = s / A[i, i]
-        q += ci[b, i] * y[i]
-    mean[b] = q
+    mean[b] = m
     return True
 
 
@@ -175,7 +168,7 @@ def _loo_row(b, lam_mat, upper, ci, v, rhs, mean, var, A, y):
 def _loo_solve_serial(lam_mat, upper, ci, v, rhs, mean, var, ok):
     r = ci.shape[1]
     A = np.empty((r, r))
-    y = np.empty(r)
+    y = np.empty((2, r))
     for b in range(ci.shape[0]):
         ok[b] = _loo_row(b, lam_mat, upper, ci, v, rhs, mean, var, A, y)
 
@@ -185,7 +178,7 @@ def _loo_solve_parallel(lam_mat, upper, ci, v, rhs, mean, var, ok):
     r = ci.shape[1]
     for b in numba.prange(ci.shape[0]):
         A = np.empty((r, r))
-        y = np.empty(r)
+        y = np.empty((2, r))
         ok[b] = _loo_row(b, lam_mat, upper, ci, v, rhs, mean, var, A, y)
 
 
