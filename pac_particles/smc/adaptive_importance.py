@@ -95,12 +95,10 @@ def adaptive_importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     risk evaluations. A round is refitted only where
     ``REFINEMENT_ESS_PER_DIMENSION x d`` is at most a quarter of the draws.
 
-    At 1e6 rows x d = 10 (``lam = n``, ``scripts/bench_accelerator.py``'s
-    data) VB's Gaussian gave ``k`` = 2.8 (its mean 2.6 posterior standard
-    deviations off, its variances 7-11 times the posterior's: the noise of
-    sampled pairs); one refit (``beta`` = 0.25) gave ``k`` = 0.16 and the
-    log Z of a long reference within its standard error
-    (docs/benchmarks.md, "The risk on an accelerator").
+    Where VB's Gaussian is poor (a million rows: the noise of sampled
+    pairs), one refit brings ``k`` below the threshold and the log Z of a
+    long reference within its standard error (docs/benchmarks.md, "The
+    risk on an accelerator").
 
     Returns
     -------

@@ -169,21 +169,20 @@ def direction_log_weights(L, theta, loglik, components, weights):
 
 def radially_resolved(mean, cov, L):
     """``cov`` plus ``c (L v)(L v)'``, ``v`` the unit whitened mean
-    ``L^-1 mean``, ``c >= 0`` the least that makes ``1 / (v' S^-1 v)`` (``S``
-    the whitened covariance) at least ``(RADIAL_SPREAD |L^-1 mean| / d)^2``:
-    a Gaussian whose direction density the 65-point trapezoid rule in
-    ``log r`` of :func:`log_direction_density` resolves (that rule's step exceeds the radial spread below about
-    ``0.4 / d`` relative, and its log is then off by a near-constant, which
-    shifts ``log Z`` and not the Pareto ``k``: +0.41 and +0.50 nats for VB's
-    diagonal Gaussians at 1e5 rows x 10, -15.9 for the full family's last
-    iterate at 1e6). Accurate to 5e-6 from d = 2 to 200; the directions
-    barely change and the draws are the widened Gaussian's (exact). The
-    rule now resolves such peaks itself (a rule of its own for a narrow
-    peak); the widening stays as the proposal the figures at 1e6 rows were
-    measured with (docs/gpu.md), used by
-    :func:`~pac_particles.smc.importance_evidence.importance_log_z`. EP's
-    Gaussians and particle fits (the prior's spread, ``|m| / sqrt(2 d)``) and
-    a mean at the origin are left as they are."""
+    ``L^-1 mean``, ``c >= 0`` the least that makes ``1 / (v' S^-1 v)``
+    (``S`` the whitened covariance) at least ``(RADIAL_SPREAD |L^-1 mean| /
+    d)^2``: a Gaussian whose direction density the one trapezoid rule in
+    ``log r`` of :func:`log_direction_density` resolves (below about ``0.4
+    / d`` relative spread its step misses the peak, by a near-constant in
+    ``log Z`` that the Pareto ``k`` cannot see; docs/benchmarks.md, "The
+    risk on an accelerator"). The directions barely change and the draws
+    are the widened Gaussian's (exact). :func:`log_direction_density` now
+    gives such peaks a rule of their own, so the widening is no longer
+    needed for accuracy; it stays as the proposal of
+    :func:`~pac_particles.smc.importance_evidence.importance_log_z` that
+    the figures at a million rows were measured with (docs/gpu.md). EP's
+    Gaussians, particle fits (the prior's spread, ``|m| / sqrt(2 d)``) and a
+    mean at the origin are left as they are."""
     d = mean.size
     white = linalg.solve_triangular(L, mean, lower=True)
     norm = float(np.linalg.norm(white))
