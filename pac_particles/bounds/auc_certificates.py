@@ -97,7 +97,7 @@ class AUCCertificates:
     """Mixin of :class:`~pac_particles.sklearn.estimator.PACBayesAUC`: its
     certificates (module docstring)."""
 
-    def _gaussian_certificate(self, approx, lam_grid, terms):
+    def _gaussian_certificate(self, post, lam_grid, terms):
         """The dissertation's Corollary 19 for the fitted Gaussian
         approximation, from ``terms`` (:meth:`_data_free_terms`: its
         ``E_rho[R_n]``, exact or a sampled upper bound, and its KL, for a
@@ -110,7 +110,7 @@ class AUCCertificates:
         prior with the hyper-parameters as given, on all rows: Corollary 19
         holds for every posterior, whatever tuned its hyper-parameters."""
         expected, kl, data, rho, risk_delta = terms
-        return pac_bayes_bound(expected, kl, approx.lam, n_pos=data.n_pos,
+        return pac_bayes_bound(expected, kl, post.lam, n_pos=data.n_pos,
                                n_neg=data.n_neg, eps=self.eps - risk_delta,
                                lam_grid=lam_grid)
 
@@ -146,7 +146,7 @@ class AUCCertificates:
         depends on the labels only, as the bound does. Kept for the fit's
         data (the certified rule's candidate steps and the headline
         certificate share it)."""
-        data = post.data if self.method_ == "smc" else self.approximation_.data
+        data = post.data
         if not (self.kernel is None and self.prior == "gaussian"
                 and not post.is_gp
                 # sampled in the design's span (d > n): the particles are
@@ -234,7 +234,7 @@ class AUCCertificates:
         if self.method_ == "smc":
             return self._particle_gaussian(post)
         approx = self.approximation_
-        data = approx.data
+        data = post.data
         rho = dict(gaussian=(post.mean, post.cov))
         hyper = self._given_hyperparameters(data.d)
         if self.kernel is not None:

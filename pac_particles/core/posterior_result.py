@@ -33,7 +33,12 @@ What a result provides (its subclass defines these):
     ``n`` equally weighted draws of ``theta``.
 
 What it gets from them: :meth:`sample`, :meth:`point_estimate`,
-:meth:`linear_coefficients` and :meth:`raw_coefficients`.
+:meth:`linear_coefficients`, :meth:`raw_coefficients`, and what the
+estimators read without asking which method ran: :meth:`point_draws` (the
+draws behind a point estimate, with their weights),
+:meth:`coefficient_intervals`, :meth:`point_estimate_se` (a Monte Carlo
+standard error, None for a deterministic method) and ``degenerate`` (the
+fit collapsed and is not usable).
 
 What an export (:mod:`~pac_particles.core.inference_data`) reads besides,
 with defaults here for a method that has nothing to say:
@@ -59,6 +64,7 @@ VB): its draws are independent draws from ``N(mean, cov)`` through
 """
 
 import numpy as np
+from scipy.special import ndtri
 
 from pac_particles.core.checks import InputError, check_choice, check_count
 from pac_particles.core.gaussian import gaussian_draws
@@ -91,6 +97,13 @@ class PosteriorResult:
     evidence_method = None
     #: how an export's draws are made
     draws_description = "equally weighted draws"
+    #: whether the fit collapsed and is not usable (EP's scale identity
+    #: broken); a method that cannot collapse leaves it False
+    degenerate = False
+    #: single-run Monte Carlo standard errors of ``mean`` and of the Bayes
+    #: point (a sampler's); None for a deterministic method
+    mean_se = None
+    bayes_point_se = None
 
     @property
     def log_evidence(self):
@@ -149,6 +162,37 @@ class PosteriorResult:
             raise InputError("GP scores have no linear coefficients")
         return np.asarray(self.mean if theta is None else theta, dtype=float)
 
+    def point_estimate_se(self, name="mean"):
+        """The Monte Carlo standard error of :meth:`point_estimate` ``name``
+        on the design (d,), or None: a deterministic method, the
+        componentwise mode, or ``theta`` not coefficients of the design."""
+        check_choice(name, "point", POINT_ESTIMATES)
+        if self.space != "primal":
+            return None
+        return {"mean": self.mean_se,
+                "bayes_point": self.bayes_point_se}.get(name)
+
+    def point_draws(self, point="mean", n=2000, rng=None):
+        """``(draws, weights)``: draws of the quantity the point estimate
+        ``point`` estimates, as coefficients of the design (in score space
+        ``E[theta | w]``), with normalised weights: ``n`` equally weighted
+        draws here; a particle system gives its own weighted particles."""
+        draws = self.sample(n, rng)
+        return (np.atleast_2d(self.linear_coefficients(draws)),
+                np.full(draws.shape[0], 1.0 / draws.shape[0]))
+
+    def coefficient_intervals(self, level=0.95, point="mean"):
+        """``(lower, upper)``: equal-tailed marginal intervals of probability
+        ``level`` of the quantity :meth:`point_draws` draws, on the design:
+        weighted quantiles of those draws here; a Gaussian's are its
+        marginals in closed form."""
+        # weighted_particles builds on this module: imported at the call
+        from pac_particles.core.weighted_particles import weighted_quantiles
+        alpha = 0.5 * (1.0 - level)
+        draws, weights = self.point_draws(point, rng=0)
+        return tuple(weighted_quantiles(draws, weights, q)
+                     for q in (alpha, 1.0 - alpha))
+
     def raw_coefficients(self, theta=None):
         """``(coef, offset)``: the score of ``theta`` (default the mean) on
         the raw inputs, ``X_raw @ coef + offset`` (zero coefficients for the
@@ -166,6 +210,14 @@ class GaussianPosterior(PosteriorResult):
 
     def _draws(self, n, rng):
         return gaussian_draws(self.mean, self.cov, n, rng)
+
+    def coefficient_intervals(self, level=0.95, point="mean"):
+        """The Gaussian's marginal intervals ``mean -+ z sd`` (every point
+        estimate of a Gaussian is its mean)."""
+        half = ndtri(0.5 + 0.5 * level) * np.sqrt(
+            np.maximum(np.diag(np.atleast_2d(self.cov)), 0.0))
+        mean = np.asarray(self.mean, dtype=float)
+        return mean - half, mean + half
 
 
 class Fitter:

@@ -168,6 +168,13 @@ class WeightedParticles(PosteriorResult):
             draws["z"] = np.asarray(self.z)[idx].astype(np.int8)
         return draws
 
+    def point_draws(self, point="mean", n=None, rng=None):
+        """``(particles, weights)``: the weighted particles themselves as
+        coefficients of the design (``n`` and ``rng`` unused), their
+        directions for the Bayes point (the mean of the directions)."""
+        theta = directions(self.theta) if point == "bayes_point" else self.theta
+        return np.atleast_2d(self.linear_coefficients(theta)), self.weights
+
     @property
     def ess(self):
         """Effective sample size ``1 / sum w_i^2``."""

@@ -49,26 +49,17 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from pac_particles.approx.ep import EPClassification
-from pac_particles.approx.vb import FAMILIES, ClassificationVB
+from pac_particles.approx.vb import FAMILIES
 from pac_particles.bounds.classifier_certificates import fitted_classifier_certificate
-from pac_particles.core.checks import InputError, check_choice
+from pac_particles.core.checks import check_choice
 from pac_particles.core.inference_data import to_inference_data
-from pac_particles.problem.priors import gaussian_prior
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.risks import LOSSES
-from pac_particles.smc.models import ClassificationGibbsModel
-from pac_particles.smc.posterior import chain_seeds, run_smc, run_smc_chains
 from pac_particles.sklearn.binary import BinaryEstimatorMixin, check_shared_parameters
-from pac_particles.sklearn.committee import vote_probability
-from pac_particles.sklearn.selection import (RefitScorer, SMCPathScorer,
-                                             cross_validate_lam,
-                                             default_lam_max, ep_loo_choice,
-                                             lam_grid)
+from pac_particles.sklearn.methods import (FitOptions, choose_method,
+                                           get_method, method_names)
 
 __all__ = ["PACBayesClassifier"]
-
-METHODS = ("smc", "vb", "ep")
 
 
 class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
@@ -148,98 +139,46 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         self._store_params(locals())
 
     def _check_params(self):
-        check_shared_parameters(self, METHODS)
-        if self.method == "ep" and self.loss != "zero_one":
-            raise InputError(f"method='ep' approximates the 0-1 posterior "
-                             f"only, got loss={self.loss!r}")
+        check_shared_parameters(self, method_names("classification",
+                                                   auto=False))
         check_choice(self.loss, "loss", LOSSES)
         check_choice(self.vb_family, "vb_family", FAMILIES)
 
-    def _prior(self, d):
-        return gaussian_prior(d, var=float(self.prior_var))
-
-    def _vb_kwargs(self):
-        return dict(loss=self.loss, prior_var=self.prior_var,
-                    family=self.vb_family, fit_intercept=self.fit_intercept,
-                    standardize=self.standardize, pu_prior=self.pu_prior)
-
-    def _choose_lam(self, X, problem):
-        """``(cv, failures)``: ``lam`` chosen by
-        :mod:`pac_particles.sklearn.selection` on validation accuracy."""
-        lam_max = (self.lam_max if self.lam_max is not None
-                   else default_lam_max(problem.data.n, "classification"))
-        grid = lam_grid(lam_max, self.grid_size, self.grid_decades)
-        if self.method == "ep":
-            model = EPClassification.from_problem(problem.at(grid[0]),
-                                                  prior_var=self.prior_var)
-            cv, failed, _ = ep_loo_choice(model, grid,
-                                          EPClassification.loo_accuracy)
-            return cv, failed
-        if self.method == "smc":
-            scorer = SMCPathScorer(
-                float(lam_max), metric="accuracy",
-                make_model=ClassificationGibbsModel,
-                model_kwargs=dict(
-                    loss=self.loss, fit_intercept=self.fit_intercept,
-                    standardize=self.standardize, pu_prior=self.pu_prior,
-                    prior=self._prior(problem.data.d), backend=self.backend),
-                smc_kwargs=dict(n_particles=self.n_particles,
-                                len_chain=self.len_chain))
-        else:
-            scorer = RefitScorer(
-                lambda X_tr, y_tr, lam: ClassificationVB(
-                    X_tr, y_tr, lam=lam, **self._vb_kwargs()),
-                warm_start=True, metric="accuracy")
-        cv = cross_validate_lam(X, problem.data.y, grid, scorer,
-                                n_folds=self.n_folds, seed=self.random_state,
-                                n_jobs=self.n_jobs)
-        return cv, np.empty(0)
+    def _fit_options(self) -> FitOptions:
+        """The parameters as the method reads them, fixed for the fit."""
+        return FitOptions(
+            lam=None if isinstance(self.lam, str) else float(self.lam),
+            lam_max=self.lam_max, grid_size=self.grid_size,
+            grid_decades=self.grid_decades, n_folds=self.n_folds,
+            hyper={"prior_var": self.prior_var}, loss=self.loss,
+            prior_var=self.prior_var, vb_family=self.vb_family,
+            standardize=self.standardize, fit_intercept=self.fit_intercept,
+            n_particles=self.n_particles, len_chain=self.len_chain,
+            chains=self.chains, pu_prior=self.pu_prior, eps=self.eps,
+            random_state=self.random_state, n_jobs=self.n_jobs,
+            backend=self.backend)
 
     def fit(self, X, y):
         """Fit the Gibbs posterior (or its VB or EP approximation); returns
         self."""
         self._check_params()
+        options = self._fit_options()
         X, positives = self._training_labels(X, y, "two classes")
+        method = choose_method(self.method, options, len(positives),
+                               "classification")
         # the one set-up of the problem (every column kept; an intercept)
         problem = GibbsProblem.classification(
-            X, positives, self.lam if not isinstance(self.lam, str) else 1.0,
+            X, positives, 1.0 if options.choose_lam else options.lam,
             self.loss, self.standardize, self.fit_intercept, self.pu_prior)
         self.__dict__.pop("cv_", None)
-        self.lam_grid_failures_ = np.empty(0)
-        if isinstance(self.lam, str):
-            self.cv_, self.lam_grid_failures_ = self._choose_lam(X, problem)
-            self.lam_ = float(self.cv_.best_lam)
-        else:
-            self.lam_ = float(self.lam)
-        problem = problem.at(self.lam_)
+        fit = self._method_fit = method.fit(problem, options, X)
+        self.lam_grid_failures_ = fit.lam_grid_failures
+        if fit.cv is not None:
+            self.cv_ = fit.cv
+        self.lam_ = float(fit.lam)
         self.data_ = problem.data
-        seed = self.random_state
-        refit_seed = None if seed is None else int(seed) + int(self.n_folds)
-        if self.method == "smc":
-            model = ClassificationGibbsModel.from_problem(
-                problem, prior=self._prior(problem.data.d),
-                backend=self.backend)
-            smc_kwargs = dict(n_particles=self.n_particles,
-                              len_chain=self.len_chain)
-            self.posterior_ = run_smc(model, seed=refit_seed, **smc_kwargs)
-            # independent runs for the export's r_hat: posterior_ stays
-            # the first, the fit of chains=1
-            self.posteriors_ = [self.posterior_] + (run_smc_chains(
-                model, chains=self.chains - 1,
-                seed=chain_seeds(refit_seed, self.chains)[1:],
-                n_jobs=self.n_jobs, **smc_kwargs) if self.chains > 1 else [])
-        else:
-            if self.method == "ep":
-                self.approximation_ = EPClassification.from_problem(
-                    problem, prior_var=self.prior_var)
-            else:
-                self.approximation_ = ClassificationVB.from_problem(
-                    problem, prior_var=self.prior_var, family=self.vb_family)
-            self.posterior_ = self.approximation_.fit()
-            if self.method == "ep" and self.posterior_.degenerate:
-                raise InputError(f"EP failed at lam = {self.lam_:.4g}: the "
-                                 "approximation collapsed (see the warning); "
-                                 "use a smaller lam, lam='cv' or method='smc'")
+        self.posterior_, self.posteriors_ = fit.posterior, fit.posteriors
+        self.approximation_ = fit.approximation
         self.log_evidence_ = float(self.posterior_.log_evidence)
         # coef_, intercept_ of x -> transform(x) . mean on raw inputs
         self.coef_, intercept = self.posterior_.raw_coefficients()
@@ -257,12 +196,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         columns ``classes_``."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=float, reset=False)
-        if self.method == "smc":
-            post = self.posterior_
-            p = vote_probability(post.theta, post.weights,
-                                 self.data_.transform(X))
-        else:
-            p = self.approximation_.predict_proba(X)
+        p = get_method(self.method).positive_probability(self._method_fit, X)
         return np.column_stack([1.0 - p, p])
 
     def to_inference_data(self, n_draws=None, seed=0):
@@ -273,7 +207,8 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         columns' names, ``"intercept"`` last with ``fit_intercept``), on
         the model's standardised scale."""
         check_is_fitted(self)
-        source = self.posteriors_ if self.method == "smc" else self.posterior_
+        # one chain per independent run (a Gaussian fit has one)
+        source = self.posteriors_
         names = self.feature_names(self.data_.columns)
         if self.data_.intercept:
             names.append("intercept")

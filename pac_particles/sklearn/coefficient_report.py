@@ -5,19 +5,16 @@
 posterior through its protocol
 (:class:`~pac_particles.core.posterior_result.PosteriorResult`): the
 coefficients by feature name, posterior draws and intervals of the
-quantity ``coef_`` estimates, and the ArviZ export. It reads ``method``,
+quantity ``coef_`` estimates, and the ArviZ export. It reads
 ``point``, ``kernel``, ``random_state`` and the fitted ``posterior_``,
 ``posteriors_``, ``coef_``, ``kept_columns_``.
 """
 
-import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 from sklearn.utils.validation import check_is_fitted
 
 from pac_particles.core.checks import InputError, check_probability
 from pac_particles.core.inference_data import to_inference_data
-from pac_particles.core.weighted_particles import directions, weighted_quantiles
 from pac_particles.sklearn.binary import feature_series
 
 __all__ = ["CoefficientReport"]
@@ -49,13 +46,8 @@ class CoefficientReport:
         ``E[theta | w]``), else ``n_draws`` equally weighted draws of the
         Gaussian (``seed``, default ``random_state``)."""
         check_is_fitted(self, "coef_")
-        post = self.posterior_
-        if self.method_ == "smc":
-            theta = (directions(post.theta) if self.point == "bayes_point"
-                     else post.theta)
-            return np.atleast_2d(post.linear_coefficients(theta)), post.weights
         rng = self.random_state if seed is None else seed
-        return post.sample(n_draws, rng), np.full(n_draws, 1.0 / n_draws)
+        return self.posterior_.point_draws(self.point, n_draws, rng)
 
     def coefficient_intervals(self, level=0.95):
         """Equal-tailed posterior intervals of probability ``level`` of the
@@ -69,15 +61,8 @@ class CoefficientReport:
             raise InputError("GP-kernel scores have no coefficients, so no "
                              "coefficient intervals")
         check_is_fitted(self, "coef_")
-        alpha, post = 0.5 * (1.0 - level), self.posterior_
-        if self.method_ == "smc":
-            draws, weights = self.coefficient_draws()
-            lower, upper = (weighted_quantiles(draws, weights, q)
-                            for q in (alpha, 1.0 - alpha))
-        else:
-            half = ndtri(1.0 - alpha) * np.sqrt(np.maximum(np.diag(post.cov),
-                                                           0.0))
-            lower, upper = post.mean - half, post.mean + half
+        post = self.posterior_
+        lower, upper = post.coefficient_intervals(level, self.point)
         raw = post.data.raw_linear
         return pd.DataFrame(
             {"coefficient": self.coef_, "lower": raw(lower)[0],
@@ -89,7 +74,8 @@ class CoefficientReport:
         run of ``posteriors_`` (:func:`pac_particles.core.inference_data.to_inference_data`),
         coordinates named by feature for coefficients on the design."""
         check_is_fitted(self)
-        source = self.posteriors_ if self.method_ == "smc" else self.posterior_
+        # one chain per independent run (a Gaussian fit has one)
+        source = self.posteriors_
         names = (self.feature_names(self.kept_columns_)
                  if self.posterior_.space == "primal" else None)
         return to_inference_data(source, n_draws=n_draws, seed=seed,

@@ -44,9 +44,6 @@ def _check_cluster_parameters(est):
     refused = [(isinstance(est.lam, str),
                 "lam='cv' (choose lam on an in-memory sample of the rows, or "
                 "pass a number such as the number of rows)"),
-               (est.method not in ("auto", "vb"),
-                f"method={est.method!r} (the cluster fit is Gaussian VB: "
-                "method='auto' or 'vb')"),
                (est.kernel is not None, "GP kernels (linear scores only)"),
                (est.prior != "gaussian", "the spike-and-slab prior"),
                (est.hyperparameters != "fixed", "EP's evidence"),

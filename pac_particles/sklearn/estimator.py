@@ -3,8 +3,9 @@
 :class:`PACBayesAUC` is a thin scikit-learn face: it checks its parameters,
 validates ``(X, y)`` and sets the problem up once
 (:class:`~pac_particles.problem.problem.GibbsProblem`), hands it to the
-fitter of its method (:mod:`pac_particles.sklearn.ranking_fit`: SMC, EP or
-VB; ``lam`` chosen by :mod:`pac_particles.sklearn.selection`), certifies the
+method, looked up in the registry (:mod:`pac_particles.sklearn.methods`: SMC,
+EP, VB or a method registered there; ``lam`` chosen by
+:mod:`pac_particles.sklearn.selection`), certifies the
 fitted posterior (:mod:`pac_particles.bounds.auc_certificates`) and reads
 scores, coefficients and draws through the posterior's protocol
 (:class:`~pac_particles.core.posterior_result.PosteriorResult`). It follows
@@ -32,7 +33,7 @@ PAC-Bayesian AUC classification and scoring. NIPS 27.
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.metrics import roc_auc_score
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -55,14 +56,12 @@ from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
                                           logistic_slope, youden_cut)
 # the classification estimator, importable from here as the README shows
 from pac_particles.sklearn.classifier import PACBayesClassifier
-from pac_particles.sklearn.ranking_fit import (choose_method, fit_gaussian,
-                                               fit_smc, grid_size, heldout_auc)
-from pac_particles.sklearn.selection import (default_lam_max,
-                                             lam_grid)
+from pac_particles.sklearn.methods import (FitOptions, choose_method,
+                                           get_method, method_names)
+from pac_particles.sklearn.selection import default_lam_max, heldout_score
 
-__all__ = ["PACBayesAUC", "PACBayesClassifier"]
+__all__ = ["PACBayesAUC", "PACBayesClassifier", "heldout_auc"]
 
-METHODS = ("auto", "smc", "ep", "vb")
 PRIORS = ("gaussian", "spike_slab")
 HYPERPARAMETERS = ("fixed", "evidence")
 CV_RULES = ("certified", "best")
@@ -83,7 +82,8 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         Waste-free tempering SMC (the reference), Expectation Propagation
         (Gaussian, with log-evidence) or Gaussian variational Bayes; 'auto'
         (default) chooses from the size, SMC where it is affordable
-        (:func:`~pac_particles.sklearn.ranking_fit.choose_method`), and
+        (:func:`~pac_particles.sklearn.methods.choose_method`: the first
+        method, by preference, that supports the prior and ``lam``), and
         records the choice in ``method_``.
     lam : float or 'cv'
         Inverse temperature on the fraction of mis-ordered pairs; 'cv'
@@ -91,7 +91,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         (:mod:`pac_particles.sklearn.selection`): SMC by ``n_folds``
         cross-validation along one tempering path per fold, EP and VB by
         their leave-one-out AUC (VB by folds above
-        :data:`~pac_particles.sklearn.ranking_fit.VB_LOO_MAX_FEATURES`
+        :data:`~pac_particles.sklearn.methods.vb.VB_LOO_MAX_FEATURES`
         features or with sampled pairs).
     lam_max : float, optional; default ``5 n`` (:func:`~pac_particles.sklearn.selection.default_lam_max`).
     n_folds : int, folds of ``lam='cv'`` (fewer, with a warning, for a small class).
@@ -173,7 +173,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         self._store_params(locals())
 
     def _check_params(self):
-        check_shared_parameters(self, METHODS)
+        check_shared_parameters(self, method_names("ranking"))
         check_choice(self.point, "point", POINT_ESTIMATES)
         check_choice(self.vb_family, "vb_family", VB_FAMILIES)
         check_choice(self.prior, "prior", PRIORS)
@@ -189,11 +189,6 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         if self.kernel is not None and self.prior == "spike_slab":
             raise InputError("prior='spike_slab' is for linear scores: do not "
                              "combine it with a GP kernel")
-        if self.method == "vb" and (self.kernel is not None
-                                    or self.prior == "spike_slab"):
-            raise InputError("method='vb' supports the linear Gaussian prior "
-                             "only; use 'smc' or 'ep' for GP kernels and "
-                             "spike-and-slab priors")
         if self.spike_slab is not None:
             try:
                 values = tuple(self.spike_slab)
@@ -218,6 +213,25 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         # between EP's sweeps spin and slowed the next parallel sweep 2-5x
         with one_blas_thread():
             return self._fit(X, y)
+
+    def _fit_options(self, hyper: dict, lam_max: float) -> FitOptions:
+        """The parameters as the method reads them, fixed for the fit."""
+        choose_lam = isinstance(self.lam, str)
+        return FitOptions(
+            lam=None if choose_lam else check_positive(self.lam, "lam"),
+            lam_max=lam_max, grid_size=self.grid_size, n_folds=self.n_folds,
+            hyper=hyper, hyperparameters=self.hyperparameters,
+            kernel=self.kernel, prior=self.prior, prior_var=self.prior_var,
+            vb_family=self.vb_family, point=self.point,
+            standardize=self.standardize, n_particles=self.n_particles,
+            len_chain=self.len_chain, ess_rmin=self.ess_rmin,
+            fold_particles=self.fold_particles,
+            fold_len_chain=self.fold_len_chain, move=self.move,
+            chains=self.chains, pu_prior=self.pu_prior, eps=self.eps,
+            random_state=self.random_state, n_jobs=self.n_jobs,
+            verbose=self.verbose, backend=self.backend,
+            step_rule=(self._most_certified_step
+                       if self.cv_rule == "certified" else None))
 
     def _fit(self, X, y):
         self._check_params()
@@ -246,28 +260,30 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
                                       self.spike_slab, self.prior_var)
         # the certified rule compares certificates during the fit
         self.hyperparameters_ = hyper
-        self.method_ = choose_method(self.method, n, self.kernel, self.prior,
-                                     problem.data.in_memory)
-        fitter = fit_smc if self.method_ == "smc" else fit_gaussian
-        fit = fitter(self, X, problem, hyper, lam_max, choose_lam)
+        options = self._fit_options(hyper, lam_max)
+        method = choose_method(self.method, options, n, "ranking",
+                               problem.data.in_memory)
+        self.method_ = method.name
+        fit = self._method_fit = method.fit(problem, options, X)
         post = self.posterior_ = fit.posterior
         self.lam_, self.hyperparameters_ = float(fit.lam), fit.hyperparameters
         self.approximation_, self.posteriors_ = fit.approximation, fit.posteriors
         self.lam_grid_failures_ = fit.lam_grid_failures
-        for name, value in (("cv_", fit.cv), ("cv_auc_", fit.loo_auc),
+        for name, value in (("cv_", fit.cv), ("cv_auc_", fit.loo_score),
                             ("evidence_grid_", fit.evidence_grid)):
             if value is not None:
                 setattr(self, name, value)
         if self.prior == "spike_slab":
             self.inclusion_probs_ = post.inclusion_probs
         self.log_evidence_ = float(post.log_evidence)
-        self.log_evidence_se_ = post.log_z_se if self.method_ == "smc" else None
+        se = post.log_evidence_se
+        self.log_evidence_se_ = None if se is None else float(se)
         self.kept_columns_ = problem.data.columns
         self.coef_se_ = None
         if self.kernel is None:
             self.coef_, self._offset = post.raw_coefficients(
                 post.point_estimate(self.point))
-            point_se = self._point_se()
+            point_se = post.point_estimate_se(self.point)
             if point_se is not None:
                 self.coef_se_ = post.data.raw_linear(point_se)[0]
         train_scores = self._raw_scores(X)
@@ -276,11 +292,9 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         # E_rho[R_n] and the KL, once: the headline certificate and, for the
         # Gaussian approximations, Corollary 19 both use them (O(P) each)
         terms = self._data_free_terms(post)
-        self.bound_ = fit.bound if self.method_ == "smc" else (
-            self._gaussian_certificate(
-                self.approximation_,
-                lam_grid(lam_max, grid_size(self)) if choose_lam else None,
-                terms))
+        # Corollary 19: the sampler's own during its fit, else the Gaussian's
+        self.bound_ = fit.bound if fit.bound is not None else (
+            self._gaussian_certificate(post, fit.grid, terms))
         self.certificate_ = self._certificate(terms=terms)
         self.certified_auc_risk_ = min(max(float(pu_corrected_risk(
             self.certificate_.bound, self.pu_prior)), 0.0), 1.0)
@@ -294,23 +308,12 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         self.heldout_auc_ = heldout_auc(self, X, positives)
         return self
 
-    def _point_se(self):
-        """SMC's single-run standard error of the point estimate behind
-        ``coef_`` (:mod:`pac_particles.smc.single_run_variance`); None
-        where there is none (EP, VB, the componentwise mode, score space)."""
-        post = self.posterior_
-        if self.method_ != "smc" or post.space != "primal":
-            return None
-        return {"mean": post.mean_se,
-                "bayes_point": post.bayes_point_se}.get(self.point)
-
     # ---------------------------------------------------------- scores
     def _raw_scores(self, X):
         if self.kernel is None:
             return X @ self.coef_ + self._offset
-        if self.method_ == "smc":
-            return self.posterior_.score(X, point=self.point)
-        return self.approximation_.predict(X)
+        return get_method(self.method_).scores(self._method_fit, X,
+                                               self.point)
 
     def decision_function(self, X):
         """Scores: larger means more likely positive (``classes_[1]``)."""
@@ -358,3 +361,26 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
                                  "entry per row of X")
         auc = roc_auc_score(positives, scores, sample_weight=sample_weight)
         return 1.0 - float(pu_corrected_risk(1.0 - auc, self.pu_prior))
+
+
+def heldout_auc(est, X, positives):
+    """The fitted estimator's ``heldout_auc_``: the leave-one-out AUC, the
+    folds' mean AUC at ``lam_`` (``lam='cv'``), or with ``pu_prior`` the
+    mean AUC of refits on stratified folds; PU-corrected; None otherwise."""
+    auc = getattr(est, "cv_auc_", None)
+    if auc is None and "cv_" in est.__dict__:
+        auc = float(est.cv_.mean_auc[np.argmin(np.abs(est.cv_.grid
+                                                       - est.lam_))])
+    elif (auc is None and est.pu_prior is not None
+          and est._heldout_folds):
+        def fit_and_score(train, val):
+            refit = clone(est)
+            refit._heldout_folds = False       # no folds within the folds
+            refit.fit(X[train], positives[train].astype(int))
+            return roc_auc_score(positives[val],
+                                 refit.decision_function(X[val]))
+        auc = heldout_score(fit_and_score, positives, est.n_folds,
+                            est.random_state)
+    if auc is None:
+        return None
+    return 1.0 - float(pu_corrected_risk(1.0 - auc, est.pu_prior))

@@ -7,7 +7,7 @@ import pytest
 from sklearn.base import clone
 
 from builders import noisy_linear
-import pac_particles.sklearn.ranking_fit as ranking_fit
+import pac_particles.sklearn.methods.smc as smc_method
 from pac_particles.sklearn.estimator import PACBayesAUC, PACBayesClassifier
 
 #: few particles: every batch of risks pads to one shape on the device, and
@@ -80,22 +80,24 @@ def test_smc_at_a_given_lam_on_the_device_repeats_the_numba_fit(data, jax):
 
 
 def test_the_folds_of_lam_cv_run_on_the_device(data, jax, monkeypatch):
-    """Every model of lam='cv' (the folds' and the path refit's, through
-    ``linear_score_model``; the chosen step's) gets the backend."""
+    """Every model of lam='cv' (the folds', the path refit's on the fit's
+    own problem, the chosen step's) gets the backend."""
     X, y = data
     built = []
-    make = ranking_fit.linear_score_model
+    for name in ("linear_score_model", "linear_score_model_for"):
+        make = getattr(smc_method, name)
 
-    def recording(*args, **kwargs):
-        model = make(*args, **kwargs)
-        built.append(model.backend)
-        return model
-    monkeypatch.setattr(ranking_fit, "linear_score_model", recording)
+        def recording(*args, make=make, **kwargs):
+            model = make(*args, **kwargs)
+            built.append(model.backend)
+            return model
+        monkeypatch.setattr(smc_method, name, recording)
     settings = dict(SMALL, method="smc", lam="cv", n_folds=2, grid_size=4,
                     fold_particles=4, fold_len_chain=2)
     host, device = (PACBayesAUC(backend=backend, **settings).fit(X, y)
                     for backend in ("numba", "jax"))
-    assert built == ["numba"] * 3 + ["jax"] * 3   # two folds and the refit
+    # two folds, the path refit and the chosen step
+    assert built == ["numba"] * 4 + ["jax"] * 4
     assert device.posterior_.predictor.backend == "jax"
     np.testing.assert_allclose(device.cv_.mean_auc, host.cv_.mean_auc,
                                rtol=1e-12)

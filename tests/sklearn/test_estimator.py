@@ -338,7 +338,7 @@ def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
     there; on sampled pairs or above VB_LOO_MAX_FEATURES it falls back on
     K-fold cross-validation."""
     from pac_particles.approx.vb import GaussianVB
-    import pac_particles.sklearn.ranking_fit as ranking_fit
+    import pac_particles.sklearn.methods.vb as vb_method
     X, y = _data(n=120)
     est = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
                       n_folds=3, random_state=0).fit(X, y)
@@ -367,7 +367,7 @@ def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
     for name, value in (("auto_pairs", lambda n_pos, n_neg: 1000),
                         ("VB_LOO_MAX_FEATURES", 2)):
         with monkeypatch.context() as patch:
-            patch.setattr(ranking_fit, name, value)
+            patch.setattr(vb_method, name, value)
             folds = PACBayesAUC(method="vb", lam="cv", lam_max=500.0,
                                 grid_size=4, n_folds=3,
                                 random_state=0).fit(X, y)
@@ -1021,7 +1021,7 @@ def test_ess_rmin_sets_the_schedule_of_every_smc_run_of_the_fit(monkeypatch):
     refit of ``lam='cv'`` and the evidence grid, and a larger target ESS
     ratio makes a denser schedule (more tempering steps, same seed)."""
     from sklearn.base import clone
-    from pac_particles.sklearn import ranking_fit
+    from pac_particles.sklearn.methods import smc as smc_method
     from pac_particles.sklearn.selection import evidence, scorers
     from pac_particles.smc import posterior
     X, y = _data(n=60)
@@ -1036,7 +1036,7 @@ def test_ess_rmin_sets_the_schedule_of_every_smc_run_of_the_fit(monkeypatch):
     def spy(model, **kwargs):
         received.append(kwargs["ESSrmin"])
         return posterior.run_smc(model, **kwargs)
-    for module in (ranking_fit, scorers, evidence):
+    for module in (smc_method, scorers, evidence):
         monkeypatch.setattr(module, "run_smc", spy)
     small = dict(n_particles=10, len_chain=3, ess_rmin=0.7, random_state=0,
                  n_jobs=1)
@@ -1056,24 +1056,32 @@ def test_ess_rmin_outside_zero_one_is_refused(ess_rmin):
 
 
 def test_auto_chooses_the_method_from_the_size_and_records_it(monkeypatch):
-    """``method="auto"``: SMC up to AUTO_SMC_MAX_ROWS rows, VB above (EP for
-    a GP kernel or a spike-and-slab prior); ``method_`` says which ran, and
+    """``method="auto"``: SMC up to its ``auto_max_rows`` rows, VB above
+    (EP for a GP kernel or a spike-and-slab prior, and below the limit
+    where SMC refuses lam='cv' for them); ``method_`` says which ran, and
     the fit is the one of that method."""
-    from pac_particles.sklearn import ranking_fit
-    from pac_particles.sklearn.ranking_fit import choose_method
-    limit = ranking_fit.AUTO_SMC_MAX_ROWS
-    assert choose_method("auto", limit) == "smc"
-    assert choose_method("auto", limit + 1) == "vb"
-    assert choose_method("auto", limit + 1, kernel="rbf") == "ep"
-    assert choose_method("auto", limit + 1, prior="spike_slab") == "ep"
-    assert choose_method("ep", 10) == "ep"
+    from pac_particles.sklearn.methods import FitOptions, choose_method
+    from pac_particles.sklearn.methods.smc import SMC
+    limit = SMC.auto_max_rows
+    fixed = dict(lam=10.0)
+    assert choose_method("auto", FitOptions(**fixed), limit).name == "smc"
+    assert choose_method("auto", FitOptions(**fixed), limit + 1).name == "vb"
+    for prior in (dict(kernel="rbf"), dict(prior="spike_slab")):
+        assert choose_method("auto", FitOptions(**fixed, **prior),
+                             limit + 1).name == "ep"
+        assert choose_method("auto", FitOptions(**fixed, **prior),
+                             limit).name == "smc"
+        assert choose_method("auto", FitOptions(**prior), limit).name == "ep"
+    assert choose_method("ep", FitOptions(), 10).name == "ep"
+    assert choose_method("auto", FitOptions(), 10,
+                         in_memory=False).name == "vb"
     X, y = _data(n=80)
     small = PACBayesAUC(lam=40.0, n_particles=20, len_chain=3,
                         random_state=0).fit(X, y)
     assert small.method == "auto" and small.method_ == "smc"
     assert small.posterior_.evidence_method in ("importance sampling",
                                                 "tempering")
-    monkeypatch.setattr(ranking_fit, "AUTO_SMC_MAX_ROWS", 50)
+    monkeypatch.setattr(SMC, "auto_max_rows", 50)
     large = PACBayesAUC(lam=40.0, random_state=0).fit(X, y)
     assert large.method_ == "vb" and large.posterior_.evidence_method == "ELBO"
     vb = PACBayesAUC(method="vb", lam=40.0, random_state=0).fit(X, y)
@@ -1083,16 +1091,16 @@ def test_auto_chooses_the_method_from_the_size_and_records_it(monkeypatch):
 def test_vb_lam_cv_at_scale_scores_one_held_out_split(monkeypatch):
     """Above HOLDOUT_ABOVE_ROWS rows VB's lam='cv' refits on one stratified
     held-out split (one row of validation AUCs), not n_folds folds."""
-    from pac_particles.sklearn import ranking_fit
+    from pac_particles.sklearn.methods import vb as vb_method
     from pac_particles.sklearn.selection import holdout_split
     X, y = _data(n=120)
-    monkeypatch.setattr(ranking_fit, "HOLDOUT_ABOVE_ROWS", 100)
-    monkeypatch.setattr(ranking_fit, "VB_LOO_MAX_FEATURES", 0)   # folds, not LOO
+    monkeypatch.setattr(vb_method, "HOLDOUT_ABOVE_ROWS", 100)
+    monkeypatch.setattr(vb_method, "VB_LOO_MAX_FEATURES", 0)   # folds, not LOO
     est = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
                       n_folds=3, random_state=0).fit(X, y)
     assert est.cv_.fold_auc.shape == (1, 4)
     positives = y == "yes"
-    train, val = holdout_split(positives, ranking_fit.HOLDOUT_FRACTION, 0)
+    train, val = holdout_split(positives, vb_method.HOLDOUT_FRACTION, 0)
     assert len(val) == pytest.approx(0.2 * len(y), abs=2)
     assert not set(train) & set(val) and len(train) + len(val) == len(y)
     assert abs(np.mean(positives[val]) - np.mean(positives)) < 0.02
@@ -1102,12 +1110,12 @@ def test_ep_says_in_one_line_before_it_samples_pairs(monkeypatch):
     """Where EP would sample pairs (more than AUTO_MAX_PAIRS), the fit warns
     before it starts and points to VB; below, it does not."""
     import warnings
-    from pac_particles.sklearn import ranking_fit
+    from pac_particles.sklearn.methods import ep as ep_method
     X, y = _data(n=60)
-    monkeypatch.setattr(ranking_fit, "AUTO_MAX_PAIRS", 100)
-    with pytest.warns(ranking_fit.SampledPairsWarning, match="method='vb'"):
+    monkeypatch.setattr(ep_method, "AUTO_MAX_PAIRS", 100)
+    with pytest.warns(ep_method.SampledPairsWarning, match="method='vb'"):
         PACBayesAUC(method="ep", lam=30.0).fit(X, y)
-    monkeypatch.setattr(ranking_fit, "AUTO_MAX_PAIRS", 10 ** 9)
+    monkeypatch.setattr(ep_method, "AUTO_MAX_PAIRS", 10 ** 9)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", ranking_fit.SampledPairsWarning)
+        warnings.simplefilter("error", ep_method.SampledPairsWarning)
         PACBayesAUC(method="ep", lam=30.0).fit(X, y)

@@ -17,15 +17,15 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from builders import noisy_linear
-from pac_particles.sklearn.classifier import METHODS as CLASSIFIER_METHODS
 from pac_particles.approx.ep import EPLinear
-from pac_particles.sklearn.estimator import METHODS as AUC_METHODS
+from pac_particles.sklearn.methods import method_names
 from pac_particles.sklearn.estimator import PACBayesAUC, PACBayesClassifier
 
 # "auto" resolves to SMC at the checks' sizes (a few dozen rows): its
 # checks would be SMC's again
-DEFAULTS = ([PACBayesAUC(method=method) for method in AUC_METHODS
-             if method != "auto"]
+AUC_METHODS = method_names("ranking", auto=False)
+CLASSIFIER_METHODS = method_names("classification", auto=False)
+DEFAULTS = ([PACBayesAUC(method=method) for method in AUC_METHODS]
             + [PACBayesClassifier(method=method)
                for method in CLASSIFIER_METHODS])
 

@@ -26,6 +26,7 @@ from pac_particles.apps.plots import plot_cv_curve, save
 from pac_particles.apps.tables import jsonable, write_json
 from pac_particles.core.checks import (check_choice, check_count,
                                        check_pu_prior)
+from pac_particles.sklearn.methods import get_method
 
 __all__ = ["classify_csv", "logistic_classifier"]
 
@@ -60,9 +61,7 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
         "method": method, "loss": loss, "pu_prior": pu_prior,
         "lam": estimator.lam_, "lam_chosen_by": "cv" if lam == "cv" else "user",
         "log_evidence": estimator.log_evidence_,
-        "log_evidence_is": ("log Z (SMC estimate)" if method == "smc"
-                            else "EP's approximation of log Z" if method == "ep"
-                            else "a lower bound on log Z (ELBO)"),
+        "log_evidence_is": get_method(method).evidence_name,
         "certificate": _error_certificate_fields(estimator.certificate_),
         "train_error": 1.0 - estimator.score(X_tr, y_tr),
         # the linear rule of the posterior mean on raw inputs, keyed by the
@@ -77,7 +76,7 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
         # SMC scores each fold along a tempering path; VB refits, and EP
         # scores its leave-one-out, at each grid value
         ax = plot_cv_curve(cv, ylabel="validation accuracy",
-                           along="path" if method == "smc" else "grid",
+                           along=get_method(method).lam_search,
                            marks={f"best: lam = {cv.best_lam:.4g}":
                                   cv.best_lam})
         summary["cv_png"] = save(ax.figure, os.path.join(out, "cv_curve.png"))

@@ -24,6 +24,7 @@ from pac_particles.apps.tables import jsonable, write_json, write_rows
 from pac_particles.core.checks import check_choice, check_count
 from pac_particles.problem.auc import auc_risk
 from pac_particles.sklearn.baselines import logistic_scores
+from pac_particles.sklearn.methods import get_method
 from pac_particles.sklearn.model_file import save_model
 
 __all__ = ["fit_csv", "print_fit"]
@@ -121,7 +122,7 @@ def _lam_rule(estimator, lam):
     """How ``lam_`` was chosen, in words."""
     if lam != "cv":
         return "given (--lam)"
-    if estimator.method_ == "smc":
+    if get_method(estimator.method_).lam_search == "path":
         if estimator.cv_rule == "certified":
             return (f"{estimator.n_folds}-fold CV along the tempering path, "
                     "certified rule: the tightest certificate among the lam "
@@ -146,7 +147,7 @@ def _cv_fields(estimator):
               "grid": [float(cv.grid[0]), float(cv.grid[-1]),
                        int(cv.grid.size)],
               "folds": int(len(cv.fold_auc))}
-    if estimator.method_ == "smc":
+    if get_method(estimator.method_).lam_search == "path":
         fields["rule"] = estimator.cv_rule
         fields["lam_used"] = estimator.lam_
         fields["cv_auc_at_lam_used"] = float(cv.mean_auc_at(
@@ -165,8 +166,8 @@ def _cv_png(estimator, out, title=None):
     if not math.isclose(estimator.lam_, cv.best_lam, rel_tol=1e-9):
         marks[f"{estimator.cv_rule} rule (used): lam = "
               f"{estimator.lam_:.4g}"] = estimator.lam_
-    ax = plot_cv_curve(cv, along="path" if estimator.method_ == "smc"
-                       else "grid", marks=marks)
+    ax = plot_cv_curve(cv, along=get_method(estimator.method_).lam_search,
+                       marks=marks)
     if title:
         ax.set_title(title, fontsize="medium")
     return save(ax.figure, os.path.join(out, "cv_curve.png"))

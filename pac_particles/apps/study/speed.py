@@ -45,7 +45,7 @@ from pac_particles.core.checks import (InputError, check_choice,
                                        check_count, check_fraction)
 from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
 from pac_particles.sklearn.estimator import PACBayesAUC
-from pac_particles.sklearn.ranking_fit import VB_LOO_MAX_FEATURES
+from pac_particles.sklearn.methods.vb import VB_LOO_MAX_FEATURES
 
 __all__ = ["BASELINE", "bench_defaults", "load_benchmark_data",
            "format_rows", "logistic_cv", "ratio_summary", "PAPER_TABLE1",
@@ -105,7 +105,7 @@ def _timed_fit(estimator, X, y, X_test, y_test):
 def _warm_up(estimator, methods, extra, seed):
     """Fit every method on a small problem with few and with many features
     (VB chooses ``lam`` in the process below
-    :data:`~pac_particles.sklearn.ranking_fit.VB_LOO_MAX_FEATURES` features, in
+    :data:`~pac_particles.sklearn.methods.vb.VB_LOO_MAX_FEATURES` features, in
     worker processes above), so that both paths are warm."""
     rng = np.random.default_rng(seed)
     for d in (3, VB_LOO_MAX_FEATURES + 2):

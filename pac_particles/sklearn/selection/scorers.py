@@ -150,7 +150,7 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
               refit=True, refit_to="best", n_particles=200, len_chain=10,
               move=None, ESSrmin=0.5, fold_particles=None, fold_len_chain=None,
               model_kwargs=None, make_model=AUCGibbsModel, seed=None,
-              n_jobs=None, verbose=False):
+              n_jobs=None, verbose=False, refit_model=None):
     """Choose ``lam`` by K-fold cross-validation along the tempering path.
 
     Parameters
@@ -200,7 +200,10 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     model_kwargs : dict, passed to ``make_model`` (e.g. prior).
     make_model : callable ``(X, y, lam, **model_kwargs) -> model``; default
         :class:`AUCGibbsModel`; :func:`~pac_particles.smc.models.linear_score_model`
-        samples in score space when d > n.
+        samples in score space when d > n. The folds' models.
+    refit_model : callable ``lam -> model``, optional
+        The refit's model on all of ``(X, y)``, from the caller's problem
+        set up once (the estimator's); default ``make_model`` on ``X``.
     seed : int, optional; fold k uses ``seed + k``, the refit ``seed + n_folds``.
     n_jobs : int, folds run in parallel through joblib; None (default): one
         job per core up to ``n_folds``, the cores shared among the folds'
@@ -237,7 +240,8 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
     refit_seed = None if seed is None else int(seed) + int(n_folds)
 
     def refit_at(lam, keep_steps, limit):
-        model = make_model(X, binary_labels(y), lam, **model_kwargs)
+        model = (refit_model(lam) if refit_model is not None
+                 else make_model(X, binary_labels(y), lam, **model_kwargs))
         # a path refit is used at a step chosen later: importance-sampling
         # evidence at lam_max would be wasted (the caller refines the step)
         kwargs = dict(smc_kwargs, evidence="tempering") if keep_steps else smc_kwargs

@@ -1,0 +1,96 @@
+"""What the Gaussian approximations (EP, VB) share as methods of the estimators.
+
+A Gaussian method builds its model on the fit's problem
+(:meth:`GaussianMethod.approximation`), chooses ``lam`` along the grid by
+its own rule (:meth:`GaussianMethod.choose_lam`: a leave-one-out score
+without refits, or K-fold refits) and polishes the grid path's model at the
+chosen ``lam``; the leave-one-out along the grid, the polish and the final
+fit keep one factor of the prior scores
+(:func:`~pac_particles.approx.loo.reused_partner_products`).
+Classification refits ``lam`` on folds by accuracy unless the method scores
+the grid by its own leave-one-out.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from pac_particles.approx.loo import reused_partner_products
+from pac_particles.sklearn.methods.base import FitOptions, Method, MethodFit
+
+__all__ = ["GaussianMethod"]
+
+
+class GaussianMethod(Method):
+    """Base of EP and VB as methods (module docstring)."""
+
+    def approximation(self, problem, options: FitOptions, hyper: dict,
+                      tol: Optional[float] = None):
+        """The unfitted model of the options' prior on ``problem`` (``tol``:
+        a looser tolerance for the fits along the grid)."""
+        raise NotImplementedError
+
+    def choose_lam(self, problem, options: FitOptions, hyper: dict, grid,
+                   X) -> tuple:
+        """``(cv, failures, polish)`` of the choice of ``lam`` on ``grid``;
+        ``polish(lam) -> (model, result)`` refits at the final tolerance
+        from the path's fit (None: refit from scratch)."""
+        raise NotImplementedError
+
+    def tune_hyperparameters(self, approx, options: FitOptions) -> dict:
+        """``hyperparameters='evidence'``: tune the prior on every row and
+        return them, the model left at them (default: keep them)."""
+        return options.hyper
+
+    def loo_score(self, approx, options: FitOptions) -> Optional[float]:
+        """The leave-one-out AUC of the final fit, or None."""
+        return None
+
+    def before_fit(self, problem, options: FitOptions, lam: float) -> None:
+        """A warning about the fit to come (default: none)."""
+
+    def fit_ranking(self, problem, options, X):
+        with reused_partner_products():
+            return self._fit_ranking(problem, options, X)
+
+    def _fit_ranking(self, problem, options, X):
+        hyper = options.hyper
+        fit = MethodFit(posterior=None, lam=None, hyperparameters=hyper)
+        polish: Optional[Callable] = None
+        if options.choose_lam:
+            fit.grid = self.grid(problem, options)
+            self.before_fit(problem, options, fit.grid[-1])
+            fit.cv, fit.lam_grid_failures, polish = self.choose_lam(
+                problem, options, hyper, fit.grid, X)
+            fit.lam = float(fit.cv.best_lam)
+        else:
+            fit.lam = float(options.lam)
+            self.before_fit(problem, options, fit.lam)
+        evidence = options.hyperparameters == "evidence"
+        if polish is not None and not evidence:
+            # the grid path's model: polish it at the chosen lam
+            fit.approximation, fit.posterior = polish(fit.lam)
+        else:
+            fit.approximation = self.approximation(problem.at(fit.lam),
+                                                   options, hyper)
+            if evidence:
+                fit.hyperparameters = self.tune_hyperparameters(
+                    fit.approximation, options)
+            fit.posterior = fit.approximation.fit()
+        self.check_usable(fit)
+        if polish is not None or not options.choose_lam:
+            # after K-fold refits the folds' mean AUC at lam is the held-out
+            # AUC, and the final fit's leave-one-out would cost O(n d^3)
+            # where the folds were chosen for many features
+            fit.loo_score = self.loo_score(fit.approximation, options)
+        return fit
+
+    def scores(self, fit, X, point="mean"):
+        """A GP's predictive mean at new rows, else the mean's scores."""
+        if fit.posterior.is_gp:
+            return fit.approximation.predict(X)
+        return super().scores(fit, X, point)
+
+    def positive_probability(self, fit, X):
+        """``Phi(x m / sqrt(x S x))``: the Gaussian's predictive."""
+        return fit.approximation.predict_proba(X)
