@@ -187,8 +187,9 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
                              f"'rbf', got {type(self.kernel).__name__} (a "
                              "precomputed Gram matrix cannot score new rows)")
         if self.kernel is not None and self.prior == "spike_slab":
-            raise InputError("prior='spike_slab' is for linear scores: do not "
-                             "combine it with a GP kernel")
+            raise InputError("prior='spike_slab' is for linear scores: use "
+                             "it with kernel=None, or prior='gaussian' with "
+                             "a GP kernel")
         if self.spike_slab is not None:
             try:
                 values = tuple(self.spike_slab)

@@ -116,3 +116,52 @@ def test_every_method_is_asked_never_named_outside_the_registry():
                 found.append(f"{path.relative_to(package)}:{node.lineno}: "
                              f"{ast.unparse(node)}")
     assert not found, "method names compared:\n" + "\n".join(found)
+
+
+SMALL = dict(n_particles=12, len_chain=3, n_folds=2, grid_size=4,
+             random_state=0)
+
+
+def _fits_or_says_what_to_pass(make, X, y):
+    """A fit, or an InputError that names what to pass instead."""
+    try:
+        est = make().fit(X, y)
+    except InputError as error:
+        message = str(error)
+        assert any(word in message for word in ("use ", "give ", "pass ")), (
+            f"a refusal that does not say what to pass: {message}")
+        return None
+    return est
+
+
+@pytest.mark.parametrize("pu_prior", [None, 0.3])
+@pytest.mark.parametrize("prior", ["gaussian", "spike_slab"])
+@pytest.mark.parametrize("kernel", [None, "rbf"])
+@pytest.mark.parametrize("method", method_names("ranking"))
+def test_every_ranking_option_fits_at_its_defaults_or_says_what_to_pass(
+        method, kernel, prior, pu_prior):
+    """lam left at its default ('cv'): each documented combination fits, or
+    refuses in a sentence that says what to pass; 'auto' always fits."""
+    X, y = two_blobs(n=50, d=3, seed=2)
+    est = _fits_or_says_what_to_pass(
+        lambda: PACBayesAUC(method=method, kernel=kernel, prior=prior,
+                            pu_prior=pu_prior, **SMALL), X, y)
+    if method == "auto" and not (kernel and prior == "spike_slab"):
+        assert est is not None and est.method_ in method_names("ranking")
+    if est is not None:
+        assert 0.0 <= est.certified_auc_risk_ <= 1.0
+        assert np.all(np.isfinite(est.decision_function(X)))
+
+
+@pytest.mark.parametrize("pu_prior", [None, 0.3])
+@pytest.mark.parametrize("loss", ["zero_one", "hinge", "exponential", "ramp"])
+@pytest.mark.parametrize("method", method_names("classification", auto=False))
+def test_every_classifier_option_fits_at_its_defaults_or_says_what_to_pass(
+        method, loss, pu_prior):
+    X, y = two_blobs(n=50, d=3, seed=3)
+    settings = dict(SMALL, grid_size=3)
+    est = _fits_or_says_what_to_pass(
+        lambda: PACBayesClassifier(method=method, loss=loss,
+                                   pu_prior=pu_prior, **settings), X, y)
+    if est is not None:
+        assert np.all(np.isfinite(est.predict_proba(X)))
