@@ -16,12 +16,17 @@ Example
 """
 
 import numbers
+from typing import Any
 
 import numpy as np
 
-__all__ = ["InputError", "check_positive", "check_count", "check_probability",
+__all__ = ["ArrayLike", "InputError", "check_positive", "check_count", "check_probability",
            "check_fraction", "check_pu_prior", "resolve_lam", "check_choice",
            "check_finite_array"]
+
+#: what the public API accepts as data: a numpy array, a pandas DataFrame or
+#: Series, a Dask collection or a nested sequence (validated on entry)
+ArrayLike = Any
 
 
 class InputError(ValueError):

@@ -63,6 +63,8 @@ VB): its draws are independent draws from ``N(mean, cov)`` through
 :func:`~pac_particles.core.gaussian.gaussian_draws`.
 """
 
+from typing import Any, Optional, Tuple
+
 import numpy as np
 from scipy.special import ndtri
 
@@ -91,6 +93,12 @@ class PosteriorResult:
     that a dataclass subclass does not inherit a default for them.
     """
 
+    # the subclass's own (annotations only: no class attribute)
+    mean: Any
+    cov: Any
+    data: Any
+    lam: Any
+
     #: ``"primal"``, ``"score"`` or ``"gp"`` (:data:`SPACES`)
     space = "primal"
     #: which estimate :attr:`log_evidence` is; None: the method has none
@@ -106,48 +114,48 @@ class PosteriorResult:
     bayes_point_se = None
 
     @property
-    def log_evidence(self):
+    def log_evidence(self) -> float:
         """The method's estimate of ``log Z(lam)`` (NaN: none)."""
         raise NotImplementedError
 
     @property
-    def log_evidence_se(self):
+    def log_evidence_se(self) -> Optional[float]:
         """Monte Carlo standard error of :attr:`log_evidence`: None for a
         deterministic method (EP, VB) or one without an estimate."""
         return None
 
     @property
-    def tempering_path(self):
+    def tempering_path(self) -> Optional[dict]:
         """The tempering path of the run (dict of arrays over its steps), or
         None for a method without one."""
         return None
 
     @property
-    def default_draws(self):
+    def default_draws(self) -> int:
         """The number of draws an export takes when not told."""
         return GAUSSIAN_DRAWS
 
     @property
-    def is_gp(self):
+    def is_gp(self) -> bool:
         """Whether ``theta`` are latent GP scores (no coefficients)."""
         return self.space == "gp"
 
     def _draws(self, n, rng):
         raise NotImplementedError
 
-    def sample(self, n, rng=None):
+    def sample(self, n: int, rng: Any = None) -> np.ndarray:
         """``n`` equally weighted draws of ``theta``, shape (n, d); ``rng``
         a ``numpy.random.Generator`` or a seed."""
         n = check_count(n, "n")
         return self._draws(n, np.random.default_rng(rng))
 
-    def sample_variables(self, n, rng=None):
+    def sample_variables(self, n: int, rng: Any = None) -> dict:
         """``n`` equally weighted draws of every variable of the posterior,
         a dict: ``"theta"`` (n, d) as :meth:`sample` (the same draws for the
         same ``rng``), and the variables drawn along with it (none here)."""
         return {"theta": self.sample(n, rng)}
 
-    def point_estimate(self, name="mean"):
+    def point_estimate(self, name: str = "mean") -> np.ndarray:
         """A point estimate of ``theta``: ``"mean"``, ``"bayes_point"``
         (the mean direction, which is what the AUC sees) or
         ``"componentwise_mode"``. A Gaussian has its mean for all three (its
@@ -155,14 +163,15 @@ class PosteriorResult:
         check_choice(name, "point", POINT_ESTIMATES)
         return np.asarray(self.mean, dtype=float)
 
-    def linear_coefficients(self, theta=None):
+    def linear_coefficients(self, theta: Optional[np.ndarray] = None
+                            ) -> np.ndarray:
         """Coefficients on the validated design of ``theta`` (d,) or (m, d)
         (default: the mean): ``theta`` itself except in SMC's score space."""
         if self.is_gp:
             raise InputError("GP scores have no linear coefficients")
         return np.asarray(self.mean if theta is None else theta, dtype=float)
 
-    def point_estimate_se(self, name="mean"):
+    def point_estimate_se(self, name: str = "mean") -> Optional[np.ndarray]:
         """The Monte Carlo standard error of :meth:`point_estimate` ``name``
         on the design (d,), or None: a deterministic method, the
         componentwise mode, or ``theta`` not coefficients of the design."""
@@ -172,7 +181,8 @@ class PosteriorResult:
         return {"mean": self.mean_se,
                 "bayes_point": self.bayes_point_se}.get(name)
 
-    def point_draws(self, point="mean", n=2000, rng=None):
+    def point_draws(self, point: str = "mean", n: int = 2000,
+                    rng: Any = None) -> Tuple[np.ndarray, np.ndarray]:
         """``(draws, weights)``: draws of the quantity the point estimate
         ``point`` estimates, as coefficients of the design (in score space
         ``E[theta | w]``), with normalised weights: ``n`` equally weighted
@@ -181,7 +191,8 @@ class PosteriorResult:
         return (np.atleast_2d(self.linear_coefficients(draws)),
                 np.full(draws.shape[0], 1.0 / draws.shape[0]))
 
-    def coefficient_intervals(self, level=0.95, point="mean"):
+    def coefficient_intervals(self, level: float = 0.95, point: str = "mean"
+                              ) -> Tuple[np.ndarray, np.ndarray]:
         """``(lower, upper)``: equal-tailed marginal intervals of probability
         ``level`` of the quantity :meth:`point_draws` draws, on the design:
         weighted quantiles of those draws here; a Gaussian's are its
@@ -193,7 +204,8 @@ class PosteriorResult:
         return tuple(weighted_quantiles(draws, weights, q)
                      for q in (alpha, 1.0 - alpha))
 
-    def raw_coefficients(self, theta=None):
+    def raw_coefficients(self, theta: Optional[np.ndarray] = None
+                         ) -> Tuple[np.ndarray, float]:
         """``(coef, offset)``: the score of ``theta`` (default the mean) on
         the raw inputs, ``X_raw @ coef + offset`` (zero coefficients for the
         columns the validation dropped)."""
@@ -211,7 +223,8 @@ class GaussianPosterior(PosteriorResult):
     def _draws(self, n, rng):
         return gaussian_draws(self.mean, self.cov, n, rng)
 
-    def coefficient_intervals(self, level=0.95, point="mean"):
+    def coefficient_intervals(self, level: float = 0.95, point: str = "mean"
+                              ) -> Tuple[np.ndarray, np.ndarray]:
         """The Gaussian's marginal intervals ``mean -+ z sd`` (every point
         estimate of a Gaussian is its mean)."""
         half = ndtri(0.5 + 0.5 * level) * np.sqrt(
@@ -229,7 +242,7 @@ class Fitter:
     result_ = None
 
 
-def fitted_result(posterior):
+def fitted_result(posterior: Any) -> PosteriorResult:
     """The :class:`~pac_particles.core.posterior_result.PosteriorResult` of
     ``posterior``: itself, or the ``result_`` of a fitted approximation
     (``EPLinear``, ``GaussianVB``, ``SVGD``, ...: the one path by which an

@@ -39,6 +39,7 @@ Example
 """
 
 import dataclasses
+from typing import Any, Optional
 
 import numpy as np
 
@@ -76,20 +77,22 @@ class GibbsProblem:
     """
 
     task: str
-    data: object
-    risk: object
+    data: Any
+    risk: Any
     lam: float
     lam_pn: float
-    pu_prior: float = None
+    pu_prior: Optional[float] = None
     standardize: bool = True
 
     @classmethod
-    def ranking(cls, X, y, lam, standardize=True, pu_prior=None):
+    def ranking(cls, X: Any, y: Any, lam: float, standardize: bool = True,
+                pu_prior: Optional[float] = None) -> "GibbsProblem":
         """The AUC problem: constant columns dropped (with a warning), the
         pair risk, ``lam / (1 - pu_prior)`` on the observed PU risk. A Dask
         ``X`` (or ``y``) stays on its cluster
         (:mod:`pac_particles.problem.dask_data`)."""
         lam_obs, lam_pn = resolve_lam(lam, pu_prior)
+        risk: Any
         if is_dask_collection(X) or is_dask_collection(y):
             # the rows stay on the cluster (VB reads them by sampled rows)
             data = validate_dask_xy(X, y, standardize=standardize)
@@ -101,8 +104,9 @@ class GibbsProblem:
                    bool(standardize))
 
     @classmethod
-    def classification(cls, X, y, lam, loss="zero_one", standardize=True,
-                       fit_intercept=True, pu_prior=None):
+    def classification(cls, X: Any, y: Any, lam: float, loss: str = "zero_one",
+                       standardize: bool = True, fit_intercept: bool = True,
+                       pu_prior: Optional[float] = None) -> "GibbsProblem":
         """The classification problem of ``loss``: every column kept, an
         intercept column when ``fit_intercept``, the PU-weighted risk of
         [dPNS14] (so ``lam`` as given)."""
@@ -114,15 +118,15 @@ class GibbsProblem:
                    lam_pn, pu_prior, bool(standardize))
 
     @property
-    def loss(self):
+    def loss(self) -> str:
         """The classification loss (``"auc"`` for ranking)."""
         return self.risk.loss if self.task == "classification" else "auc"
 
     @property
-    def fit_intercept(self):
+    def fit_intercept(self) -> bool:
         return self.task == "classification" and self.data.intercept
 
-    def at(self, lam):
+    def at(self, lam: float) -> "GibbsProblem":
         """The same data and risk at another ``lam`` (as given: PU-resolved
         like the original)."""
         pu_prior = self.pu_prior if self.task == "ranking" else None
@@ -130,8 +134,9 @@ class GibbsProblem:
         return dataclasses.replace(self, lam=lam_obs, lam_pn=lam_pn)
 
 
-def prior_hyperparameters(d, kernel=None, prior="gaussian", spike_slab=None,
-                          prior_var=1.0):
+def prior_hyperparameters(d: int, kernel: Any = None, prior: str = "gaussian",
+                          spike_slab: Optional[tuple] = None,
+                          prior_var: Any = 1.0) -> dict:
     """The prior's hyper-parameters as an estimator's parameters give them,
     on ``d`` features, before any data is seen: ``{"kernel": ...}`` for GP
     scores (``"rbf"``: squared exponential of lengthscale ``sqrt(d)`` on
@@ -150,7 +155,8 @@ def prior_hyperparameters(d, kernel=None, prior="gaussian", spike_slab=None,
     return {"prior_var": prior_var}
 
 
-def from_problem(cls, problem, options, task, setup="_configure"):
+def from_problem(cls: Any, problem: GibbsProblem, options: dict, task: str,
+                 setup: str = "_configure") -> Any:
     """The one body of every method's ``from_problem``: an instance of
     ``cls`` set up on ``problem``, a :class:`GibbsProblem` of ``task`` set
     up already (its data, risk and ``lam`` taken as they are, not validated

@@ -45,13 +45,15 @@ variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
 NIPS 13.
 """
 
+from typing import Any, Optional
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from pac_particles.approx.vb import FAMILIES
 from pac_particles.bounds.classifier_certificates import fitted_classifier_certificate
-from pac_particles.core.checks import check_choice
+from pac_particles.core.checks import ArrayLike, check_choice
 from pac_particles.core.inference_data import to_inference_data
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.risks import LOSSES
@@ -158,7 +160,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
             random_state=self.random_state, n_jobs=self.n_jobs,
             backend=self.backend)
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "PACBayesClassifier":
         """Fit the Gibbs posterior (or its VB or EP approximation); returns
         self."""
         self._check_params()
@@ -168,7 +170,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                                "classification")
         # the one set-up of the problem (every column kept; an intercept)
         problem = GibbsProblem.classification(
-            X, positives, 1.0 if options.choose_lam else options.lam,
+            X, positives, 1.0 if options.choose_lam else options.given_lam(),
             self.loss, self.standardize, self.fit_intercept, self.pu_prior)
         self.__dict__.pop("cv_", None)
         fit = self._method_fit = method.fit(problem, options, X)
@@ -190,7 +192,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                                  else self.certificate_.bound)
         return self
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Posterior predictive ``P(y = classes_[1] | x)`` of the randomised
         classifier (SMC: weighted vote; VB, EP: ``Phi(x m / sqrt(x S x))``);
         columns ``classes_``."""
@@ -199,7 +201,8 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         p = get_method(self.method).positive_probability(self._method_fit, X)
         return np.column_stack([1.0 - p, p])
 
-    def to_inference_data(self, n_draws=None, seed=0):
+    def to_inference_data(self, n_draws: Optional[int] = None,
+                          seed: int = 0) -> Any:
         """ArviZ ``InferenceData`` of the fitted posterior
         (:func:`pac_particles.core.inference_data.to_inference_data`): SMC's
         runs of ``posteriors_`` as chains, or draws of EP's or VB's
@@ -215,7 +218,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         return to_inference_data(source, n_draws=n_draws, seed=seed,
                                  feature_names=names)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """The class of highest posterior predictive probability."""
         positive = self.predict_proba(X)[:, 1] > 0.5
         return self.classes_[positive.astype(int)]

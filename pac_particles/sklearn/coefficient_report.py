@@ -10,6 +10,9 @@ quantity ``coef_`` estimates, and the ArviZ export. It reads
 ``posteriors_``, ``coef_``, ``kept_columns_``.
 """
 
+from typing import Any, Optional, Tuple
+
+import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
@@ -24,21 +27,33 @@ class CoefficientReport:
     """Coefficients, draws, intervals and export of a fitted ranking
     (module docstring)."""
 
+    # the estimator's parameters and fitted attributes this mixin reads
+    point: str
+    kernel: Any
+    random_state: Optional[int]
+    coef_: np.ndarray
+    kept_columns_: np.ndarray
+    inclusion_probs_: np.ndarray
+    posterior_: Any
+    posteriors_: list
+    feature_names: Any
+
     @property
-    def coefficients_(self):
+    def coefficients_(self) -> pd.Series:
         """``coef_`` as a pandas Series indexed by feature name."""
         check_is_fitted(self, "coef_")
         return feature_series(self.coef_, self.feature_names(), "coefficient")
 
     @property
-    def inclusion_probabilities_(self):
+    def inclusion_probabilities_(self) -> pd.Series:
         """``inclusion_probs_`` by the names of the features kept in the fit."""
         check_is_fitted(self, "inclusion_probs_")
         return feature_series(self.inclusion_probs_,
                               self.feature_names(self.kept_columns_),
                               "inclusion_probability")
 
-    def coefficient_draws(self, n_draws=2000, seed=None):
+    def coefficient_draws(self, n_draws: int = 2000, seed: Optional[int] = None
+                          ) -> Tuple[np.ndarray, np.ndarray]:
         """``(draws, weights)``: posterior draws, on the fit's standardised
         kept columns (names: ``feature_names(self.kept_columns_)``), of the
         quantity ``coef_`` estimates: SMC's weighted particles (their
@@ -49,7 +64,7 @@ class CoefficientReport:
         rng = self.random_state if seed is None else seed
         return self.posterior_.point_draws(self.point, n_draws, rng)
 
-    def coefficient_intervals(self, level=0.95):
+    def coefficient_intervals(self, level: float = 0.95) -> pd.DataFrame:
         """Equal-tailed posterior intervals of probability ``level`` of the
         quantity ``coef_`` estimates, on the raw inputs: a DataFrame by
         feature (``coefficient``, ``lower``, ``upper``). SMC: weighted
@@ -69,7 +84,8 @@ class CoefficientReport:
              "upper": raw(upper)[0]},
             index=pd.Index(self.feature_names(), name="feature"))
 
-    def to_inference_data(self, n_draws=None, seed=0):
+    def to_inference_data(self, n_draws: Optional[int] = None,
+                          seed: int = 0) -> Any:
         """ArviZ ``InferenceData`` of the fitted posterior, one chain per
         run of ``posteriors_`` (:func:`pac_particles.core.inference_data.to_inference_data`),
         coordinates named by feature for coefficients on the design."""

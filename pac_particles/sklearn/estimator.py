@@ -31,6 +31,8 @@ References
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
+from typing import Optional
+
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -39,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from pac_particles.bounds.auc_certificates import AUCCertificates
 from pac_particles.sklearn.coefficient_report import CoefficientReport
-from pac_particles.core.checks import (InputError, check_choice, check_count,
+from pac_particles.core.checks import (ArrayLike, InputError, check_choice, check_count,
                                        check_finite_array, check_positive,
                                        check_probability)
 from pac_particles.core.parallel import one_blas_thread
@@ -207,7 +209,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
             if getattr(self, name) is not None:
                 check_count(getattr(self, name), name, minimum=2)
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> "PACBayesAUC":
         """Fit the Gibbs posterior on ``(X, y)``; returns self."""
         # BLAS on one thread for the whole fit: the numba kernels supply the
         # parallelism, and OpenBLAS workers woken by the small dense algebra
@@ -316,7 +318,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         return get_method(self.method_).scores(self._method_fit, X,
                                                self.point)
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> ArrayLike:
         """Scores: larger means more likely positive (``classes_[1]``)."""
         check_is_fitted(self)
         if is_dask_collection(X):
@@ -326,15 +328,16 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
             return X @ self.coef_ + self.intercept_
         return self._raw_scores(X) - self.threshold_
 
-    def predict(self, X):
-        """Labels: ``classes_[1]`` where ``decision_function`` is positive."""
-        positive = (self.decision_function(X) > 0).astype(int)
+    def predict(self, X: ArrayLike) -> ArrayLike:
+        """Labels: ``classes_[1]`` where ``decision_function`` is positive
+        (a Dask array for a Dask ``X``)."""
+        positive: ArrayLike = (self.decision_function(X) > 0).astype(int)
         if is_dask_collection(positive):
             return positive.map_blocks(self.classes_.take,
                                        dtype=self.classes_.dtype)
         return self.classes_[positive]
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> ArrayLike:
         """``expit(proba_slope_ * decision_function(X))``: Platt's slope on
         the training scores with the intercept held at ``predict``'s cut
         (over-confident when the fit over-fits: wrap the estimator in
@@ -345,7 +348,8 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         p = np.where((f > 0) & (p <= 0.5), np.nextafter(0.5, 1.0), p)
         return np.stack([1.0 - p, p], axis=1)    # a Dask array stays one
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: ArrayLike, y: ArrayLike,
+              sample_weight: Optional[ArrayLike] = None) -> float:
         """AUC of the scores on ``(X, y)`` (not the accuracy), PU-corrected
         with ``pu_prior``."""
         check_is_fitted(self)
@@ -364,7 +368,8 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         return 1.0 - float(pu_corrected_risk(1.0 - auc, self.pu_prior))
 
 
-def heldout_auc(est, X, positives):
+def heldout_auc(est: PACBayesAUC, X: np.ndarray,
+                positives: np.ndarray) -> Optional[float]:
     """The fitted estimator's ``heldout_auc_``: the leave-one-out AUC, the
     folds' mean AUC at ``lam_`` (``lam='cv'``), or with ``pu_prior`` the
     mean AUC of refits on stratified folds; PU-corrected; None otherwise."""

@@ -85,7 +85,7 @@ def choose_method(requested: str, options: FitOptions, n: int,
         return method
     candidates = sorted((m for m in _REGISTRY.values()
                          if m.auto_order is not None),
-                        key=lambda m: m.auto_order)
+                        key=lambda m: int(m.auto_order or 0))
     for method in candidates:
         if (n <= method.auto_max_rows
                 and method.refusal(options, task, in_memory) is None):

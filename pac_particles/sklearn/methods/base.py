@@ -79,6 +79,12 @@ class FitOptions:
         """Whether ``lam`` is chosen (``lam="cv"``)."""
         return self.lam is None
 
+    def given_lam(self) -> float:
+        """The ``lam`` given (InputError when it is to be chosen)."""
+        if self.lam is None:
+            raise InputError("lam is chosen here (lam='cv'), not given")
+        return float(self.lam)
+
     @property
     def linear_gaussian(self) -> bool:
         """Linear scores under the Gaussian prior."""
@@ -98,8 +104,9 @@ class MethodFit:
     dissertation's Corollary 19 where the method computes it during the fit.
     """
 
-    posterior: PosteriorResult
-    lam: float
+    # None until the method has fitted them
+    posterior: Any
+    lam: Any
     hyperparameters: dict
     grid: Optional[np.ndarray] = None
     cv: Any = None
@@ -200,10 +207,14 @@ class Method:
                 "approximation collapsed (see the warning); use a smaller "
                 "lam, lam='cv' or method='smc'")
 
-    def fit_ranking(self, problem, options, X):
+    def fit_ranking(self, problem: GibbsProblem, options: FitOptions,
+                    X: Optional[np.ndarray]) -> MethodFit:
+        """Fit a ranking problem (:meth:`fit`)."""
         raise NotImplementedError
 
-    def fit_classification(self, problem, options, X):
+    def fit_classification(self, problem: GibbsProblem, options: FitOptions,
+                           X: Optional[np.ndarray]) -> MethodFit:
+        """Fit a classification problem (:meth:`fit`)."""
         raise NotImplementedError
 
     def scores(self, fit: MethodFit, X: np.ndarray,

@@ -11,6 +11,8 @@ loss), ``lam`` by the leave-one-out accuracy.
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import copy
 import warnings
 
@@ -19,7 +21,8 @@ import numpy as np
 from pac_particles.approx.ep import (EPGP, EPClassification, EPLinear,
                                      EPSpikeSlab)
 from pac_particles.approx.ep.base import AUTO_MAX_PAIRS
-from pac_particles.sklearn.methods.base import MethodFit
+from pac_particles.problem.problem import GibbsProblem
+from pac_particles.sklearn.methods.base import FitOptions, MethodFit
 from pac_particles.sklearn.methods.gaussian import GaussianMethod
 from pac_particles.sklearn.selection import ep_loo_choice
 
@@ -50,14 +53,16 @@ class EP(GaussianMethod):
     auto_order = 2
     evidence_name = "EP's approximation of log Z"
 
-    def refusal(self, options, task="ranking", in_memory=True):
+    def refusal(self, options: FitOptions, task: str = "ranking",
+                in_memory: bool = True) -> Optional[str]:
         why = super().refusal(options, task, in_memory)
         if why is None and task == "classification" and options.loss != "zero_one":
             why = (f"method='ep' approximates the 0-1 posterior only, got "
                    f"loss={options.loss!r}: use method='vb' or 'smc'")
         return why
 
-    def approximation(self, problem, options, hyper, tol=None):
+    def approximation(self, problem: GibbsProblem, options: FitOptions,
+                      hyper: dict, tol: Optional[float] = None) -> Any:
         if options.kernel is not None:
             return EPGP.from_problem(problem, kernel=hyper["kernel"])
         if options.prior == "spike_slab":
@@ -65,14 +70,16 @@ class EP(GaussianMethod):
                                             v0=hyper["v0"], v1=hyper["v1"])
         return EPLinear.from_problem(problem, prior_var=hyper["prior_var"])
 
-    def choose_lam(self, problem, options, hyper, grid, X):
+    def choose_lam(self, problem: GibbsProblem, options: FitOptions,
+                   hyper: dict, grid: np.ndarray, X: Any) -> tuple:
         model = self.approximation(problem.at(grid[0]), options, hyper)
         cv, failed, refit = ep_loo_choice(
             model, grid, lambda m: m.loo_auc(), path_tol=EP_PATH_TOL,
             verbose=options.verbose, stride=LOO_GRID_STRIDE)
         return cv, failed, lambda lam: (model, refit(lam))
 
-    def before_fit(self, problem, options, lam):
+    def before_fit(self, problem: GibbsProblem, options: FitOptions,
+                   lam: float) -> None:
         n_pairs = problem.risk.n_pairs
         if n_pairs > AUTO_MAX_PAIRS:
             # measured: no fixed point at kappa = lam / B near 0.2 (1e6 rows)
@@ -82,7 +89,7 @@ class EP(GaussianMethod):
                 "often does not converge: use method='vb' (or 'auto') at "
                 "this size", SampledPairsWarning, stacklevel=6)
 
-    def tune_hyperparameters(self, approx, options):
+    def tune_hyperparameters(self, approx: Any, options: FitOptions) -> dict:
         """Maximise EP's evidence over the prior's hyper-parameters (ARD
         variances, spike-and-slab ``p`` and ``v0 / v1``, GP lengthscales) on
         every row. The certificate does not restrict this: the kl bound
@@ -101,11 +108,12 @@ class EP(GaussianMethod):
                     "v1": float(np.mean(approx.v1))}
         return {"prior_var": np.array(approx.prior_var, dtype=float)}
 
-    def loo_score(self, approx, options):
+    def loo_score(self, approx: Any, options: FitOptions) -> Optional[float]:
         """EP's leave-one-out AUC under a Gaussian prior (GP included)."""
         return approx.loo_auc() if options.prior == "gaussian" else None
 
-    def fit_classification(self, problem, options, X):
+    def fit_classification(self, problem: GibbsProblem, options: FitOptions,
+                           X: Any) -> MethodFit:
         fit = MethodFit(posterior=None, lam=options.lam,
                         hyperparameters=options.hyper)
         if options.choose_lam:

@@ -13,9 +13,12 @@ the grid by its own leave-one-out.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
+
+import numpy as np
 
 from pac_particles.approx.loo import reused_partner_products
+from pac_particles.problem.problem import GibbsProblem
 from pac_particles.sklearn.methods.base import FitOptions, Method, MethodFit
 
 __all__ = ["GaussianMethod"]
@@ -24,36 +27,39 @@ __all__ = ["GaussianMethod"]
 class GaussianMethod(Method):
     """Base of EP and VB as methods (module docstring)."""
 
-    def approximation(self, problem, options: FitOptions, hyper: dict,
-                      tol: Optional[float] = None):
+    def approximation(self, problem: GibbsProblem, options: FitOptions,
+                      hyper: dict, tol: Optional[float] = None) -> Any:
         """The unfitted model of the options' prior on ``problem`` (``tol``:
         a looser tolerance for the fits along the grid)."""
         raise NotImplementedError
 
-    def choose_lam(self, problem, options: FitOptions, hyper: dict, grid,
-                   X) -> tuple:
+    def choose_lam(self, problem: GibbsProblem, options: FitOptions,
+                   hyper: dict, grid: np.ndarray, X: Any) -> tuple:
         """``(cv, failures, polish)`` of the choice of ``lam`` on ``grid``;
         ``polish(lam) -> (model, result)`` refits at the final tolerance
         from the path's fit (None: refit from scratch)."""
         raise NotImplementedError
 
-    def tune_hyperparameters(self, approx, options: FitOptions) -> dict:
+    def tune_hyperparameters(self, approx: Any, options: FitOptions) -> dict:
         """``hyperparameters='evidence'``: tune the prior on every row and
         return them, the model left at them (default: keep them)."""
         return options.hyper
 
-    def loo_score(self, approx, options: FitOptions) -> Optional[float]:
+    def loo_score(self, approx: Any, options: FitOptions) -> Optional[float]:
         """The leave-one-out AUC of the final fit, or None."""
         return None
 
-    def before_fit(self, problem, options: FitOptions, lam: float) -> None:
+    def before_fit(self, problem: GibbsProblem, options: FitOptions,
+                   lam: float) -> None:
         """A warning about the fit to come (default: none)."""
 
-    def fit_ranking(self, problem, options, X):
+    def fit_ranking(self, problem: GibbsProblem, options: FitOptions,
+                    X: Any) -> MethodFit:
         with reused_partner_products():
             return self._fit_ranking(problem, options, X)
 
-    def _fit_ranking(self, problem, options, X):
+    def _fit_ranking(self, problem: GibbsProblem, options: FitOptions,
+                     X: Any) -> MethodFit:
         hyper = options.hyper
         fit = MethodFit(posterior=None, lam=None, hyperparameters=hyper)
         polish: Optional[Callable] = None
@@ -64,7 +70,7 @@ class GaussianMethod(Method):
                 problem, options, hyper, fit.grid, X)
             fit.lam = float(fit.cv.best_lam)
         else:
-            fit.lam = float(options.lam)
+            fit.lam = options.given_lam()
             self.before_fit(problem, options, fit.lam)
         evidence = options.hyperparameters == "evidence"
         if polish is not None and not evidence:
@@ -85,12 +91,14 @@ class GaussianMethod(Method):
             fit.loo_score = self.loo_score(fit.approximation, options)
         return fit
 
-    def scores(self, fit, X, point="mean"):
+    def scores(self, fit: MethodFit, X: np.ndarray,
+               point: str = "mean") -> np.ndarray:
         """A GP's predictive mean at new rows, else the mean's scores."""
         if fit.posterior.is_gp:
             return fit.approximation.predict(X)
         return super().scores(fit, X, point)
 
-    def positive_probability(self, fit, X):
+    def positive_probability(self, fit: MethodFit,
+                             X: np.ndarray) -> np.ndarray:
         """``Phi(x m / sqrt(x S x))``: the Gaussian's predictive."""
         return fit.approximation.predict_proba(X)

@@ -13,11 +13,14 @@ weighted vote.
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import numpy as np
 
 from pac_particles.bounds import smc_certificate
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.problem.priors import SpikeSlabPrior, gaussian_prior
+from pac_particles.problem.problem import GibbsProblem
 from pac_particles.smc.importance_evidence import refine_log_z
 from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
                                       GPAUCModel, linear_score_model,
@@ -37,7 +40,7 @@ LENGTHSCALE_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
 SPIKE_RATIOS = (1e-4, 1e-3, 1e-2, 1e-1)
 
 
-def smc_model(problem, options: FitOptions, hyper: dict):
+def smc_model(problem: GibbsProblem, options: FitOptions, hyper: dict) -> Any:
     """The ``particles`` model of the options' prior on ``problem``, its risk
     on the options' ``backend`` (GP scores: the host only)."""
     if options.kernel is not None:
@@ -95,7 +98,8 @@ class SMC(Method):
     evidence_name = "log Z (SMC estimate)"
     lam_search = "path"
 
-    def refusal(self, options, task="ranking", in_memory=True):
+    def refusal(self, options: FitOptions, task: str = "ranking",
+                in_memory: bool = True) -> Optional[str]:
         why = super().refusal(options, task, in_memory)
         if why is not None:
             return why
@@ -110,12 +114,14 @@ class SMC(Method):
         return None
 
     # ------------------------------------------------------------ ranking
-    def fit_ranking(self, problem, options, X):
+    def fit_ranking(self, problem: GibbsProblem, options: FitOptions,
+                    X: Any) -> MethodFit:
         hyper = options.hyper
         fit = MethodFit(posterior=None, lam=None, hyperparameters=hyper)
         if options.choose_lam:
             fit.grid = self.grid(problem, options)
-            certified = options.step_rule is not None
+            step_rule = options.step_rule
+            certified = step_rule is not None
             model_kwargs = dict(standardize=options.standardize,
                                 prior_var=options.prior_var,
                                 pu_prior=options.pu_prior,
@@ -134,10 +140,10 @@ class SMC(Method):
                 refit_model=lambda lam: smc_model(problem.at(lam), options,
                                                   hyper),
                 **_smc_kwargs(options))
-            if certified:
+            if step_rule is not None:
                 # the path refit kept its tempering evidence: refine it at
                 # the chosen step only
-                step = options.step_rule(fit.cv)
+                step = step_rule(fit.cv)
                 # the step's own target: problem.at takes lam as given (PN)
                 model = smc_model(problem.at(step.lam_pn), options, hyper)
                 fit.posterior = step.with_importance(refine_log_z(
@@ -147,7 +153,7 @@ class SMC(Method):
                 fit.posterior = fit.cv.posterior
             fit.lam = float(fit.posterior.lam_pn)
         else:
-            fit.lam = float(options.lam)
+            fit.lam = options.given_lam()
             if options.hyperparameters == "evidence":
                 fit.hyperparameters, fit.evidence_grid = _evidence(
                     problem, options, hyper)
@@ -170,13 +176,15 @@ class SMC(Method):
                                     lam_grid=fit.grid)
         return fit
 
-    def scores(self, fit, X, point="mean"):
+    def scores(self, fit: MethodFit, X: np.ndarray,
+               point: str = "mean") -> np.ndarray:
         """The point estimate's scores (a GP's conditional mean given the
         point's latent training scores)."""
         return fit.posterior.score(X, point=point)
 
     # ----------------------------------------------------- classification
-    def fit_classification(self, problem, options, X):
+    def fit_classification(self, problem: GibbsProblem, options: FitOptions,
+                           X: Any) -> MethodFit:
         prior = gaussian_prior(problem.data.d, var=float(options.prior_var))
         smc_kwargs = dict(n_particles=options.n_particles,
                           len_chain=options.len_chain)
@@ -210,7 +218,8 @@ class SMC(Method):
             n_jobs=options.n_jobs, **smc_kwargs) if options.chains > 1 else [])
         return fit
 
-    def positive_probability(self, fit, X):
+    def positive_probability(self, fit: MethodFit,
+                             X: np.ndarray) -> np.ndarray:
         """The particles' weighted vote
         ``sum_k W_k (1{x . theta_k > 0} + 0.5 1{x . theta_k = 0})``."""
         post = fit.posterior

@@ -13,6 +13,8 @@ by K-fold accuracy.
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import numpy as np
 
 from pac_particles.approx.vb import (ClassificationVB, GaussianVB,
@@ -20,7 +22,7 @@ from pac_particles.approx.vb import (ClassificationVB, GaussianVB,
 from pac_particles.core.checks import InputError
 from pac_particles.core.parallel import concurrent_folds
 from pac_particles.problem.problem import GibbsProblem
-from pac_particles.sklearn.methods.base import Method, MethodFit
+from pac_particles.sklearn.methods.base import FitOptions, Method, MethodFit
 from pac_particles.sklearn.methods.ep import LOO_GRID_STRIDE
 from pac_particles.sklearn.methods.gaussian import GaussianMethod
 from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
@@ -53,7 +55,8 @@ class VB(GaussianMethod):
     auto_order = 1
     evidence_name = "a lower bound on log Z (ELBO)"
 
-    def refusal(self, options, task="ranking", in_memory=True):
+    def refusal(self, options: FitOptions, task: str = "ranking",
+                in_memory: bool = True) -> Optional[str]:
         if task not in self.tasks:
             return Method.refusal(self, options, task, in_memory)
         if task == "ranking" and not options.linear_gaussian:
@@ -61,13 +64,15 @@ class VB(GaussianMethod):
                     "'smc' or 'ep' for GP kernels and spike-and-slab priors")
         return None
 
-    def approximation(self, problem, options, hyper, tol=None):
+    def approximation(self, problem: GibbsProblem, options: FitOptions,
+                      hyper: dict, tol: Optional[float] = None) -> Any:
         return GaussianVB.from_problem(
             problem, prior_var=options.prior_var, family=options.vb_family,
             seed=options.random_state, n_pairs="auto",
             tol=1e-6 if tol is None else tol)
 
-    def choose_lam(self, problem, options, hyper, grid, X):
+    def choose_lam(self, problem: GibbsProblem, options: FitOptions,
+                   hyper: dict, grid: np.ndarray, X: Any) -> tuple:
         data = problem.data
         if (data.in_memory and data.d <= VB_LOO_MAX_FEATURES
                 and auto_pairs(data.n_pos, data.n_neg) is None):
@@ -101,7 +106,7 @@ class VB(GaussianMethod):
                                 verbose=options.verbose, holdout=holdout)
         return cv, np.empty(0), None
 
-    def loo_score(self, approx, options):
+    def loo_score(self, approx: Any, options: FitOptions) -> Optional[float]:
         """VB's leave-one-out AUC on all pairs (None on sampled pairs, or
         where its Hessian is not positive definite)."""
         if approx.n_pairs is not None:
@@ -111,7 +116,8 @@ class VB(GaussianMethod):
         except InputError:         # no minimum in the mean: no LOO
             return None
 
-    def fit_classification(self, problem, options, X):
+    def fit_classification(self, problem: GibbsProblem, options: FitOptions,
+                           X: Any) -> MethodFit:
         fit = MethodFit(posterior=None, lam=options.lam,
                         hyperparameters=options.hyper)
         if options.choose_lam:
