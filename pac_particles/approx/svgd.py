@@ -128,7 +128,7 @@ from pac_particles.problem.auc import linear_auc_risk
 from pac_particles.core.checks import (InputError, check_count, check_finite_array,
                      check_positive)
 from pac_particles.problem.probit_risk import SmoothedPairRisk, smoothed_auc_risk
-from pac_particles.problem.problem import GibbsProblem, from_problem
+from pac_particles.problem.problem import GibbsProblem, as_problem, check_problem
 from pac_particles.core.weighted_particles import WeightedParticles
 
 __all__ = ["SVGD", "SVGDResult", "SVGDConvergenceWarning", "smoothed_auc_risk",
@@ -305,11 +305,12 @@ class SVGD(Fitter):
     """
 
 
-    def __init__(self, X, y, lam, prior_var=1.0, bandwidth=0.1,
+    def __init__(self, X, y=None, lam=None, prior_var=1.0, bandwidth=0.1,
                  n_particles=100, standardize=True, n_pairs=None,
                  step_size=0.05, max_iter=2000, tol=5e-4, seed=None,
                  verbose=False):
-        self._configure(GibbsProblem.ranking(X, y, lam, standardize),
+        self._configure(as_problem(X, y, lam, "ranking", type(self).__name__,
+                                   standardize=standardize),
                         prior_var, bandwidth, n_particles, n_pairs, step_size,
                         max_iter, tol, seed, verbose)
 
@@ -319,7 +320,7 @@ class SVGD(Fitter):
         :class:`~pac_particles.problem.problem.GibbsProblem` set up already
         (its data, risk and ``lam`` taken as they are, not validated again);
         ``options`` are the constructor's other keyword arguments."""
-        return from_problem(cls, problem, options, "ranking")
+        return cls(check_problem(problem, "ranking", cls.__name__), **options)
 
     def _configure(self, problem, prior_var=1.0, bandwidth=0.1,
                    n_particles=100, n_pairs=None, step_size=0.05,

@@ -45,7 +45,7 @@ from scipy import optimize
 from pac_particles.core import parallel
 from pac_particles.core.checks import InputError, check_choice, check_finite_array
 from pac_particles.core.posterior_result import GaussianPosterior, Fitter
-from pac_particles.problem.problem import from_problem
+from pac_particles.problem.problem import check_problem
 
 __all__ = ["GaussianFamily", "VBResult", "FAMILIES", "LBFGS_MAX_ITER"]
 
@@ -297,7 +297,7 @@ class _GaussianVariational(Fitter):
         (its data, risk and ``lam`` taken as they are, not validated again);
         ``options`` are the constructor's other keyword arguments
         (``family``, ``prior_var``, ...)."""
-        return from_problem(cls, problem, options, cls._task)
+        return cls(check_problem(problem, cls._task, cls.__name__), **options)
 
     def _setup_problem(self, problem, family):
         """Take the data and ``lam`` of ``problem``; check ``family``."""

@@ -105,7 +105,7 @@ from pac_particles.core.checks import InputError, check_count, check_positive
 from pac_particles.core.gaussian import gaussian_kl, positive_probability, span_factor
 from pac_particles.problem.gaussian_losses import GaussianPointRisk
 from pac_particles.problem.auc import auc_risk
-from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.problem import as_problem
 from pac_particles.approx.loo import star_removal_scores
 from pac_particles.approx.variational import (FAMILIES, LBFGS_MAX_ITER,
                                               VBResult, _GaussianVariational)
@@ -303,19 +303,18 @@ class GaussianVB(_GaussianVariational):
     True
     """
 
-    def __init__(self, X, y, lam=None, prior_var=1.0, family="full",
+    def __init__(self, X, y=None, lam=None, prior_var=1.0, family="full",
                  standardize=True, n_pairs=None, resample=True, seed=None,
                  max_iter=None, tol=1e-6, step_size=0.02, block_entries=None,
                  pu_prior=None):
         # Corollary 21's lam needs the validated data: set the problem up at
         # lam = 1, then move it to the default (PU-resolved, lam / (1 - pi)
         # on the observed risk, like a given lam)
-        problem = GibbsProblem.ranking(X, y, 1.0 if lam is None else lam,
-                                       standardize, pu_prior)
-        if lam is None:
-            data = problem.data
-            problem = problem.at(corollary21_lam(data.n_pos, data.n_neg,
-                                                 data.d))
+        problem = as_problem(
+            X, y, lam, self._task, type(self).__name__,
+            default_lam=lambda data: corollary21_lam(data.n_pos, data.n_neg,
+                                                     data.d),
+            standardize=standardize, pu_prior=pu_prior)
         self._configure(problem, prior_var, family, n_pairs, resample, seed,
                         max_iter, tol, step_size, block_entries)
 
@@ -536,18 +535,18 @@ class ClassificationVB(_GaussianVariational):
     _unit = "points"
     _task = "classification"
 
-    def __init__(self, X, y, lam=None, loss="zero_one", prior_var=None,
+    def __init__(self, X, y=None, lam=None, loss="zero_one", prior_var=None,
                  family="full", fit_intercept=True, standardize=True,
                  batch_size=None, resample=True, seed=None, max_iter=None,
                  tol=1e-6, step_size=0.02, pu_prior=None):
         # the default lam = sqrt(n d) needs the design (d with the
         # intercept): set the problem up at lam = 1, then move it there; the
         # PU risk is reweighted per point, so lam is used as given
-        problem = GibbsProblem.classification(
-            X, y, 1.0 if lam is None else lam, loss, standardize,
-            fit_intercept, pu_prior)
-        if lam is None:
-            problem = problem.at(math.sqrt(problem.data.n * problem.data.d))
+        problem = as_problem(
+            X, y, lam, self._task, type(self).__name__,
+            default_lam=lambda data: math.sqrt(data.n * data.d), loss=loss,
+            standardize=standardize, fit_intercept=fit_intercept,
+            pu_prior=pu_prior)
         self._configure(problem, prior_var, family, batch_size, resample,
                         seed, max_iter, tol, step_size)
 

@@ -39,7 +39,7 @@ Example
 """
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -51,7 +51,8 @@ from pac_particles.problem.data import classification_data, validate_xy
 from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.problem.risks import LOSSES, AUCRisk, ClassificationRisk
 
-__all__ = ["GibbsProblem", "TASKS", "prior_hyperparameters"]
+__all__ = ["GibbsProblem", "TASKS", "prior_hyperparameters", "as_problem",
+           "check_problem"]
 
 #: what the risk measures: the order of positive/negative pairs (1 - AUC)
 #: or the label of each point (a classification loss)
@@ -155,13 +156,9 @@ def prior_hyperparameters(d: int, kernel: Any = None, prior: str = "gaussian",
     return {"prior_var": prior_var}
 
 
-def from_problem(cls: Any, problem: GibbsProblem, options: dict, task: str,
-                 setup: str = "_configure") -> Any:
-    """The one body of every method's ``from_problem``: an instance of
-    ``cls`` set up on ``problem``, a :class:`GibbsProblem` of ``task`` set
-    up already (its data, risk and ``lam`` taken as they are, not validated
-    again), by its method ``setup`` called with ``problem`` and the keyword
-    arguments ``options`` (``__init__`` is not called).
+def check_problem(problem: Any, task: str, owner: str) -> GibbsProblem:
+    """``problem`` itself when it is a :class:`GibbsProblem` of ``task``
+    (what every ``from_problem`` takes).
 
     Raises
     ------
@@ -171,8 +168,37 @@ def from_problem(cls: Any, problem: GibbsProblem, options: dict, task: str,
     if not isinstance(problem, GibbsProblem) or problem.task != task:
         got = (f"a {problem.task} problem" if isinstance(problem, GibbsProblem)
                else type(problem).__name__)
-        raise InputError(f"{cls.__name__} takes a {task} problem "
+        raise InputError(f"{owner} takes a {task} problem "
                          f"(GibbsProblem.{task}), got {got}")
-    model = cls.__new__(cls)
-    getattr(model, setup)(problem, **options)
-    return model
+    return problem
+
+
+def as_problem(X: Any, y: Any, lam: Optional[float], task: str, owner: str,
+               default_lam: Optional[Callable[[Any], float]] = None,
+               **validation: Any) -> GibbsProblem:
+    """The problem of a method's one constructor: ``X`` itself when it is a
+    :class:`GibbsProblem` set up already (of ``task``; its data, risk and
+    ``lam`` taken as they are, not validated again; ``y`` and ``lam`` then
+    None), else the problem of ``(X, y, lam)`` set up here with the
+    ``validation`` arguments of :meth:`GibbsProblem.ranking` or
+    :meth:`GibbsProblem.classification`. ``lam`` None takes
+    ``default_lam(data)`` where the method has a default that needs the
+    validated data (set up at ``lam = 1``, then moved there).
+
+    Raises
+    ------
+    InputError
+        for a problem of the other task, or a problem given with ``y`` or
+        ``lam``.
+    """
+    if isinstance(X, GibbsProblem):
+        if y is not None or lam is not None:
+            raise InputError(f"{owner} takes a problem or (X, y, lam), not "
+                             "both: drop y and lam (the problem has them)")
+        return check_problem(X, task, owner)
+    build = (GibbsProblem.ranking if task == "ranking"
+             else GibbsProblem.classification)
+    if lam is None and default_lam is not None:
+        problem = build(X, y, 1.0, **validation)
+        return problem.at(default_lam(problem.data))
+    return build(X, y, lam, **validation)

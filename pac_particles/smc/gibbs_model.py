@@ -30,7 +30,7 @@ from pac_particles.core.kernels import SquaredExponential, gram_matrix, kernel_d
 from pac_particles.problem.accelerated_risk import device_linear_risk
 from pac_particles.problem.priors import (CholeskyNormal, gaussian_prior,
                                           param_array, stable_cholesky)
-from pac_particles.problem.problem import from_problem
+from pac_particles.problem.problem import check_problem
 
 # the bases are private: the models of pac_particles.smc.models are the API
 __all__ = ["check_gibbs_model"]
@@ -72,7 +72,7 @@ class _GibbsModel(ssp.StaticModel):
         """The model of a :class:`~pac_particles.problem.problem.GibbsProblem`
         of the model's ``task``; ``options`` are the constructor's arguments
         beyond the problem's (``prior``, ``kernel``, ``prior_var``)."""
-        return from_problem(cls, problem, options, cls.task, setup="_build")
+        return cls(check_problem(problem, cls.task, cls.__name__), **options)
 
     def _adopt(self, problem):
         """Keep ``problem`` and its parts; the validated data."""

@@ -78,7 +78,7 @@ from pac_particles.core.checks import (InputError, check_count, check_positive,
 from pac_particles.problem.data import AUCData, DesignData, classification_data
 from pac_particles.core.kernels import LinearKernel
 from pac_particles.problem.priors import gaussian_prior
-from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.problem import GibbsProblem, as_problem
 from pac_particles.smc.gibbs_model import _GPGibbsModel, _LinearGibbsModel
 # the tempering Feynman-Kac model, importable from here as in the README
 from pac_particles.smc.tempering import RobustAdaptiveTempering, check_reached_target
@@ -141,9 +141,10 @@ class AUCGibbsModel(_LinearGibbsModel):
         "numba").
     """
 
-    def __init__(self, X, y, lam, prior=None, standardize=True, pu_prior=None,
-                 backend="numba"):
-        self._build(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+    def __init__(self, X, y=None, lam=None, prior=None, standardize=True,
+                 pu_prior=None, backend="numba"):
+        self._build(as_problem(X, y, lam, self.task, type(self).__name__,
+                               standardize=standardize, pu_prior=pu_prior),
                     prior, backend)
 
 
@@ -219,12 +220,13 @@ class ClassificationGibbsModel(_LinearGibbsModel):
     # (GibbsProblem.classification)
     task = "classification"
 
-    def __init__(self, X, y, lam, loss="zero_one", prior=None,
+    def __init__(self, X, y=None, lam=None, loss="zero_one", prior=None,
                  fit_intercept=True, standardize=True, pu_prior=None,
                  backend="numba"):
-        self._build(GibbsProblem.classification(
-            X, y, lam, loss, standardize, fit_intercept, pu_prior), prior,
-            backend)
+        self._build(as_problem(
+            X, y, lam, self.task, type(self).__name__, loss=loss,
+            standardize=standardize, fit_intercept=fit_intercept,
+            pu_prior=pu_prior), prior, backend)
 
     def _build(self, problem, prior=None, backend="numba"):
         self.loss = problem.loss
@@ -295,8 +297,10 @@ class GPAUCModel(_GPGibbsModel):
     jitter.
     """
 
-    def __init__(self, X, y, lam, kernel=None, standardize=True, pu_prior=None):
-        self._build(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+    def __init__(self, X, y=None, lam=None, kernel=None, standardize=True,
+                 pu_prior=None):
+        self._build(as_problem(X, y, lam, self.task, type(self).__name__,
+                               standardize=standardize, pu_prior=pu_prior),
                     kernel)
 
 
@@ -358,10 +362,11 @@ class GPClassificationModel(_GPGibbsModel):
     # (GibbsProblem.classification)
     task = "classification"
 
-    def __init__(self, X, y, lam, kernel=None, loss="zero_one",
+    def __init__(self, X, y=None, lam=None, kernel=None, loss="zero_one",
                  standardize=True, pu_prior=None):
-        self._build(GibbsProblem.classification(
-            X, y, lam, loss, standardize, fit_intercept=False,
+        self._build(as_problem(
+            X, y, lam, self.task, type(self).__name__, loss=loss,
+            standardize=standardize, fit_intercept=False,
             pu_prior=pu_prior), kernel)
 
     def _build(self, problem, kernel=None):
@@ -453,9 +458,10 @@ class SpanAUCModel(AUCGibbsModel):
     #: the parameter is ``w``, the coordinates in the design's span
     space = "score"
 
-    def __init__(self, X, y, lam, prior_var=1.0, standardize=True,
+    def __init__(self, X, y=None, lam=None, prior_var=1.0, standardize=True,
                  pu_prior=None, backend="numba"):
-        self._build(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+        self._build(as_problem(X, y, lam, self.task, type(self).__name__,
+                               standardize=standardize, pu_prior=pu_prior),
                     prior_var, backend)
 
     def _build(self, problem, prior_var=1.0, backend="numba"):

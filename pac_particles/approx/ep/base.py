@@ -48,7 +48,7 @@ from pac_particles.core import parallel
 from pac_particles.core.checks import InputError, check_choice, check_count, check_positive
 from pac_particles.core.gaussian import KernelJitterWarning
 from pac_particles.problem.auc import auc_risk
-from pac_particles.problem.problem import from_problem
+from pac_particles.problem.problem import check_problem
 from pac_particles.problem.risks import SampledAUCRisk, duplicate_groups
 from pac_particles.approx.ep.averaged import _AveragedSites
 from pac_particles.approx.ep.core import EPConvergenceWarning, _run_ep, _Sites
@@ -78,7 +78,7 @@ class _EPBase(Fitter):
         (its data, risk and ``lam`` are taken as they are, not validated
         again); ``options`` are the constructor's other keyword arguments
         (``prior_var``, ``damping``, ...)."""
-        return from_problem(cls, problem, options, cls._task)
+        return cls(check_problem(problem, cls._task, cls.__name__), **options)
 
     def _setup_problem(self, problem, n_pairs="all",
                        pair_sampling="stratified", seed=None):

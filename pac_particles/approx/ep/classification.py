@@ -46,7 +46,7 @@ PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.3.
 
 from pac_particles.core.checks import InputError
 from pac_particles.core.gaussian import positive_probability
-from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.problem import as_problem
 from pac_particles.approx.ep.core import _Sites
 from pac_particles.approx.ep.linear import EPLinear
 
@@ -80,12 +80,14 @@ class EPClassification(EPLinear):
     _label = "EPClassification"
     _task = "classification"
 
-    def __init__(self, X, y, lam, prior_var=1.0, fit_intercept=True,
+    def __init__(self, X, y=None, lam=None, prior_var=1.0, fit_intercept=True,
                  standardize=True, space="auto", damping=0.7, tol=1e-3,
                  max_sweeps=500, pu_prior=None):
         # the PU risk is reweighted per point: lam as given
-        self._configure(GibbsProblem.classification(
-            X, y, lam, "zero_one", standardize, fit_intercept, pu_prior),
+        self._configure(as_problem(
+            X, y, lam, self._task, type(self).__name__, loss="zero_one",
+            standardize=standardize, fit_intercept=fit_intercept,
+            pu_prior=pu_prior),
             prior_var, space, damping, tol, max_sweeps)
 
     def _configure(self, problem, prior_var=1.0, space="auto", damping=0.7,

@@ -44,7 +44,7 @@ import numpy as np
 from scipy import linalg
 
 from pac_particles.core.checks import InputError
-from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.problem import as_problem
 from pac_particles.core.gaussian import gp_predictive, jittered_cholesky
 from pac_particles.core.kernels import SquaredExponential, kernel_diag
 from pac_particles.approx.ep.base import _EPBase, _check_bounds, _maximise
@@ -83,9 +83,11 @@ class EPGP(_EPBase):
 
     _label = "EPGP"
 
-    def __init__(self, X, y, lam, kernel, standardize=True, damping=0.7,
-                 tol=1e-3, max_sweeps=500, pu_prior=None, alpha=1.0):
-        self._configure(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+    def __init__(self, X, y=None, lam=None, kernel=None, standardize=True,
+                 damping=0.7, tol=1e-3, max_sweeps=500, pu_prior=None,
+                 alpha=1.0):
+        self._configure(as_problem(X, y, lam, self._task, type(self).__name__,
+                                   standardize=standardize, pu_prior=pu_prior),
                         kernel, damping, tol, max_sweeps, alpha)
 
     def _configure(self, problem, kernel, damping=0.7, tol=1e-3,
@@ -95,6 +97,9 @@ class EPGP(_EPBase):
         self.damping, self.tol, self.max_sweeps = _check_fit_options(
             damping, tol, max_sweeps)
         n = self.data.n
+        if kernel is None:
+            raise InputError("EPGP needs a kernel: a callable, a precomputed "
+                             "(n, n) matrix or 'rbf'")
         if isinstance(kernel, str):
             if kernel != "rbf":
                 raise InputError(f"kernel must be a callable, a precomputed "

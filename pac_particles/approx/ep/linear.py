@@ -51,7 +51,7 @@ from scipy import linalg
 
 from pac_particles.core.checks import InputError, check_choice
 from pac_particles.core.gaussian import span_factor
-from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.problem import as_problem
 from pac_particles.approx.ep.base import _EPBase, _check_bounds, _maximise, site_layout
 from pac_particles.approx.ep.core import _check_alpha, _check_finite_result, _check_fit_options
 from pac_particles.approx.ep.prior_sites import _FixedGaussianPrior
@@ -153,11 +153,12 @@ class EPLinear(_EPBase):
 
     _label = "EPLinear"
 
-    def __init__(self, X, y, lam, prior_var=1.0, standardize=True,
+    def __init__(self, X, y=None, lam=None, prior_var=1.0, standardize=True,
                  space="auto", damping=0.7, tol=1e-3, max_sweeps=500,
                  pu_prior=None, n_pairs=None, pair_sampling="stratified",
                  seed=None, sites="auto", alpha=1.0):
-        self._configure(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+        self._configure(as_problem(X, y, lam, self._task, type(self).__name__,
+                                   standardize=standardize, pu_prior=pu_prior),
                         prior_var, space, damping, tol, max_sweeps, n_pairs,
                         pair_sampling, seed, sites, alpha)
 

@@ -36,7 +36,7 @@ import numpy as np
 from scipy import linalg
 
 from pac_particles.core.checks import InputError
-from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.problem import as_problem
 from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.approx.ep.base import _EPBase, _maximise
 from pac_particles.approx.ep.core import (EPConvergenceWarning, _check_alpha, _check_finite_result,
@@ -78,10 +78,12 @@ class EPSpikeSlab(_EPBase):
 
     _label = "EPSpikeSlab"
 
-    def __init__(self, X, y, lam, p=0.5, v0=0.0, v1=1.0, standardize=True,
+    def __init__(self, X, y=None, lam=None, p=0.5, v0=0.0, v1=1.0,
+                 standardize=True,
                  damping=0.7, tol=1e-3, max_sweeps=500, pu_prior=None,
                  alpha=1.0):
-        self._configure(GibbsProblem.ranking(X, y, lam, standardize, pu_prior),
+        self._configure(as_problem(X, y, lam, self._task, type(self).__name__,
+                                   standardize=standardize, pu_prior=pu_prior),
                         p, v0, v1, damping, tol, max_sweeps, alpha)
 
     def _configure(self, problem, p=0.5, v0=0.0, v1=1.0, damping=0.7,
