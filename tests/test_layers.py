@@ -126,3 +126,60 @@ def test_the_estimators_are_thin_faces(module, name):
     node = next(n for n in tree.body
                 if isinstance(n, ast.ClassDef) and n.name == name)
     assert node.end_lineno - node.lineno + 1 < 300
+
+
+def _private_reads(modules=None):
+    """``(subpackage, "path:line expr", defining subpackages)`` of every read
+    of a private attribute ``obj._name`` (``obj`` not ``self``, ``cls`` or
+    ``super()``), with the subpackages that define ``_name`` (a method,
+    class or function of that name, or an assignment to it)."""
+    defined, reads = {}, []
+    for path, parts in (_modules() if modules is None else modules):
+        own = parts[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = None
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.ClassDef)):
+                name = node.name
+            elif isinstance(node, ast.Name) and isinstance(node.ctx,
+                                                           ast.Store):
+                name = node.id
+            elif isinstance(node, ast.Attribute):
+                if isinstance(node.ctx, ast.Store):
+                    name = node.attr
+                elif (node.attr.startswith("_")
+                      and not node.attr.startswith("__")):
+                    base = node.value
+                    if not ((isinstance(base, ast.Name)
+                             and base.id in ("self", "cls"))
+                            or (isinstance(base, ast.Call)
+                                and getattr(base.func, "id", "") == "super")):
+                        reads.append((own, node.attr, f"{'/'.join(parts)}:"
+                                      f"{node.lineno} {ast.unparse(node)}"))
+            if name and name.startswith("_") and not name.startswith("__"):
+                defined.setdefault(name, set()).add(own)
+    return [(own, where, sorted(defined.get(attr, ())))
+            for own, attr, where in reads
+            if defined.get(attr) and own not in defined[attr]]
+
+
+def test_no_private_attribute_is_read_across_subpackages():
+    """A subpackage reads another's objects through their public names: an
+    estimator's private method called from a fitter, a result's private
+    field read by a certificate, is a protocol that is missing."""
+    across = _private_reads()
+    assert not across, "private attributes read across subpackages:\n" + \
+        "\n".join(f"{where} (defined in {defs})" for _, where, defs in across)
+
+
+def test_the_private_read_check_sees_a_read_across(tmp_path):
+    """The rule is not vacuous: a fitter calling an estimator's private
+    method is caught, a method reading its own is not."""
+    fitter, estimator = tmp_path / "fitter.py", tmp_path / "estimator.py"
+    fitter.write_text("def fit(est):\n    return est._most_certified(1)\n")
+    estimator.write_text("class E:\n    def _most_certified(self, x):\n"
+                         "        return self._most_certified\n")
+    across = _private_reads([(fitter, ("smc", "fitter")),
+                             (estimator, ("sklearn", "estimator"))])
+    assert [where for _, where, _ in across] == [
+        "smc/fitter:2 est._most_certified"]
