@@ -56,7 +56,8 @@ class EP(GaussianMethod):
     def refusal(self, options: FitOptions, task: str = "ranking",
                 in_memory: bool = True) -> Optional[str]:
         why = super().refusal(options, task, in_memory)
-        if why is None and task == "classification" and options.loss != "zero_one":
+        if (why is None and task == "classification"
+                and options.loss != "zero_one"):
             why = (f"method='ep' approximates the 0-1 posterior only, got "
                    f"loss={options.loss!r}: use method='vb' or 'smc'")
         return why
