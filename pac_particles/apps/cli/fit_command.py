@@ -27,7 +27,8 @@ from pac_particles.problem.auc import auc_risk
 from pac_particles.sklearn.baselines import logistic_scores
 from pac_particles.sklearn.model_file import save_model
 
-__all__ = ["fit_csv", "print_fit", "certificate_reading", "rows_to_inform"]
+__all__ = ["fit_csv", "print_fit", "certificate_reading", "rows_to_inform",
+           "cv_auc_at"]
 
 
 def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
@@ -217,13 +218,23 @@ def _cv_fields(estimator):
               "folds": int(len(cv.fold_auc))}
     if estimator.method_ == "smc":
         fields["rule"] = estimator.cv_rule
-        fields["lam_used"] = estimator.lam_
-        fields["cv_auc_at_lam_used"] = float(cv.mean_auc_at(
-            [estimator.lam_])[0])
     else:
         fields["rule"] = "leave-one-out (best)"
-        fields["lam_used"] = estimator.lam_
+    fields["lam_used"] = estimator.lam_
+    fields["cv_auc_at_lam_used"], fields["cv_auc_sd_at_lam_used"] = (
+        cv_auc_at(cv, estimator.lam_))
     return fields
+
+
+def cv_auc_at(cv, lam):
+    """The cross-validated AUC at ``lam``: the mean and the standard
+    deviation over the folds of each fold's validation AUC at ``lam``
+    (linear in ``log lam`` between grid values, as
+    :meth:`~pac_particles.sklearn.selection.LamCVResult.mean_auc_at`; a
+    leave-one-out curve has one row, and a spread of 0)."""
+    at = np.array([np.interp(np.log(lam), np.log(cv.grid), row)
+                   for row in cv.fold_auc])
+    return float(at.mean()), float(at.std(ddof=1)) if at.size > 1 else 0.0
 
 
 def _cv_png(estimator, out, title=None):
@@ -262,10 +273,15 @@ def print_fit(s):
               if s["method_requested"] != s["method"] else "")
     print(f"  method {s['method']}{chosen}; lam {s['lam']:.4g}, "
           f"{s['lam_rule']}")
-    if "cv" in s and s["cv"]["lam_best_mean_cv_auc"] != s["lam"]:
+    if "cv" in s:
         cv = s["cv"]
-        print(f"    (best mean CV AUC {cv['cv_auc_at_best']:.3f} at lam "
-              f"{cv['lam_best_mean_cv_auc']:.4g}; --cv-rule best uses it)")
+        line = (f"    CV AUC at this lam {cv['cv_auc_at_lam_used']:.3f} +- "
+                f"{cv['cv_auc_sd_at_lam_used']:.3f} (mean +- sd over "
+                f"{cv['folds']} folds)")
+        if cv["lam_best_mean_cv_auc"] != s["lam"]:
+            line += (f"; best mean {cv['cv_auc_at_best']:.3f} at lam "
+                     f"{cv['lam_best_mean_cv_auc']:.4g} (--cv-rule best)")
+        print(line)
     line = f"  training AUC {s['train_auc']:.3f}"
     if "test_auc" in s:
         line += f"   test AUC {s['test_auc']:.3f}"
