@@ -114,3 +114,51 @@ def test_every_module_in_the_map_exists_and_every_module_is_in_the_map():
         if rel.endswith("__init__.py") and rel != "__init__.py":
             continue                       # a subpackage's docstring
         assert rel in listed, f"{rel} is missing from the module map of docs/architecture.md"
+
+
+# ------------------------------------------------ cross-references resolve
+
+#: a section named in prose: ``docs/benchmarks.md, "Default fits"``,
+#: ``README ("Your own data in ten lines")``, ``user_guide.md, "..."``
+_SECTION_REF = re.compile(
+    r"\b(README|(?:docs/)?(?:user_guide|benchmarks|architecture|equations|"
+    r"examples|gpu))(?:\.md)?,?\s*\(?\s*\"([^\"]{3,100})\"")
+
+
+def _headings(text):
+    """The section titles of a Markdown page, without ``#`` and backticks,
+    whitespace collapsed, lower case."""
+    return [" ".join(line.lstrip("#").replace("`", "").split()).lower()
+            for line in text.splitlines() if line.startswith("#")]
+
+
+def _section_refs():
+    """``(where, page, title)`` of every section reference in the pages,
+    the package's docstrings and the tests."""
+    sources = dict(PAGES)
+    for folder in ("pac_particles", "tests", "scripts", "diagnostics"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path != Path(__file__).resolve():    # this test's patterns
+                sources[path.relative_to(ROOT).as_posix()] = path.read_text()
+    refs = []
+    for where, text in sources.items():
+        for page, title in _SECTION_REF.findall(text):
+            page = "README.md" if page == "README" else (
+                "docs/" + page.removeprefix("docs/") + ".md")
+            # a title broken over comment lines ("#:" continuations)
+            title = re.sub(r"#:?", " ", title)
+            refs.append((where, page, " ".join(title.split())))
+    return sorted(set(refs))
+
+
+def test_every_section_reference_names_a_section_of_its_page():
+    refs = _section_refs()
+    assert len(refs) >= 5                  # the pattern finds them
+    broken = []
+    for where, page, title in refs:
+        headings = _headings((ROOT / page).read_text())
+        wanted = title.replace("`", "").lower()
+        if not any(h == wanted or h.startswith(wanted + " (")
+                   for h in headings):
+            broken.append(f"{where} names {page}, \"{title}\"")
+    assert not broken, "\n".join(broken)
