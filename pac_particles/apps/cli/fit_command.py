@@ -277,7 +277,9 @@ def print_fit(s):
         cv = s["cv"]
         line = (f"    CV AUC at this lam {cv['cv_auc_at_lam_used']:.3f} +- "
                 f"{cv['cv_auc_sd_at_lam_used']:.3f} (mean +- sd over "
-                f"{cv['folds']} folds)")
+                f"{cv['folds']} folds)" if cv["folds"] > 1 else
+                f"    leave-one-out AUC at this lam "
+                f"{cv['cv_auc_at_lam_used']:.3f}")
         if cv["lam_best_mean_cv_auc"] != s["lam"]:
             line += (f"; best mean {cv['cv_auc_at_best']:.3f} at lam "
                      f"{cv['lam_best_mean_cv_auc']:.4g} (--cv-rule best)")
