@@ -122,7 +122,7 @@ def test_every_module_in_the_map_exists_and_every_module_is_in_the_map():
 #: ``README ("Your own data in ten lines")``, ``user_guide.md, "..."``
 _SECTION_REF = re.compile(
     r"\b(README|(?:docs/)?(?:user_guide|benchmarks|architecture|equations|"
-    r"examples|gpu))(?:\.md)?,?\s*\(?\s*\"([^\"]{3,100})\"")
+    r"examples|gpu))(?:\.md)?,?\s*\(?\s*\"([^\"()=]{3,100})\"")
 
 
 def _headings(text):

@@ -265,12 +265,19 @@ def plot_cv_curve(cv, ax=None, ylabel="validation AUC", along="path",
     matplotlib Axes.
     """
     ax = _axes(ax, figsize=(6.5, 5))
-    for k, (gammas, aucs) in enumerate(cv.fold_paths):
-        ax.plot(gammas, aucs, color="grey", lw=0.7, alpha=0.6,
-                label="folds" if k == 0 else None)
-    ax.plot(cv.grid, cv.mean_auc, color="C0", lw=2, label="mean over folds")
-    ax.fill_between(cv.grid, cv.mean_auc - cv.std_auc, cv.mean_auc + cv.std_auc,
-                    color="C0", alpha=0.2, label="+- 1 sd over folds")
+    if len(cv.fold_auc) == 1:
+        # one curve (a leave-one-out criterion): no folds, no spread
+        ax.plot(cv.grid, cv.mean_auc, color="C0", lw=2,
+                label="leave-one-out")
+    else:
+        for k, (gammas, aucs) in enumerate(cv.fold_paths):
+            ax.plot(gammas, aucs, color="grey", lw=0.7, alpha=0.6,
+                    label="folds" if k == 0 else None)
+        ax.plot(cv.grid, cv.mean_auc, color="C0", lw=2,
+                label="mean over folds")
+        ax.fill_between(cv.grid, cv.mean_auc - cv.std_auc,
+                        cv.mean_auc + cv.std_auc, color="C0", alpha=0.2,
+                        label="+- 1 sd over folds")
     if marks is None:
         marks = {f"best mean: lam = {cv.best_lam:.4g}": cv.best_lam}
     for k, (label, lam) in enumerate(marks.items()):

@@ -434,6 +434,10 @@ def test_the_demo_headline_shows_corollary_19_only_when_informative(capsys):
             "empirical_randomized_auc": 0.8, "corollary19_certified_auc": 0.0,
             "corollary19_vacuous": True}
     result = {"dataset": "toy", "n_train": 24, "n_test": 8, "d": 3,
+              "method": "smc", "lam_rule": "given (--lam)",
+              "importance": None,
+              "certificate_reading": {"beside_test": None,
+                                      "vacuous_advice": None},
               "lam": 20.0, "train_auc_bayes_point": 0.9,
               "test_auc_bayes_point": 0.8, "train_auc_mean": 0.9,
               "test_auc_mean": 0.8, "test_auc_logistic": 0.8,

@@ -82,10 +82,12 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
     }
     if lam == "cv":
         summary["cv"] = _cv_fields(estimator)
+        folds = len(estimator.cv_.fold_auc)
         summary["cv_png"] = _cv_png(
             estimator, out, title=f"{os.path.basename(path)}: "
-            f"{len(estimator.cv_.fold_auc)}-fold CV of lam "
-            f"({estimator.method_})")
+            + (f"{folds}-fold CV of lam" if folds > 1
+               else "leave-one-out choice of lam")
+            + f" ({estimator.method_})")
     rows = [{"feature": name, "coefficient": row.coefficient,
              "lower_95": row.lower, "upper_95": row.upper}
             for name, row in intervals.iterrows()]
