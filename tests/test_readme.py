@@ -162,3 +162,49 @@ def test_every_section_reference_names_a_section_of_its_page():
                    for h in headings):
             broken.append(f"{where} names {page}, \"{title}\"")
     assert not broken, "\n".join(broken)
+
+
+# --------------------------- the user guide's reference of PACBayesAUC
+
+def _reference_entries(kind):
+    """The names of the ``**Parameters**`` or ``**Attributes**`` entries of
+    the user guide's "Every parameter and attribute of `PACBayesAUC`", and
+    the entries themselves."""
+    guide = PAGES["docs/user_guide.md"]
+    section = guide[guide.index("### Every parameter and attribute"):]
+    block = section[section.index(f"**{kind}**"):]
+    block = block[:block.index("\n**", 2)]
+    entries = [line for line in block.splitlines() if line.startswith("- ")]
+    names = set()
+    for entry in entries:
+        names.update(n.strip() for n in
+                     re.match(r"- `([^`]+)`", entry).group(1).split(","))
+    return names, entries
+
+
+def _docstring_attributes(cls):
+    """The attribute names of ``cls``'s numpydoc ``Attributes`` section
+    (entries ``name, name : text``)."""
+    doc = cls.__doc__
+    block = doc[doc.index("Attributes\n"):]
+    names = set()
+    for line in block.splitlines()[2:]:
+        match = re.match(r"^    ([\w, ]+) : ", line)
+        if match:
+            names.update(n.strip() for n in match.group(1).split(","))
+    return names
+
+
+def test_the_guides_reference_lists_every_parameter_and_attribute():
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    params, entries = _reference_entries("Parameters")
+    assert params == set(PACBayesAUC().get_params()), (
+        "docs/user_guide.md's parameters differ from get_params(): "
+        f"{params ^ set(PACBayesAUC().get_params())}")
+    attributes, more = _reference_entries("Attributes")
+    missing = _docstring_attributes(PACBayesAUC) - attributes
+    assert not missing, f"attributes not in the user guide: {missing}"
+    # each entry: a name, an optional type in brackets, a colon, the text
+    # (a sentence cut into the brackets reads "(float in [0, 1], ...: with):")
+    for entry in entries + more:
+        assert re.match(r"^- `[^`]+`(?: \([^:]*?\))?: \S", entry), entry

@@ -167,9 +167,11 @@ def _error_certificate_fields(cert):
     return {"bound": cert.name, "delta": cert.delta,
             "certified_error": cert.bound, "vacuous": cert.vacuous,
             "empirical_randomized_error": cert.empirical_randomized_risk,
-            "kl": cert.kl,
+            "kl": cert.kl, "m": cert.m,
             "statement": ("VACUOUS (no better than a coin): " + claim
-                          if cert.vacuous else claim)}
+                          if cert.vacuous else claim),
+            # the certificate's own sentence (pac_particles.bounds)
+            "sentence": str(cert)}
 
 
 def logistic_classifier(seed=None, n_folds=5):
