@@ -10,19 +10,22 @@ Sub-commands
     prints train/test AUC of the Bayes point and of the posterior mean, the
     test AUC of logistic regression on the same split, the PAC-Bayes
     certificate (the tightest valid one, with its bound, prior and level,
-    labelled when vacuous; Corollary 19 beside it when it is not vacuous) and
-    a held-out bound for the Bayes point, the log evidence, the number of
-    tempering steps and the wall time; writes as PNGs the ROC curves
-    (``roc.png``), the posterior of the normalised direction ``theta_k /
-    ||theta||`` per feature (``marginals.png``) and the tempering path,
-    ``log Z`` against ``gamma`` with the cross-validation AUC when ``--lam
-    cv`` (``tempering_path.png``).
+    labelled when vacuous, read beside the test AUC; Corollary 19 beside it
+    when it is not vacuous) and a held-out bound for the Bayes point, the
+    log evidence, the number of tempering steps and the wall time; writes
+    as PNGs the ROC curves (``roc.png``), the posterior of the normalised
+    direction ``theta_k / ||theta||`` per feature (``marginals.png``) and,
+    when the run tempered in more than one step, the tempering path, ``log
+    Z`` against ``gamma`` with the cross-validation AUC when ``--lam cv``
+    (``tempering_path.png``; a run of one importance-sampling step prints
+    its ESS and Pareto ``k`` instead).
 ``fit DATA.csv``
     Fit :class:`~pac_particles.sklearn.estimator.PACBayesAUC` on a CSV with a
     held-out test split; prints a headline (AUCs, ``lam`` and the rule that
-    chose it, the certificate in one sentence) and writes ``summary.json``
-    (AUCs, lam, log evidence, certificate, timings, the coefficients keyed
-    by the CSV's column names), ``coefficients.csv`` (coefficients with 95%
+    chose it, the certificate in one sentence and why it differs from the
+    test AUC) and writes ``summary.json`` (the method that ran, AUCs, lam,
+    log evidence, certificate, timings, the coefficients keyed by the CSV's
+    column names), ``coefficients.csv`` (coefficients with 95%
     posterior intervals, :meth:`PACBayesAUC.coefficient_intervals`),
     ``marginals.png``, ``roc.png`` (with a test split), ``cv_curve.png``
     (with ``--lam cv``) and, with ``--save-model FILE``, a model file
@@ -50,7 +53,9 @@ Sub-commands
     the ``lam`` of best mean validation AUC and the certified rule's
     (``fit``'s default, ``--cv-rule``); writes ``cv_curve.png`` (both
     marked), ``cv_curve.csv`` (mean, spread and per-fold AUC against
-    ``gamma``) and ``summary.json``.
+    ``gamma``) and ``summary.json``; prints the cross-validated AUC (mean
+    and spread over the folds) at each rule's ``lam`` beside the logistic
+    regression's on the same folds.
 
 Options shared by several sub-commands come from parent parsers
 (:func:`parent_parsers`, also used by the scripts): ``--seed``, ``--out``
@@ -93,9 +98,9 @@ Example
 
     pac-particles demo --dataset pima --out results/demo
     pac-particles fit data.csv --target y --method ep --lam cv --save-model model.json
-    pac-particles predict model.json new.csv --out predictions.csv
+    pac-particles predict model.json new.csv --id customer_id --out predictions.csv
     pac-particles cv data.csv --lam-max 5000 --folds 5
-    pac-particles classify data.csv --method vb --loss hinge --lam cv
+    pac-particles classify data.csv --method vb --loss hinge --save-model clf.json
 
 References
 ----------
