@@ -249,13 +249,13 @@ def test_the_fit_and_classify_figures_are_readable(tmp_path, monkeypatch):
     cli.fit_csv(data, target="churned", method="ep", lam="cv",
                 out=str(tmp_path / "fit"), verbose=False,
                 csv_options={"drop": ["customer_id"],
-                                         "positive_label": "yes"})
+                             "positive_label": "yes"})
     assert set(fit_figures) == {"roc.png", "marginals.png", "cv_curve.png"}
     classify_figures = _record_figures(monkeypatch, classify_command)
     cli.classify_csv(data, target="churned", method="vb", lam="cv",
                      out=str(tmp_path / "classify"),
                      csv_options={"drop": ["customer_id"],
-                                         "positive_label": "yes"})
+                                  "positive_label": "yes"})
     for name, fig in {**fit_figures, **{
             f"classify {k}": v for k, v in classify_figures.items()}}.items():
         _assert_readable(name, fig)
