@@ -2,9 +2,10 @@
 model file saved by ``fit --save-model`` or ``classify --save-model``,
 carrying identifier columns through (``--id``), and its printed lines.
 
-Light on purpose: no estimator, scikit-learn or plotting library is
-imported to score rows; the model file is numbers (JSON), loaded without
-running code (:mod:`pac_particles.sklearn.model_file`).
+No estimator is fitted or unpickled to score rows: the model file is
+numbers (JSON), loaded without running code
+(:mod:`pac_particles.sklearn.model_file`), and no plotting library is
+imported.
 """
 
 import csv
