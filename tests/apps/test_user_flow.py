@@ -155,13 +155,13 @@ def test_cv_auc_at_interpolates_each_fold_then_averages():
 
 # ------------------------------------------------- reading the certificate
 
-def test_rows_to_inform_is_the_least_doubling_that_certifies():
+def test_rows_to_inform_is_the_least_m_that_certifies():
     cert = kl_bound(0.2, kl=40.0, m=30, trivial=0.5)
     assert cert.vacuous
     needed = rows_to_inform(cert)
     assert kl_bound(0.2, 40.0, needed, trivial=0.5).bound < 0.5
-    # one doubling less does not: the advice is not inflated
-    assert kl_bound(0.2, 40.0, needed // 2, trivial=0.5).bound >= 0.5
+    # one row less does not: the advice is not inflated
+    assert kl_bound(0.2, 40.0, needed - 1, trivial=0.5).bound >= 0.5
     # nothing to extrapolate without a KL, or from a risk at the coin
     assert rows_to_inform(kl_bound(0.5, 1.0, 30, trivial=0.5)) is None
 

@@ -136,22 +136,29 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
 def rows_to_inform(cert):
     """Roughly how many independent terms (rows of the smaller class, for
     the AUC) would make the vacuous certificate ``cert`` informative: the
-    least ``m`` (doubling, up to 2^30) at which the PAC-Bayes-kl bound with
-    the fit's KL and empirical risk held as they are falls below the
-    trivial value; None when the certificate records no KL (nothing to
-    extrapolate) or no ``m`` suffices. An extrapolation, not a promise:
-    more data moves the posterior, and with it the KL."""
+    least ``m`` at which the PAC-Bayes-kl bound with the fit's KL and
+    empirical risk held as they are falls below the trivial value (found
+    by doubling up to 2^30, then bisection), in rows of the whole sample
+    when a prior saw a share of them; None when the certificate records no
+    KL (nothing to extrapolate) or no ``m`` suffices. An extrapolation, not
+    a promise: more data moves the posterior, and with it the KL."""
     if cert.kl is None or not cert.empirical_randomized_risk < cert.trivial:
         return None
-    m = max(int(cert.m), 2)
-    while m < 2 ** 30:
-        m *= 2
-        if kl_bound(cert.empirical_randomized_risk, cert.kl, m, cert.delta,
-                    trivial=cert.trivial).bound < cert.trivial:
-            # the bound ran on a share of the rows when the prior saw the rest
-            share = 1.0 - (cert.prior_fraction or 0.0)
-            return int(math.ceil(m / share))
-    return None
+
+    def informative(m):
+        return kl_bound(cert.empirical_randomized_risk, cert.kl, m,
+                        cert.delta, trivial=cert.trivial).bound < cert.trivial
+    low = max(int(cert.m), 1)            # not informative: the fit's own m
+    high = 2 * low
+    while not informative(high):
+        low, high = high, 2 * high
+        if high > 2 ** 30:
+            return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if informative(middle) else (middle, high)
+    # the bound ran on a share of the rows when the prior saw the rest
+    return int(math.ceil(high / (1.0 - (cert.prior_fraction or 0.0))))
 
 
 def certificate_reading(cert, quantity, test_value=None, n_test=None):
