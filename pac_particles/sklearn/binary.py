@@ -69,9 +69,14 @@ class BinaryEstimatorMixin:
         the rows of ``X`` against the labels of ``y``, a missing label, and
         labels that are not two classes; ``needs`` says what the fit needs
         both classes for."""
-        check_columns(X)
-        _check_label_rows(X, y)
-        X, y = validate_data(self, X, y, dtype=float)
+        try:
+            X, y = validate_data(self, X, y, dtype=float)
+        except ValueError:
+            # scikit-learn's message names neither the column nor the row:
+            # find them (only then, so that good data pays no extra pass)
+            check_columns(X)
+            _check_label_rows(X, y)
+            raise
         try:
             check_classification_targets(y)
         except ValueError as err:
