@@ -114,3 +114,97 @@ def test_every_module_in_the_map_exists_and_every_module_is_in_the_map():
         if rel.endswith("__init__.py") and rel != "__init__.py":
             continue                       # a subpackage's docstring
         assert rel in listed, f"{rel} is missing from the module map of docs/architecture.md"
+
+
+# ------------------------------------------------ cross-references resolve
+
+#: a section named in prose: ``docs/benchmarks.md, "Default fits"``,
+#: ``README ("Your own data in ten lines")``, ``user_guide.md, "..."``
+_SECTION_REF = re.compile(
+    r"\b(README|(?:docs/)?(?:user_guide|benchmarks|architecture|equations|"
+    r"examples|gpu))(?:\.md)?,?\s*\(?\s*\"([^\"()=]{3,100})\"")
+
+
+def _headings(text):
+    """The section titles of a Markdown page, without ``#`` and backticks,
+    whitespace collapsed, lower case."""
+    return [" ".join(line.lstrip("#").replace("`", "").split()).lower()
+            for line in text.splitlines() if line.startswith("#")]
+
+
+def _section_refs():
+    """``(where, page, title)`` of every section reference in the pages,
+    the package's docstrings and the tests."""
+    sources = dict(PAGES)
+    for folder in ("pac_particles", "tests", "scripts", "diagnostics"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path != Path(__file__).resolve():    # this test's patterns
+                sources[path.relative_to(ROOT).as_posix()] = path.read_text()
+    refs = []
+    for where, text in sources.items():
+        for page, title in _SECTION_REF.findall(text):
+            page = "README.md" if page == "README" else (
+                "docs/" + page.removeprefix("docs/") + ".md")
+            # a title broken over comment lines ("#:" continuations)
+            title = re.sub(r"#:?", " ", title)
+            refs.append((where, page, " ".join(title.split())))
+    return sorted(set(refs))
+
+
+def test_every_section_reference_names_a_section_of_its_page():
+    refs = _section_refs()
+    assert len(refs) >= 5                  # the pattern finds them
+    broken = []
+    for where, page, title in refs:
+        headings = _headings((ROOT / page).read_text())
+        wanted = title.replace("`", "").lower()
+        if not any(h == wanted or h.startswith(wanted + " (")
+                   for h in headings):
+            broken.append(f"{where} names {page}, \"{title}\"")
+    assert not broken, "\n".join(broken)
+
+
+# --------------------------- the user guide's reference of PACBayesAUC
+
+def _reference_entries(kind):
+    """The names of the ``**Parameters**`` or ``**Attributes**`` entries of
+    the user guide's "Every parameter and attribute of `PACBayesAUC`", and
+    the entries themselves."""
+    guide = PAGES["docs/user_guide.md"]
+    section = guide[guide.index("### Every parameter and attribute"):]
+    block = section[section.index(f"**{kind}**"):]
+    block = block[:block.index("\n**", 2)]
+    entries = [line for line in block.splitlines() if line.startswith("- ")]
+    names = set()
+    for entry in entries:
+        names.update(n.strip() for n in
+                     re.match(r"- `([^`]+)`", entry).group(1).split(","))
+    return names, entries
+
+
+def _docstring_attributes(cls):
+    """The attribute names of ``cls``'s numpydoc ``Attributes`` section
+    (entries ``name, name : text``)."""
+    doc = cls.__doc__
+    block = doc[doc.index("Attributes\n"):]
+    names = set()
+    for line in block.splitlines()[2:]:
+        match = re.match(r"^    ([\w, ]+) : ", line)
+        if match:
+            names.update(n.strip() for n in match.group(1).split(","))
+    return names
+
+
+def test_the_guides_reference_lists_every_parameter_and_attribute():
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    params, entries = _reference_entries("Parameters")
+    assert params == set(PACBayesAUC().get_params()), (
+        "docs/user_guide.md's parameters differ from get_params(): "
+        f"{params ^ set(PACBayesAUC().get_params())}")
+    attributes, more = _reference_entries("Attributes")
+    missing = _docstring_attributes(PACBayesAUC) - attributes
+    assert not missing, f"attributes not in the user guide: {missing}"
+    # each entry: a name, an optional type in brackets, a colon, the text
+    # (a sentence cut into the brackets reads "(float in [0, 1], ...: with):")
+    for entry in entries + more:
+        assert re.match(r"^- `[^`]+`(?: \([^:]*?\))?: \S", entry), entry

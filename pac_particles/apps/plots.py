@@ -21,8 +21,10 @@ import matplotlib
 
 if not os.environ.get("DISPLAY"):
     matplotlib.use("Agg")
+import matplotlib.lines  # noqa: E402
 import matplotlib.patches  # noqa: E402
 import matplotlib.ticker  # noqa: E402
+import matplotlib.transforms  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.metrics import roc_curve  # noqa: E402
@@ -46,19 +48,52 @@ def _axes(ax, figsize=(5, 5)):
     return ax
 
 
+#: line styles of successive curves, so that curves drawn over each other
+#: stay visible (a dashed line over a solid one shows both)
+_STYLES = ("-", "--", "-.", ":")
+
+
 def plot_roc(y, scores_by_name, ax=None, title="ROC curves"):
-    """ROC curves of several scorers on the same labels, AUC in the legend."""
-    ax = _axes(ax)
+    """ROC curves of several scorers on the same labels, AUC in the legend.
+
+    Successive curves differ in colour, line style and width (the first the
+    widest), so that one drawn over another stays visible; a curve equal to
+    an earlier one (two scores that rank the rows alike) says so in the
+    legend. The legend sits below the axes, where it hides no curve."""
+    ax = _axes(ax, figsize=(5.5, 6))
     positives = binary_labels(y)
-    for name, scores in scores_by_name.items():
+    drawn = []
+    for k, (name, scores) in enumerate(scores_by_name.items()):
         fpr, tpr, _ = roc_curve(positives, scores)
-        ax.plot(fpr, tpr, label=f"{name} (AUC {1 - auc_risk(scores, positives):.3f})")
-    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":")
+        label = f"{name} (AUC {1 - auc_risk(scores, positives):.3f})"
+        same = [other for other, (f, t) in drawn
+                if f.shape == fpr.shape and np.array_equal(f, fpr)
+                and np.array_equal(t, tpr)]
+        if same:
+            label += (": the curve above" if same[0] == drawn[-1][0]
+                      else f": {same[0]}'s curve")
+        ax.plot(fpr, tpr, color=f"C{k}", ls=_STYLES[k % len(_STYLES)],
+                lw=max(2.6 - 0.7 * k, 1.0), label=label)
+        drawn.append((name, (fpr, tpr)))
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":",
+            label="chance (AUC 0.5)")
     ax.set_xlabel("false positive rate")
     ax.set_ylabel("true positive rate")
     ax.set_title(title)
-    ax.legend(loc="lower right")
+    _legend_below(ax)
     return ax
+
+
+def _legend_below(ax, ncol=1, handles=None, labels=None):
+    """The legend under the axes (and their x label), where it cannot hide
+    what is drawn."""
+    extra = {} if handles is None else {"handles": handles, "labels": labels}
+    # a fixed distance in points below the axes, whatever their height
+    below = matplotlib.transforms.offset_copy(ax.transAxes, fig=ax.figure,
+                                              y=-36, units="points")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0),
+              bbox_transform=below, fontsize="small", ncol=ncol,
+              frameon=False, **extra)
 
 
 def plot_directions(directions, weights, names=None, ax=None, max_features=30,
@@ -116,6 +151,17 @@ def plot_directions(directions, weights, names=None, ax=None, max_features=30,
     ax.set_xlim(max(-1.0, lo - pad), min(1.0, hi + pad))
     ax.set_xlabel("theta_k / ||theta||  (normalised coefficient, standardised "
                   "features)")
+    ax.set_ylabel("feature")
+    key = [matplotlib.patches.Patch(color="C0", alpha=0.3, lw=0,
+                                    label="posterior density"),
+           matplotlib.lines.Line2D([], [], color="C0", lw=4,
+                                   label="50% interval"),
+           matplotlib.lines.Line2D([], [], color="C0", lw=1.2,
+                                   label="95% interval"),
+           matplotlib.lines.Line2D([], [], ls="", marker="o", color="white",
+                                   mec="C0", ms=5, label="posterior mean")]
+    _legend_below(ax, ncol=4, handles=key,
+                  labels=[h.get_label() for h in key])
     ax.set_title(title or "posterior of the score direction: density, 50% / "
                  "95% intervals, mean", fontsize="medium")
     return ax
@@ -160,7 +206,7 @@ def plot_tempering_path(gammas, log_z_path, cv=None, ax=None, title=None):
         twin.set_ylabel("validation AUC", color="C1")
         more_handles, more_labels = twin.get_legend_handles_labels()
         handles, labels = handles + more_handles, labels + more_labels
-    ax.legend(handles, labels, loc="lower left", fontsize="small")
+    _legend_below(ax, ncol=2, handles=handles, labels=labels)
     ax.set_title(title or "tempering path")
     return ax
 
@@ -218,13 +264,20 @@ def plot_cv_curve(cv, ax=None, ylabel="validation AUC", along="path",
     -------
     matplotlib Axes.
     """
-    ax = _axes(ax, figsize=(6, 4))
-    for k, (gammas, aucs) in enumerate(cv.fold_paths):
-        ax.plot(gammas, aucs, color="grey", lw=0.7, alpha=0.6,
-                label="folds" if k == 0 else None)
-    ax.plot(cv.grid, cv.mean_auc, color="C0", label="mean over folds")
-    ax.fill_between(cv.grid, cv.mean_auc - cv.std_auc, cv.mean_auc + cv.std_auc,
-                    color="C0", alpha=0.2)
+    ax = _axes(ax, figsize=(6.5, 5))
+    if len(cv.fold_auc) == 1:
+        # one curve (a leave-one-out criterion): no folds, no spread
+        ax.plot(cv.grid, cv.mean_auc, color="C0", lw=2,
+                label="leave-one-out")
+    else:
+        for k, (gammas, aucs) in enumerate(cv.fold_paths):
+            ax.plot(gammas, aucs, color="grey", lw=0.7, alpha=0.6,
+                    label="folds" if k == 0 else None)
+        ax.plot(cv.grid, cv.mean_auc, color="C0", lw=2,
+                label="mean over folds")
+        ax.fill_between(cv.grid, cv.mean_auc - cv.std_auc,
+                        cv.mean_auc + cv.std_auc, color="C0", alpha=0.2,
+                        label="+- 1 sd over folds")
     if marks is None:
         marks = {f"best mean: lam = {cv.best_lam:.4g}": cv.best_lam}
     for k, (label, lam) in enumerate(marks.items()):
@@ -233,7 +286,7 @@ def plot_cv_curve(cv, ax=None, ylabel="validation AUC", along="path",
     ax.set_xscale("log")
     ax.set_xlabel(CV_XLABELS[along])
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize="small")
+    _legend_below(ax, ncol=2)
     return ax
 
 
@@ -426,6 +479,7 @@ def save(fig, path):
     """Save ``fig`` as a PNG (folders created) and close it."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    # "tight": a legend placed outside the axes stays in the file
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path

@@ -29,6 +29,7 @@ from pac_particles.core.checks import (InputError, check_choice, check_count,
                                        check_positive, check_probability,
                                        check_pu_prior)
 from pac_particles.problem.accelerated_risk import check_backend
+from pac_particles.problem.data import check_columns
 
 __all__ = ["BinaryEstimatorMixin", "check_shared_parameters", "youden_cut",
            "logistic_slope", "feature_series", "calibration_rows",
@@ -60,15 +61,43 @@ class BinaryEstimatorMixin:
     def _training_labels(self, X, y, needs="positives and negatives"):
         """``(X, positives)`` of a training set after scikit-learn's checks
         (which set ``n_features_in_`` and ``feature_names_in_``); sets
-        ``classes_``, of which ``classes_[1]`` is the positive class."""
-        X, y = validate_data(self, X, y, dtype=float)
-        check_classification_targets(y)
+        ``classes_``, of which ``classes_[1]`` is the positive class.
+
+        Bad input raises InputError naming what to fix: the column (by name
+        for a DataFrame, by index otherwise) and row of a value that is not
+        a finite number (:func:`~pac_particles.problem.data.check_columns`),
+        the rows of ``X`` against the labels of ``y``, a missing label, and
+        labels that are not two classes; ``needs`` says what the fit needs
+        both classes for."""
+        try:
+            X, y = validate_data(self, X, y, dtype=float)
+        except ValueError:
+            # scikit-learn's message names neither the column nor the row:
+            # find them (only then, so that good data pays no extra pass)
+            check_columns(X)
+            _check_label_rows(X, y)
+            raise
+        try:
+            check_classification_targets(y)
+        except ValueError as err:
+            # scikit-learn's "Unknown label type: continuous", kept first,
+            # with what it means here
+            raise InputError(f"{err}; y must hold the labels of two classes "
+                             "(e.g. 0/1 or two strings), not measurements: "
+                             "threshold a continuous outcome into two "
+                             "classes first") from None
         self.classes_ = unique_labels(y)
         if self.classes_.size > 2:
-            raise InputError("Only binary classification is supported. Got "
-                             f"{self.classes_.size} classes")
+            shown = ", ".join(repr(c) for c in self.classes_[:5].tolist())
+            raise InputError(
+                "Only binary classification is supported. Got "
+                f"{self.classes_.size} classes in y ({shown}"
+                f"{', ...' if self.classes_.size > 5 else ''}): merge them "
+                "into two, or fit one class against the rest")
         if self.classes_.size < 2:
-            raise InputError(f"y has only one class: the fit needs {needs}")
+            needs = needs if " needs " in needs else f"the fit needs {needs}"
+            raise InputError(f"y has only one class ({self.classes_[0]!r}): "
+                             f"{needs}; add rows of the other class")
         return X, y == self.classes_[1]
 
     def _test_labels(self, y):
@@ -98,6 +127,34 @@ class BinaryEstimatorMixin:
         names = ([str(name) for name in names] if names is not None
                  else [f"x{k + 1}" for k in range(self.n_features_in_)])
         return names if columns is None else [names[k] for k in columns]
+
+
+def _check_label_rows(X, y):
+    """InputError when ``y`` does not hold one label per row of ``X``, or a
+    label is missing (NaN, None), naming the counts or the row."""
+    n_rows = getattr(X, "shape", (None,))[0] if hasattr(X, "shape") else (
+        len(X) if isinstance(X, (list, tuple)) else None)
+    if y is None or hasattr(y, "dask") or hasattr(X, "dask"):
+        return                      # scikit-learn's own message, or Dask's
+    labels = np.asarray(y)
+    if labels.ndim == 2 and labels.shape[1] == 1:
+        labels = labels[:, 0]
+    if labels.ndim != 1:
+        raise InputError(f"y must be 1-D (one label per row), got shape "
+                         f"{labels.shape}")
+    if n_rows is not None and labels.shape[0] != n_rows:
+        raise InputError(f"X has {n_rows} rows but y has {labels.shape[0]} "
+                         "labels: give one label per row")
+    missing = (np.isnan(labels) if labels.dtype.kind == "f" else
+               np.array([v is None or (isinstance(v, float) and v != v)
+                         for v in labels]) if labels.dtype.kind == "O"
+               else np.zeros(labels.shape, bool))
+    if missing.any():
+        row = int(np.argmax(missing))
+        index = getattr(y, "index", None)    # a Series: its index labels
+        raise InputError(f"y holds NaN (a missing label) in the row at index "
+                         f"{row if index is None else index[row]!r}: drop "
+                         "the rows without a label, or give them one")
 
 
 def check_shared_parameters(est, methods):

@@ -148,7 +148,9 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         refits on folds with ``pu_prior``).
     threshold_, proba_slope_ : ``predict``'s Youden cut and ``predict_proba``'s slope.
     posterior_, posteriors_, approximation_ : the fitted posterior (a
-        PosteriorResult), SMC's ``chains`` runs, EP's or VB's model.
+        PosteriorResult), every independent run at ``lam_`` (SMC's
+        ``chains``; ``[posterior_]`` otherwise), EP's or VB's model (None
+        for a sampler).
     cv_, lam_grid_failures_, evidence_grid_ : how ``lam`` and the
         hyper-parameters were chosen; grid values where the fit failed.
     hyperparameters_, inclusion_probs_ : the prior's hyper-parameters used;

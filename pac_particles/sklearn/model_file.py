@@ -34,6 +34,18 @@ matches and is refused. The checksum is no signature: whoever edits a file
 on purpose can recompute it. Only the format's safety is unconditional: a
 file can at worst hold wrong numbers, never code.
 
+A fitted :class:`~pac_particles.sklearn.classifier.PACBayesClassifier`
+predicts with its posterior's predictive probability, not with one linear
+rule, so its file (``"kind": "linear_classifier"``) holds the posterior on
+the raw inputs: SMC's weighted particles as coefficients and offsets
+(``"predictive": "vote"``: ``P(y = 1 | x) = sum_k W_k (1{x . w_k + b_k > 0}
++ 1/2 1{x . w_k + b_k = 0})``), or the Gaussian of VB and EP as the mean and
+covariance of ``(w, b)`` (``"predictive": "gaussian"``: ``Phi(x~ . m /
+sqrt(x~' S x~))``, ``x~ = (x, 1)``); :func:`load_model` reads it back as a
+:class:`SavedClassifier`. The raw-scale numbers fold the fit's
+standardisation in, so its predictions agree with the estimator's up to
+rounding.
+
 GP-kernel fits score new rows through their training inputs and kernel;
 they are refused by :func:`save_model` (with what to use instead).
 
@@ -59,16 +71,21 @@ import numpy as np
 
 from pac_particles import __version__
 from pac_particles.core.checks import InputError
+from pac_particles.core.gaussian import positive_probability
 from pac_particles.core.json_values import jsonable
+from pac_particles.core.posterior_result import GaussianPosterior
+from pac_particles.sklearn.classifier import PACBayesClassifier
 from pac_particles.sklearn.estimator import PACBayesAUC
 
-__all__ = ["save_model", "load_model", "SavedScorer", "FORMAT",
-           "FORMAT_VERSION"]
+__all__ = ["save_model", "load_model", "SavedScorer", "SavedClassifier",
+           "FORMAT", "FORMAT_VERSION"]
 
 FORMAT = "pac_particles.model"
 #: raised when the layout changes; a reader refuses newer versions
 FORMAT_VERSION = 1
-_KINDS = ("linear_score",)
+_KINDS = ("linear_score", "linear_classifier")
+#: how a saved classifier turns its posterior into P(y = 1 | x)
+_PREDICTIVES = ("vote", "gaussian")
 
 
 def _canonical(payload):
@@ -123,13 +140,12 @@ def save_model(estimator, path, feature_names=None, classes=None, info=None):
         scores (no coefficients to save).
     """
     name = type(estimator).__name__
+    if isinstance(estimator, PACBayesClassifier):
+        return _save_classifier(estimator, path, feature_names, classes,
+                                info)
     if not isinstance(estimator, PACBayesAUC):
-        if name == "PACBayesClassifier":
-            raise InputError(
-                "save_model writes PACBayesAUC fits: PACBayesClassifier "
-                "predicts with its posterior's vote or predictive "
-                "probability, which a model file does not hold yet")
-        raise InputError(f"save_model needs a fitted PACBayesAUC: got {name}")
+        raise InputError(f"save_model needs a fitted PACBayesAUC or "
+                         f"PACBayesClassifier: got {name}")
     if "threshold_" not in estimator.__dict__:
         raise InputError("save_model needs a fitted PACBayesAUC: fit it first")
     if estimator.kernel is not None:
@@ -139,38 +155,92 @@ def save_model(estimator, path, feature_names=None, classes=None, info=None):
             "fit linear scores (no kernel) to save a model, or keep the "
             "fitted estimator in memory")
     coef = np.asarray(estimator.coef_, dtype=float)
-    if feature_names is None:
-        feature_names = estimator.feature_names()
-    feature_names = [str(n) for n in feature_names]
-    if len(feature_names) != coef.size:
-        raise InputError(f"{len(feature_names)} feature names for "
-                         f"{coef.size} coefficients")
-    if len(set(feature_names)) != len(feature_names):
-        raise InputError("feature names must be distinct")
-    classes = list(estimator.classes_ if classes is None else classes)
-    if len(classes) != 2:
-        raise InputError(f"two class labels are needed, got {classes!r}")
+    feature_names, classes = _names_and_classes(estimator, feature_names,
+                                                classes, coef.size)
     values = {"coef": coef, "intercept": estimator.intercept_,
               "threshold": estimator.threshold_,
               "proba_slope": estimator.proba_slope_}
     for key, value in values.items():
         if not np.all(np.isfinite(value)):
             raise InputError(f"the fit's {key} is not finite: nothing to save")
-    fit = {"estimator": name, "method": estimator.method_,
-           "lam": estimator.lam_, "train_auc": estimator.train_auc_,
-           "certified_auc": 1.0 - estimator.certified_auc_risk_,
-           "eps": estimator.eps,
-           "pac_particles_version": __version__,
-           "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    fit.update(info or {})
+    fit = _fit_record(estimator, info, train_auc=estimator.train_auc_,
+                      certified_auc=1.0 - estimator.certified_auc_risk_)
     payload = {"format": FORMAT, "format_version": FORMAT_VERSION,
                "kind": "linear_score", "feature_names": feature_names,
-               "classes": [_label(c) for c in classes],
+               "classes": classes,
                "coef": [float(c) for c in coef],
                "intercept": float(estimator.intercept_),
                "threshold": float(estimator.threshold_),
                "proba_slope": float(estimator.proba_slope_),
-               "fit": jsonable(fit, other=str)}
+               "fit": fit}
+    return _write(payload, path)
+
+
+def _fit_record(estimator, info, **figures):
+    """What was fitted, for the record under ``"fit"``: the estimator, the
+    method that ran, ``lam``, ``figures`` and ``info``."""
+    fit = {"estimator": type(estimator).__name__,
+           "method": getattr(estimator, "method_", estimator.method),
+           "lam": estimator.lam_, **figures, "eps": estimator.eps,
+           "pac_particles_version": __version__,
+           "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    fit.update(info or {})
+    return jsonable(fit, other=str)
+
+
+def _names_and_classes(estimator, feature_names, classes, width):
+    """The checked feature names (``width`` of them) and two labels of a
+    model file."""
+    if feature_names is None:
+        feature_names = estimator.feature_names()
+    feature_names = [str(n) for n in feature_names]
+    if len(feature_names) != width:
+        raise InputError(f"{len(feature_names)} feature names for "
+                         f"{width} coefficients")
+    if len(set(feature_names)) != len(feature_names):
+        raise InputError("feature names must be distinct")
+    classes = list(estimator.classes_ if classes is None else classes)
+    if len(classes) != 2:
+        raise InputError(f"two class labels are needed, got {classes!r}")
+    return feature_names, [_label(c) for c in classes]
+
+
+def _save_classifier(estimator, path, feature_names, classes, info):
+    """:func:`save_model` of a fitted PACBayesClassifier: its posterior on
+    the raw inputs (module docstring)."""
+    if "certificate_" not in estimator.__dict__:
+        raise InputError("save_model needs a fitted PACBayesClassifier: fit "
+                         "it first")
+    post, data = estimator.posterior_, estimator.data_
+    feature_names, classes = _names_and_classes(
+        estimator, feature_names, classes, data.n_raw_features)
+    if isinstance(post, GaussianPosterior):
+        # theta -> (w, b) is linear: (w, b) = T theta, with T's columns the
+        # images of the unit vectors
+        coef, offset = data.raw_linear(np.eye(post.mean.size))
+        T = np.vstack([coef.T, offset])
+        posterior = {"predictive": "gaussian",
+                     "mean": (T @ post.mean).tolist(),
+                     "cov": (T @ post.cov @ T.T).tolist()}
+    else:
+        coef, offset = data.raw_linear(post.theta)
+        posterior = {"predictive": "vote", "coef": coef.tolist(),
+                     "intercept": np.atleast_1d(offset).tolist(),
+                     "weights": np.asarray(post.weights, float).tolist()}
+    cert = estimator.certificate_
+    fit = _fit_record(estimator, info, loss=estimator.loss,
+                      certified_error=None if cert is None else cert.bound)
+    payload = {"format": FORMAT, "format_version": FORMAT_VERSION,
+               "kind": "linear_classifier", "feature_names": feature_names,
+               "classes": classes, **posterior, "fit": fit}
+    for key in ("mean", "cov", "coef", "intercept", "weights"):
+        if key in payload and not np.all(np.isfinite(payload[key])):
+            raise InputError(f"the fit's {key} is not finite: nothing to save")
+    return _write(payload, path)
+
+
+def _write(payload, path):
+    """Write ``payload`` with its checksum to ``path``; returns ``path``."""
     payload["checksum"] = _checksum(payload)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
@@ -251,65 +321,95 @@ def load_model(path):
             or not all(isinstance(n, str) for n in names)
             or len(set(names)) != len(names)):
         _refuse(path, "feature_names must be a list of distinct strings")
-    coef = payload.get("coef")
-    if (not isinstance(coef, list) or len(coef) != len(names)
-            or not all(isinstance(c, (int, float)) and not isinstance(c, bool)
-                       and math.isfinite(c) for c in coef)):
-        _refuse(path, "coef must be one finite number per feature")
     classes = payload.get("classes")
     if (not isinstance(classes, list) or len(classes) != 2
             or not all(isinstance(c, (str, int, float, bool)) for c in classes)
             or classes[0] == classes[1]):
         _refuse(path, "classes must be two distinct labels")
+    fit = payload.get("fit")
+    common = dict(feature_names=names, classes=classes,
+                  fit=fit if isinstance(fit, dict) else {},
+                  format_version=version)
+    if payload["kind"] == "linear_classifier":
+        return _load_classifier(path, payload, common)
+    coef = _finite_array(path, payload, "coef", (len(names),),
+                         "one finite number per feature")
     slope = _finite_number(path, payload, "proba_slope")
     if not slope > 0:
         _refuse(path, "proba_slope must be positive")
-    fit = payload.get("fit")
     return SavedScorer(
-        feature_names=names, classes=classes,
-        coef=np.array(coef, dtype=float),
-        intercept=_finite_number(path, payload, "intercept"),
+        coef=coef, intercept=_finite_number(path, payload, "intercept"),
         threshold=_finite_number(path, payload, "threshold"),
-        proba_slope=slope, fit=fit if isinstance(fit, dict) else {},
-        format_version=version)
+        proba_slope=slope, **common)
 
 
-class SavedScorer:
-    """The scoring rule of a saved :class:`~pac_particles.sklearn.estimator.PACBayesAUC`
-    fit (:func:`load_model`): its ``decision_function``, ``predict`` and
-    ``predict_proba``, computed exactly as the estimator computes them.
+def _finite_array(path, payload, key, shape, what):
+    """``payload[key]`` as a finite float array of ``shape`` (None: any
+    length), or the file is refused saying it must be ``what``."""
+    value = payload.get(key)
 
-    Attributes
-    ----------
-    feature_names : list of str, the input columns in order.
-    classes_ : array of the two labels; ``classes_[1]`` is the positive one.
-    coef_, intercept_ : ``decision_function = X @ coef_ + intercept_``.
-    threshold_ : the cut on the raw score (for the record).
-    proba_slope_ : ``predict_proba = expit(proba_slope_ * decision_function)``.
-    fit : dict, what was fitted (method, lam, certificate, CSV options...).
-    n_features_in_ : number of features.
-    """
+    def numbers(v):
+        if isinstance(v, list):
+            return all(numbers(u) for u in v)
+        return (isinstance(v, (int, float)) and not isinstance(v, bool)
+                and math.isfinite(v))
+    if not isinstance(value, list) or not numbers(value):
+        _refuse(path, f"{key} must be {what}")
+    try:
+        array = np.array(value, dtype=float)
+    except ValueError:              # ragged nested lists
+        _refuse(path, f"{key} must be {what}")
+    if array.ndim != len(shape) or any(
+            want is not None and got != want
+            for got, want in zip(array.shape, shape)):
+        _refuse(path, f"{key} must be {what}")
+    return array
 
-    def __init__(self, feature_names, classes, coef, intercept, threshold,
-                 proba_slope, fit=None, format_version=FORMAT_VERSION):
+
+def _load_classifier(path, payload, common):
+    """The :class:`SavedClassifier` of a checked ``linear_classifier``
+    payload."""
+    d = len(common["feature_names"])
+    predictive = payload.get("predictive")
+    if predictive not in _PREDICTIVES:
+        _refuse(path, f"unknown predictive {predictive!r}")
+    if predictive == "gaussian":
+        mean = _finite_array(path, payload, "mean", (d + 1,),
+                             "one finite number per feature, then the "
+                             "intercept's")
+        cov = _finite_array(path, payload, "cov", (d + 1, d + 1),
+                            f"a finite {d + 1} x {d + 1} matrix")
+        return SavedClassifier(mean=mean, cov=cov, **common)
+    coef = _finite_array(path, payload, "coef", (None, d),
+                         "one row of finite numbers per particle")
+    n = coef.shape[0]
+    weights = _finite_array(path, payload, "weights", (n,),
+                            "one finite weight per particle")
+    if np.any(weights < 0) or not weights.sum() > 0:
+        _refuse(path, "weights must be non-negative, not all zero")
+    return SavedClassifier(
+        coef=coef, intercept=_finite_array(
+            path, payload, "intercept", (n,),
+            "one finite number per particle"),
+        weights=weights / weights.sum(), **common)
+
+
+class _SavedModel:
+    """What a loaded model file of either kind holds: the input columns, the
+    two labels and the record of the fit; its inputs are checked as the
+    estimator checks them."""
+
+    def __init__(self, feature_names, classes, fit=None,
+                 format_version=FORMAT_VERSION):
         self.feature_names = list(feature_names)
         self.classes_ = np.array(classes, dtype=object if any(
             isinstance(c, str) for c in classes) else None)
-        self.coef_ = np.asarray(coef, dtype=float)
-        self.intercept_ = float(intercept)
-        self.threshold_ = float(threshold)
-        self.proba_slope_ = float(proba_slope)
         self.fit = dict(fit or {})
         self.format_version = format_version
 
     @property
     def n_features_in_(self):
-        return self.coef_.size
-
-    def __repr__(self):
-        return (f"SavedScorer({self.n_features_in_} features, classes "
-                f"{self.classes_.tolist()}, method {self.fit.get('method')}, "
-                f"lam {self.fit.get('lam')})")
+        return len(self.feature_names)
 
     def _design(self, X):
         """``X`` as a finite float array of the model's width; a pandas
@@ -334,6 +434,80 @@ class SavedScorer:
             raise InputError(f"X holds {X[row, col]} in row {row + 1}, "
                              f"feature {self.feature_names[col]!r}")
         return X
+
+    def predict(self, X):
+        """``classes_[1]`` where the probability of the positive class is
+        above 1/2."""
+        positive = self.predict_proba(X)[:, 1] > 0.5
+        return self.classes_[positive.astype(int)]
+
+    def __repr__(self):
+        return (f"{type(self).__name__}({self.n_features_in_} features, "
+                f"classes {self.classes_.tolist()}, method "
+                f"{self.fit.get('method')}, lam {self.fit.get('lam')})")
+
+
+class SavedClassifier(_SavedModel):
+    """The predictive rule of a saved
+    :class:`~pac_particles.sklearn.classifier.PACBayesClassifier` fit
+    (:func:`load_model`): ``predict_proba`` and ``predict`` from its
+    posterior on the raw inputs (module docstring), as the estimator
+    computes them up to rounding.
+
+    Attributes
+    ----------
+    feature_names, classes_, fit, n_features_in_ : as :class:`SavedScorer`.
+    predictive : ``"vote"`` (SMC's weighted particles ``coef_``,
+        ``intercept_``, ``weights_``) or ``"gaussian"`` (``mean_``,
+        ``cov_`` of the coefficients then the intercept).
+    """
+
+    def __init__(self, feature_names, classes, coef=None, intercept=None,
+                 weights=None, mean=None, cov=None, fit=None,
+                 format_version=FORMAT_VERSION):
+        super().__init__(feature_names, classes, fit, format_version)
+        self.predictive = "gaussian" if mean is not None else "vote"
+        self.coef_, self.intercept_, self.weights_ = coef, intercept, weights
+        self.mean_, self.cov_ = mean, cov
+
+    def predict_proba(self, X):
+        """Posterior predictive probabilities of ``classes_[0]`` and
+        ``classes_[1]``: the particles' weighted vote (ties count 1/2) or
+        ``Phi(x~ . m / sqrt(x~' S x~))``."""
+        X = self._design(X)
+        if self.predictive == "gaussian":
+            Z = np.hstack([X, np.ones((X.shape[0], 1))])
+            p = positive_probability(Z @ self.mean_, np.einsum(
+                "ij,jk,ik->i", Z, self.cov_, Z))
+        else:
+            scores = X @ self.coef_.T + self.intercept_
+            p = ((scores > 0) + 0.5 * (scores == 0)) @ self.weights_
+        return np.column_stack([1.0 - p, p])
+
+
+class SavedScorer(_SavedModel):
+    """The scoring rule of a saved :class:`~pac_particles.sklearn.estimator.PACBayesAUC`
+    fit (:func:`load_model`): its ``decision_function``, ``predict`` and
+    ``predict_proba``, computed exactly as the estimator computes them.
+
+    Attributes
+    ----------
+    feature_names : list of str, the input columns in order.
+    classes_ : array of the two labels; ``classes_[1]`` is the positive one.
+    coef_, intercept_ : ``decision_function = X @ coef_ + intercept_``.
+    threshold_ : the cut on the raw score (for the record).
+    proba_slope_ : ``predict_proba = expit(proba_slope_ * decision_function)``.
+    fit : dict, what was fitted (method, lam, certificate, CSV options...).
+    n_features_in_ : number of features.
+    """
+
+    def __init__(self, feature_names, classes, coef, intercept, threshold,
+                 proba_slope, fit=None, format_version=FORMAT_VERSION):
+        super().__init__(feature_names, classes, fit, format_version)
+        self.coef_ = np.asarray(coef, dtype=float)
+        self.intercept_ = float(intercept)
+        self.threshold_ = float(threshold)
+        self.proba_slope_ = float(proba_slope)
 
     def decision_function(self, X):
         """Scores ``X @ coef_ + intercept_``: positive where ``predict``

@@ -7,6 +7,7 @@ import numpy as np
 
 from builders import noisy_linear
 from pac_particles.apps.cli import certificate_fields, main, print_demo
+from pac_particles.apps.cli.fit_command import certificate_reading
 from pac_particles.sklearn.estimator import PACBayesAUC
 
 
@@ -44,6 +45,9 @@ def test_a_vacuous_certificate_is_labelled_everywhere(tmp_path, capsys):
     X, y = noisy_linear(24, [1.0, -1.0], 0, d=3)
     est = PACBayesAUC(method="ep", lam=20.0).fit(X, y)
     result = {"dataset": "toy", "n_train": 24, "n_test": 8, "d": 3, "lam": 20.0,
+              "method": "ep", "lam_rule": "given (--lam)", "importance": None,
+              "certificate_reading": certificate_reading(
+                  est.certificate_, "AUC", 0.8, 8),
               "train_auc_bayes_point": 0.9, "test_auc_bayes_point": 0.8,
               "train_auc_mean": 0.9, "test_auc_mean": 0.8,
               "test_auc_logistic": 0.8, "gibbs_expected_test_auc": 0.7,
@@ -61,5 +65,7 @@ def test_a_vacuous_certificate_is_labelled_everywhere(tmp_path, capsys):
     # new default and held out; Corollary 19 is left out of the headline
     # when vacuous (it stays in the JSON)
     assert out.count("VACUOUS") == 2 and "Corollary 19" not in out
+    # and says what would make it informative
+    assert "more rows of the smaller class make it informative" in out
     assert "PAC-Bayes certificate (95%" in out and "held-out bound" in out
     assert np.isfinite(result["certificate"]["kl"])

@@ -287,8 +287,11 @@ def test_a_dataframe_written_to_csv_round_trips_its_names_through_fit(tmp_path):
 
 
 def test_demo_draws_the_tempering_path_and_a_forced_progress_bar(tmp_path, capsys):
-    main(["demo", "--dataset", "sonar", "--n-particles", "30", "--len-chain",
-          "3", "--out", str(tmp_path), "--progress", "bar"])
+    # a lam steep enough for several tempering steps (a path of one point
+    # is not drawn: test_user_flow)
+    main(["demo", "--dataset", "sonar", "--lam", "3000", "--n-particles",
+          "30", "--len-chain", "3", "--out", str(tmp_path), "--progress",
+          "bar"])
     captured = capsys.readouterr()
     assert "SMC exponent" in captured.err and "100%" in captured.err
     assert "[pac_particles] step" not in captured.err

@@ -212,18 +212,37 @@ def test_model_files_of_a_newer_format_are_refused(tmp_path):
         load_model(path)
 
 
-def test_gp_kernel_fits_and_classifiers_are_not_saved(tmp_path):
+def test_gp_kernel_fits_and_unfitted_estimators_are_not_saved(tmp_path):
     from pac_particles.sklearn.estimator import PACBayesAUC, PACBayesClassifier
     X, y = noisy_linear(30, [1.0, -1.0], 0, d=2)
     gp = PACBayesAUC(method="ep", lam=20.0, kernel="rbf").fit(X, y)
     with pytest.raises(InputError, match="GP-kernel fit cannot be saved"):
         save_model(gp, tmp_path / "gp.json")
-    clf = PACBayesClassifier(method="vb", lam=20.0).fit(X, y)
-    with pytest.raises(InputError, match="PACBayesAUC"):
-        save_model(clf, tmp_path / "clf.json")
-    with pytest.raises(InputError, match="fit it first"):
-        save_model(PACBayesAUC(), tmp_path / "none.json")
+    for unfitted in (PACBayesAUC(), PACBayesClassifier()):
+        with pytest.raises(InputError, match="fit it first"):
+            save_model(unfitted, tmp_path / "none.json")
+    with pytest.raises(InputError, match="PACBayesAUC or PACBayesClassifier"):
+        save_model(object(), tmp_path / "other.json")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("method", ["vb", "ep", "smc"])
+def test_a_saved_classifier_predicts_as_the_estimator(tmp_path, method):
+    """The posterior on the raw inputs (particles' vote, or the Gaussian):
+    the estimator's probabilities up to rounding, on unstandardised
+    columns."""
+    from pac_particles.sklearn.classifier import PACBayesClassifier
+    X, y = noisy_linear(80, [1.0, -1.0], 0, d=3)
+    X = X * [1.0, 5.0, 0.2] + [0.0, 3.0, -1.0]
+    est = PACBayesClassifier(method=method, lam=30.0, n_particles=30,
+                             len_chain=3, random_state=0).fit(X, y)
+    back = load_model(save_model(est, tmp_path / "c.json"))
+    np.testing.assert_allclose(back.predict_proba(X), est.predict_proba(X),
+                               rtol=0, atol=1e-12)
+    clear = np.abs(est.predict_proba(X)[:, 1] - 0.5) > 1e-9
+    np.testing.assert_array_equal(back.predict(X)[clear],
+                                  est.predict(X)[clear])
+    assert back.fit["method"] == method and back.fit["loss"] == "zero_one"
 
 
 def test_predict_names_missing_feature_columns(tmp_path, capsys):
@@ -415,6 +434,10 @@ def test_the_demo_headline_shows_corollary_19_only_when_informative(capsys):
             "empirical_randomized_auc": 0.8, "corollary19_certified_auc": 0.0,
             "corollary19_vacuous": True}
     result = {"dataset": "toy", "n_train": 24, "n_test": 8, "d": 3,
+              "method": "smc", "lam_rule": "given (--lam)",
+              "importance": None,
+              "certificate_reading": {"beside_test": None,
+                                      "vacuous_advice": None},
               "lam": 20.0, "train_auc_bayes_point": 0.9,
               "test_auc_bayes_point": 0.8, "train_auc_mean": 0.9,
               "test_auc_mean": 0.8, "test_auc_logistic": 0.8,

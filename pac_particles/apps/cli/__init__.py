@@ -10,43 +10,52 @@ Sub-commands
     prints train/test AUC of the Bayes point and of the posterior mean, the
     test AUC of logistic regression on the same split, the PAC-Bayes
     certificate (the tightest valid one, with its bound, prior and level,
-    labelled when vacuous; Corollary 19 beside it when it is not vacuous) and
-    a held-out bound for the Bayes point, the log evidence, the number of
-    tempering steps and the wall time; writes as PNGs the ROC curves
-    (``roc.png``), the posterior of the normalised direction ``theta_k /
-    ||theta||`` per feature (``marginals.png``) and the tempering path,
-    ``log Z`` against ``gamma`` with the cross-validation AUC when ``--lam
-    cv`` (``tempering_path.png``).
+    labelled when vacuous, read beside the test AUC; Corollary 19 beside it
+    when it is not vacuous) and a held-out bound for the Bayes point, the
+    log evidence, the number of tempering steps and the wall time; writes
+    as PNGs the ROC curves (``roc.png``), the posterior of the normalised
+    direction ``theta_k / ||theta||`` per feature (``marginals.png``) and,
+    when the run tempered in more than one step, the tempering path, ``log
+    Z`` against ``gamma`` with the cross-validation AUC when ``--lam cv``
+    (``tempering_path.png``; a run of one importance-sampling step prints
+    its ESS and Pareto ``k`` instead).
 ``fit DATA.csv``
     Fit :class:`~pac_particles.sklearn.estimator.PACBayesAUC` on a CSV with a
     held-out test split; prints a headline (AUCs, ``lam`` and the rule that
-    chose it, the certificate in one sentence) and writes ``summary.json``
-    (AUCs, lam, log evidence, certificate, timings, the coefficients keyed
-    by the CSV's column names), ``coefficients.csv`` (coefficients with 95%
+    chose it, the certificate in one sentence and why it differs from the
+    test AUC) and writes ``summary.json`` (the method that ran, AUCs, lam,
+    log evidence, certificate, timings, the coefficients keyed by the CSV's
+    column names), ``coefficients.csv`` (coefficients with 95%
     posterior intervals, :meth:`PACBayesAUC.coefficient_intervals`),
     ``marginals.png``, ``roc.png`` (with a test split), ``cv_curve.png``
     (with ``--lam cv``) and, with ``--save-model FILE``, a model file
     (:mod:`pac_particles.sklearn.model_file`: JSON, loaded without running code).
 ``predict MODEL DATA.csv``
-    Score the rows of a CSV with a saved model: writes the score, the
-    predicted label and the probability of the positive label of each row
-    to a CSV (``--out``); reports the AUC when the CSV holds the labels.
+    Score the rows of a CSV with a saved model (of ``fit`` or
+    ``classify``): writes the ``--id`` columns as read, the score (``fit``
+    models), the predicted label and the probability of the positive label
+    of each row to a CSV (``--out``); reports the AUC when the CSV holds
+    the labels.
 ``classify DATA.csv``
     Fit :class:`~pac_particles.sklearn.classifier.PACBayesClassifier` (the Gibbs
-    posterior of a 0-1, hinge, exponential or ramp risk, by SMC or VB) on a
-    CSV with a held-out test split; writes ``summary.json`` (train and test
-    misclassification rates, that of logistic regression on the same split,
-    lam, log evidence, the coefficients of the posterior mean keyed by the
-    CSV's column names, timings) and, with ``--lam cv``, ``cv_curve.png``
-    (validation accuracy against ``lam``). ``--pu-prior PI`` reads the
-    labels as positive / unlabelled.
+    posterior of a 0-1, hinge, exponential or ramp risk, by SMC, VB or EP)
+    on a CSV with a held-out test split; prints a headline as ``fit`` does
+    and writes ``summary.json`` (train and test misclassification rates,
+    that of logistic regression on the same split, lam, log evidence, the
+    certificate, the coefficients of the posterior mean keyed by the CSV's
+    column names, timings), with ``--lam cv`` ``cv_curve.png`` (validation
+    accuracy against ``lam``) and, with ``--save-model FILE``, a model file
+    for ``predict``. ``--pu-prior PI`` reads the labels as positive /
+    unlabelled.
 ``cv DATA.csv``
     Cross-validation of ``lam`` along the tempering path, through the same
     estimator as ``fit --lam cv --method smc``; reports both rules, labelled:
     the ``lam`` of best mean validation AUC and the certified rule's
     (``fit``'s default, ``--cv-rule``); writes ``cv_curve.png`` (both
     marked), ``cv_curve.csv`` (mean, spread and per-fold AUC against
-    ``gamma``) and ``summary.json``.
+    ``gamma``) and ``summary.json``; prints the cross-validated AUC (mean
+    and spread over the folds) at each rule's ``lam`` beside the logistic
+    regression's on the same folds.
 
 Options shared by several sub-commands come from parent parsers
 (:func:`parent_parsers`, also used by the scripts): ``--seed``, ``--out``
@@ -89,9 +98,9 @@ Example
 
     pac-particles demo --dataset pima --out results/demo
     pac-particles fit data.csv --target y --method ep --lam cv --save-model model.json
-    pac-particles predict model.json new.csv --out predictions.csv
+    pac-particles predict model.json new.csv --id customer_id --out predictions.csv
     pac-particles cv data.csv --lam-max 5000 --folds 5
-    pac-particles classify data.csv --method vb --loss hinge --lam cv
+    pac-particles classify data.csv --method vb --loss hinge --save-model clf.json
 
 References
 ----------
@@ -101,7 +110,6 @@ classification and scoring. The certificates are those of
 """
 
 import importlib
-import json
 import os
 import sys
 import time
@@ -120,7 +128,8 @@ if TYPE_CHECKING:  # the names of _LAZY, spelled out for linters and IDEs
     from pac_particles.apps.cli.certificate_report import (
         certificate_fields, certificate_sentence, test_set_fields)
     from pac_particles.apps.cli.classify_command import (classify_csv,
-                                                         logistic_classifier)
+                                                         logistic_classifier,
+                                                         print_classify)
     from pac_particles.apps.cli.cv_command import cv_csv, print_cv
     from pac_particles.apps.cli.demo_command import demo, print_demo
     from pac_particles.apps.cli.fit_command import fit_csv, print_fit
@@ -134,7 +143,7 @@ __all__ = ["main", "demo", "fit_csv", "predict_csv", "classify_csv", "cv_csv",
            "logistic_classifier", "parent_parsers", "progress_argument",
            "build_parser", "certificate_fields", "certificate_sentence",
            "test_set_fields", "print_demo", "print_fit", "print_predict",
-           "print_cv"]
+           "print_cv", "print_classify"]
 
 _COMMANDS = "pac_particles.apps.cli."
 #: names imported on first use (PEP 562): the sub-commands and what they
@@ -150,6 +159,7 @@ _LAZY = {
     "cv_csv": (_COMMANDS + "cv_command", "cv_csv"),
     "print_cv": (_COMMANDS + "cv_command", "print_cv"),
     "classify_csv": (_COMMANDS + "classify_command", "classify_csv"),
+    "print_classify": (_COMMANDS + "classify_command", "print_classify"),
     "logistic_classifier": (_COMMANDS + "classify_command",
                             "logistic_classifier"),
     "certificate_fields": (_COMMANDS + "certificate_report",
@@ -185,7 +195,8 @@ def _run(args):
     cli = sys.modules[__name__]
     if args.command == "predict":
         summary = cli.predict_csv(args.model, args.data, out=args.out,
-                                  sep=args.sep, header=args.header)
+                                  sep=args.sep, header=args.header,
+                                  ids=args.ids)
         cli.print_predict(summary,
                           sys.stderr if args.out == "-" else sys.stdout)
         return
@@ -207,13 +218,12 @@ def _run(args):
                                   save_model_to=args.save_model,
                                   csv_options=_csv_args(args), **shared))
     elif args.command == "classify":
-        summary = cli.classify_csv(args.data, target=args.target,
-                                   method=args.method, loss=args.loss,
-                                   lam=args.lam, test_size=args.test_size,
-                                   pu_prior=args.pu_prior, n_jobs=args.n_jobs,
-                                   csv_options=_csv_args(args), **shared)
-        print(json.dumps({k: v for k, v in summary.items()
-                          if k != "coefficients"}, indent=2))
+        cli.print_classify(cli.classify_csv(
+            args.data, target=args.target, method=args.method,
+            loss=args.loss, lam=args.lam, test_size=args.test_size,
+            pu_prior=args.pu_prior, n_jobs=args.n_jobs,
+            save_model_to=args.save_model, csv_options=_csv_args(args),
+            **shared))
     else:
         cli.print_cv(cli.cv_csv(args.data, target=args.target,
                                 lam_max=args.lam_max, folds=args.folds,

@@ -21,13 +21,15 @@ from pac_particles.apps.cli.parser import _AUC_METHODS, _CV_RULES
 from pac_particles.apps.plots import (plot_cv_curve, plot_fitted_directions,
                                       plot_roc, save)
 from pac_particles.apps.tables import jsonable, write_json, write_rows
+from pac_particles.bounds.certificates import kl_bound
 from pac_particles.core.checks import check_choice, check_count
 from pac_particles.problem.auc import auc_risk
 from pac_particles.sklearn.baselines import logistic_scores
 from pac_particles.sklearn.methods import get_method
 from pac_particles.sklearn.model_file import save_model
 
-__all__ = ["fit_csv", "print_fit"]
+__all__ = ["fit_csv", "print_fit", "certificate_reading", "rows_to_inform",
+           "cv_auc_at"]
 
 
 def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
@@ -61,7 +63,10 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
         "data": os.path.abspath(path), "target": target_name,
         "classes": {"negative": classes[0], "positive": classes[1]},
         "n_train": len(y_tr), "n_train_positive": int(np.sum(y_tr)),
-        "n_features": X.shape[1], "method": method, "lam": estimator.lam_,
+        "n_features": X.shape[1],
+        # the method that ran (``auto`` resolves to one), and the one asked
+        "method": estimator.method_, "method_requested": method,
+        "lam": estimator.lam_,
         "lam_chosen_by": "cv" if lam == "cv" else "user",
         "lam_rule": _lam_rule(estimator, lam),
         "log_evidence": estimator.log_evidence_,
@@ -78,7 +83,12 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
     }
     if lam == "cv":
         summary["cv"] = _cv_fields(estimator)
-        summary["cv_png"] = _cv_png(estimator, out)
+        folds = len(estimator.cv_.fold_auc)
+        summary["cv_png"] = _cv_png(
+            estimator, out, title=f"{os.path.basename(path)}: "
+            + (f"{folds}-fold CV of lam" if folds > 1
+               else "leave-one-out choice of lam")
+            + f" ({estimator.method_})")
     rows = [{"feature": name, "coefficient": row.coefficient,
              "lower_95": row.lower, "upper_95": row.upper}
             for name, row in intervals.iterrows()]
@@ -87,11 +97,12 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
     ax = plot_fitted_directions(
         estimator, names=names,
         title=f"{os.path.basename(path)}: posterior of theta_k / ||theta|| "
-              f"({method}, lam = {estimator.lam_:.4g})")
+              f"({estimator.method_}, lam = {estimator.lam_:.4g})")
     summary["marginals_png"] = save(ax.figure,
                                     os.path.join(out, "marginals.png"))
     if X_te is not None:
-        scores = {f"PAC-Bayes {method}": estimator.decision_function(X_te)}
+        scores = {f"PAC-Bayes {estimator.method_}":
+                  estimator.decision_function(X_te)}
         if _baseline_folds(y_tr):
             scores["logistic regression"] = logistic_scores(
                 X_tr, y_tr, X_te, random_state=seed)
@@ -102,8 +113,13 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
         summary["test_auc_logistic"] = (
             1 - auc_risk(scores["logistic regression"], y_te)
             if "logistic regression" in scores else None)
-        summary["roc_png"] = save(plot_roc(y_te, scores).figure,
-                                  os.path.join(out, "roc.png"))
+        summary["roc_png"] = save(plot_roc(
+            y_te, scores, title=f"{os.path.basename(path)}: test ROC "
+            f"({len(y_te)} held-out rows)").figure,
+            os.path.join(out, "roc.png"))
+    summary["certificate_reading"] = certificate_reading(
+        estimator.certificate_, "AUC", summary.get("test_auc"),
+        summary.get("n_test"))
     if save_model_to is not None:
         options = {"sep": ",", "header": True}
         options.update({k: v for k, v in csv_options.items()
@@ -116,6 +132,69 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
     summary["summary_json"] = write_json(summary,
                                          os.path.join(out, "summary.json"))
     return jsonable(summary)
+
+
+def rows_to_inform(cert):
+    """Roughly how many independent terms (rows of the smaller class, for
+    the AUC) would make the vacuous certificate ``cert`` informative: the
+    least ``m`` at which the PAC-Bayes-kl bound with the fit's KL and
+    empirical risk held as they are falls below the trivial value (found
+    by doubling up to 2^30, then bisection), in rows of the whole sample
+    when a prior saw a share of them; None when the certificate records no
+    KL (nothing to extrapolate) or no ``m`` suffices. An extrapolation, not
+    a promise: more data moves the posterior, and with it the KL."""
+    if cert.kl is None or not cert.empirical_randomized_risk < cert.trivial:
+        return None
+
+    def informative(m):
+        return kl_bound(cert.empirical_randomized_risk, cert.kl, m,
+                        cert.delta, trivial=cert.trivial).bound < cert.trivial
+    low = max(int(cert.m), 1)            # not informative: the fit's own m
+    high = 2 * low
+    while not informative(high):
+        low, high = high, 2 * high
+        if high > 2 ** 30:
+            return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if informative(middle) else (middle, high)
+    # the bound ran on a share of the rows when the prior saw the rest
+    return int(math.ceil(high / (1.0 - (cert.prior_fraction or 0.0))))
+
+
+def certificate_reading(cert, quantity, test_value=None, n_test=None):
+    """What a user needs to read a certificate ``cert`` (of a fitted
+    estimator) beside a held-out measure: why the two differ (``test_value``
+    of ``quantity``, ``"AUC"`` or ``"error"``, on ``n_test`` held-out rows)
+    and, when it is vacuous, what would make it informative. Returns
+    ``{"beside_test": str or None, "vacuous_advice": str or None}``."""
+    if cert is None:
+        return {"beside_test": None, "vacuous_advice": None}
+    level = f"{100 * (1 - cert.delta):g}%"
+    smaller = ("rows of the smaller class" if quantity == "AUC"
+               else "training rows")
+    beside = None
+    if test_value is not None:
+        side = "below" if quantity == "AUC" else "above"
+        beside = (f"why the two differ: the test {quantity} {test_value:.3f} "
+                  f"is measured on {n_test} held-out rows for the "
+                  f"predictions made; the certificate bounds, with {level} "
+                  f"confidence, the {quantity} on all new data of the "
+                  f"randomised predictor (theta drawn afresh from the "
+                  f"posterior at each use) and pays for how far the "
+                  f"posterior moved from its prior (its KL) over the m = "
+                  f"{cert.m} {smaller} it rests on: so it lies {side} the "
+                  f"test {quantity}, and nears it as m grows")
+    advice = None
+    if cert.vacuous:
+        needed = rows_to_inform(cert)
+        advice = (f"the certificate is vacuous (no better than a coin): its "
+                  f"sample size is m = {cert.m} {smaller}; more {smaller} "
+                  "make it informative")
+        if needed is not None:
+            advice += (f" (roughly {needed} or more, if the posterior's KL "
+                       "and training risk stayed as they are)")
+    return {"beside_test": beside, "vacuous_advice": advice}
 
 
 def _lam_rule(estimator, lam):
@@ -149,13 +228,23 @@ def _cv_fields(estimator):
               "folds": int(len(cv.fold_auc))}
     if get_method(estimator.method_).lam_search == "path":
         fields["rule"] = estimator.cv_rule
-        fields["lam_used"] = estimator.lam_
-        fields["cv_auc_at_lam_used"] = float(cv.mean_auc_at(
-            [estimator.lam_])[0])
     else:
         fields["rule"] = "leave-one-out (best)"
-        fields["lam_used"] = estimator.lam_
+    fields["lam_used"] = estimator.lam_
+    fields["cv_auc_at_lam_used"], fields["cv_auc_sd_at_lam_used"] = (
+        cv_auc_at(cv, estimator.lam_))
     return fields
+
+
+def cv_auc_at(cv, lam):
+    """The cross-validated AUC at ``lam``: the mean and the standard
+    deviation over the folds of each fold's validation AUC at ``lam``
+    (linear in ``log lam`` between grid values, as
+    :meth:`~pac_particles.sklearn.selection.LamCVResult.mean_auc_at`; a
+    leave-one-out curve has one row, and a spread of 0)."""
+    at = np.array([np.interp(np.log(lam), np.log(cv.grid), row)
+                   for row in cv.fold_auc])
+    return float(at.mean()), float(at.std(ddof=1)) if at.size > 1 else 0.0
 
 
 def _cv_png(estimator, out, title=None):
@@ -173,6 +262,14 @@ def _cv_png(estimator, out, title=None):
     return save(ax.figure, os.path.join(out, "cv_curve.png"))
 
 
+def _print_reading(reading, stream=None):
+    """The lines of :func:`certificate_reading` under a headline's
+    certificate."""
+    for key in ("vacuous_advice", "beside_test"):
+        if reading.get(key):
+            print(f"    ({reading[key]})", file=stream)
+
+
 def print_fit(s):
     """Print the headline of a :func:`fit_csv` summary ``s``."""
     classes = s["classes"]
@@ -182,11 +279,21 @@ def print_fit(s):
           f"{test}; {s['n_features']} features; labels {s['target']!r}: "
           f"positive {classes['positive']!r}, negative "
           f"{classes['negative']!r}")
-    print(f"  method {s['method']}, lam {s['lam']:.4g}: {s['lam_rule']}")
-    if "cv" in s and s["cv"]["lam_best_mean_cv_auc"] != s["lam"]:
+    chosen = (" (chosen by --method auto)"
+              if s["method_requested"] != s["method"] else "")
+    print(f"  method {s['method']}{chosen}; lam {s['lam']:.4g}, "
+          f"{s['lam_rule']}")
+    if "cv" in s:
         cv = s["cv"]
-        print(f"    (best mean CV AUC {cv['cv_auc_at_best']:.3f} at lam "
-              f"{cv['lam_best_mean_cv_auc']:.4g}; --cv-rule best uses it)")
+        line = (f"    CV AUC at this lam {cv['cv_auc_at_lam_used']:.3f} +- "
+                f"{cv['cv_auc_sd_at_lam_used']:.3f} (mean +- sd over "
+                f"{cv['folds']} folds)" if cv["folds"] > 1 else
+                f"    leave-one-out AUC at this lam "
+                f"{cv['cv_auc_at_lam_used']:.3f}")
+        if cv["lam_best_mean_cv_auc"] != s["lam"]:
+            line += (f"; best mean {cv['cv_auc_at_best']:.3f} at lam "
+                     f"{cv['lam_best_mean_cv_auc']:.4g} (--cv-rule best)")
+        print(line)
     line = f"  training AUC {s['train_auc']:.3f}"
     if "test_auc" in s:
         line += f"   test AUC {s['test_auc']:.3f}"
@@ -195,6 +302,7 @@ def print_fit(s):
                      f"{s['test_auc_logistic']:.3f}")
     print(line)
     print(f"  certificate: {s['certificate']['sentence']}")
+    _print_reading(s["certificate_reading"])
     files = [s[k] for k in ("summary_json", "coefficients_csv",
                             "marginals_png", "roc_png", "cv_png") if k in s]
     print(f"  files: {', '.join(files)}")

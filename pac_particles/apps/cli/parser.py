@@ -188,15 +188,20 @@ def build_parser():
                    help="write the fitted score to FILE (JSON with a "
                         "checksum; read by predict without running code)")
     r = command("predict", "score the rows of a CSV with a model file saved "
-                           "by fit --save-model")
-    r.add_argument("model", help="model file (fit --save-model)")
+                           "by fit or classify --save-model")
+    r.add_argument("model", help="model file (fit or classify --save-model)")
     r.add_argument("data", help="CSV file holding the model's feature "
                                 "columns, by name (other columns are "
                                 "ignored; the label column, when present, "
                                 "gives an AUC)")
     r.add_argument("--out", default="results/predict/predictions.csv",
-                   help="CSV to write: row, score, label, probability of "
-                        "the positive label; '-' for stdout")
+                   help="CSV to write: the --id columns, row, score (fit "
+                        "models), label, probability of the positive "
+                        "label; '-' for stdout")
+    r.add_argument("--id", action="append", dest="ids", metavar="COLUMN",
+                   help="a column to copy to the output as read (a key to "
+                        "join the scores back on), by name; repeat or "
+                        "comma-separate for several")
     r.add_argument("--sep", type=_sep_argument, default=None,
                    help="field separator (default: the training CSV's)")
     r.add_argument("--no-header", dest="header", action="store_const",
@@ -204,8 +209,9 @@ def build_parser():
                    help="the first row is data, columns col1, col2, ... "
                         "(default: as the training CSV)")
     k = command("classify", "fit a PAC-Bayesian classifier "
-                            "(PACBayesClassifier) on a CSV file and write a "
-                            "JSON summary", using("data", "split", "jobs"))
+                            "(PACBayesClassifier) on a CSV file: summary, "
+                            "plots and, with --save-model, a model file for "
+                            "predict", using("data", "split", "jobs"))
     k.add_argument("--method", default="vb", choices=_CLASSIFIER_METHODS,
                    help="vb: Gaussian variational Bayes; smc: tempering "
                         "SMC; ep: Expectation Propagation (0-1 loss only)")
@@ -214,6 +220,9 @@ def build_parser():
     k.add_argument("--lam", type=_lam_argument, default="cv",
                    help="inverse temperature on the mean loss, or 'cv' to "
                         "choose it by K-fold accuracy")
+    k.add_argument("--save-model", default=None, metavar="FILE",
+                   help="write the fitted classifier to FILE (JSON with a "
+                        "checksum; read by predict without running code)")
     k.add_argument("--pu-prior", type=float, default=None,
                    help="positive-unlabelled labels: the fraction of "
                         "positives among the unlabelled rows (default: "
