@@ -198,7 +198,10 @@ def as_problem(X: Any, y: Any, lam: Optional[float], task: str, owner: str,
         return check_problem(X, task, owner)
     build = (GibbsProblem.ranking if task == "ranking"
              else GibbsProblem.classification)
-    if lam is None and default_lam is not None:
+    if lam is None:
+        if default_lam is None:
+            raise InputError(f"{owner} needs lam, the inverse temperature "
+                             "(a positive number, e.g. the number of rows)")
         problem = build(X, y, 1.0, **validation)
         return problem.at(default_lam(problem.data))
     return build(X, y, lam, **validation)
