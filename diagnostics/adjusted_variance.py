@@ -20,7 +20,7 @@ K: a run with too few MCMC steps underestimates the posterior variance,
 which inflates the ratio at small K, and the ratio never sees the bias of
 the estimates (compare mean log Z across K in the runs CSV). One panel per
 move: the random walk and our default move (calibrated elliptical slice).
-The logic is pac_particles.apps.study.repeated_runs.
+The logic is lab.study.repeated_runs.
 
 Seen on Sonar (N = 200, 50 runs): median over the 10 coefficients 2.8-4.5
 for the random walk up to K = 20, 1.9 at K = 50; 0.31-0.66 for the
@@ -47,7 +47,9 @@ from pac_particles.problem.datasets import DATASETS, load_dataset
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.moves import MOVES
 from pac_particles.apps.plots import plot_adjusted_variance, save, save_rows
-from pac_particles.apps.study import matched_sizes, repeated_runs
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study import matched_sizes, repeated_runs
 
 
 def main(argv=None):

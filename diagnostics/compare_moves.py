@@ -5,7 +5,7 @@ standardised features), R independent waste-free runs per move at an equal
 budget of risk evaluations (the random walk's, at --len-chain): variance of
 log Z and of the posterior mean of the first coefficient, wall and CPU time,
 and variance x time relative to the random walk. Writes a CSV and prints the
-table. The logic is pac_particles.apps.study.compare_moves.
+table. The logic is lab.study.compare_moves.
 
     .venv/bin/python diagnostics/compare_moves.py --quick
     .venv/bin/python diagnostics/compare_moves.py --n-jobs 2 --threads 1
@@ -18,7 +18,9 @@ import sys
 from pac_particles.apps.cli import parent_parsers, progress_argument
 from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.models import AUCGibbsModel
-from pac_particles.apps.study import compare_moves, format_move_table
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study import compare_moves, format_move_table
 
 
 def main(argv=None):

@@ -30,7 +30,7 @@ is about K times cheaper and degrades at large K (M = 4 chains at K = 50).
 
 The CSV has every run (log Z, posterior means and variances, risk
 evaluations, tempering steps, times), so either comparison can be redone at
-equal cost. The logic is pac_particles.apps.study.repeated_runs and
+equal cost. The logic is lab.study.repeated_runs and
 matched_sizes. Writes marginal_likelihood_boxplots.png and .csv.
 
     .venv/bin/python diagnostics/marginal_likelihood_boxplots.py --quick
@@ -48,7 +48,9 @@ from pac_particles.problem.datasets import DATASETS, load_dataset
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.moves import MOVES
 from pac_particles.apps.plots import plot_boxplots_vs_k, save, save_rows
-from pac_particles.apps.study import MATCHES, matched_sizes, repeated_runs
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study import MATCHES, matched_sizes, repeated_runs
 
 
 def main(argv=None):

@@ -2,7 +2,7 @@
 the Bayes point over ESSrmin, the chain length at a fixed population and the
 calibrated slice move's options, relative to run_smc's defaults.
 
-The study's cells (pac_particles.apps.study.smc_efficiency.default_cells):
+The study's cells (lab.study.smc_efficiency.default_cells):
 the grid, run from the prior (its ``"default"`` is ``run_smc(start=
 "prior")``), and two cells from the Gaussian approximation: ``"EP +
 importance sampling"``, EP's Gaussian and ``importance_log_z`` with M P
@@ -19,7 +19,7 @@ a GP problem (GPAUCModel, squared-exponential kernel, on the first
 classification posterior with label noise (label_noise_problem). One CSV
 row per run, written after every run, the seeds outermost (every cell's
 run of a seed before the next seed): interrupt and rerun to resume. The logic is
-pac_particles.apps.study.smc_efficiency.
+lab.study.smc_efficiency.
 
     nice .venv/bin/python diagnostics/smc_efficiency.py --out /tmp/smc_eff.csv
     .venv/bin/python diagnostics/smc_efficiency.py --quick
@@ -33,7 +33,9 @@ import numpy as np
 
 from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
                                       GPAUCModel, lam_from_label_noise)
-from pac_particles.apps.study.smc_efficiency import (GAUSSIAN_CELLS,
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study.smc_efficiency import (GAUSSIAN_CELLS,
                                                      coverage_table,
                                                      default_cells,
                                                      efficiency_runs,

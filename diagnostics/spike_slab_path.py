@@ -10,7 +10,7 @@ same seed for every v0: posterior means of theta (filled circles where the
 Rao-Blackwellised inclusion probability is >= 0.5) and inclusion
 probabilities. Dashed: EP with the same prior (pac_particles.approx.ep.EPSpikeSlab;
 --no-ep to skip); the CSV also has EP at v0 = 0 (a Dirac spike, which SMC
-cannot do). The logic is pac_particles.apps.study.spike_slab_path.
+cannot do). The logic is lab.study.spike_slab_path.
 
 Caveat: as v0 / v1 shrinks z hardly moves under MCMC, so SMC's inclusion
 probabilities at small v0 come from reweighting the initial population and
@@ -44,7 +44,9 @@ from pac_particles.problem.data import validate_xy
 from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
 from pac_particles.approx.ep import EPSpikeSlab
 from pac_particles.apps.plots import plot_spike_slab_path, save, save_rows
-from pac_particles.apps.study import SpikeSlabPath, spike_slab_path
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study import SpikeSlabPath, spike_slab_path
 
 
 def _plot_estimate(ax, path, ep=None, threshold=0.5):

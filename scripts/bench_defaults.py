@@ -4,7 +4,7 @@ test AUCs side by side in one run.
 Each data set is split once (stratified 75/25, ``--seed``);
 ``PACBayesAUC(method=m)`` at its defaults (``lam="cv"`` included) and
 ``LogisticRegressionCV(scoring="roc_auc")`` are fitted on the same
-training rows (:func:`pac_particles.apps.study.speed.bench_defaults`).
+training rows (:func:`lab.study.speed.bench_defaults`).
 
     python scripts/bench_defaults.py --data-dir ../shared/datasets --repeat 5
     python scripts/bench_defaults.py --datasets colon --methods smc ep
@@ -14,12 +14,15 @@ References
 [RACL14] Ridgway, Alquier, Chopin & Liang (2014), PAC-Bayesian AUC
 classification and scoring, NIPS 27.
 """
+import sys
 import argparse
 import json
 import os
 
 from pac_particles.apps.tables import write_rows
-from pac_particles.apps.study.speed import (bench_defaults, load_benchmark_data,
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study.speed import (bench_defaults, load_benchmark_data,
                                        ratio_summary)
 
 DEFAULT_DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),

@@ -10,7 +10,7 @@ cross-validation (leave-one-out) AUC, and compares with
   GP-EP-AUC;
 * the same parallel EP written the way the paper describes it (appendix
   B.2: per-pair cavities ``d' V d`` and ``Lambda = S0^-1 + sum_ij K_ij d d'``,
-  O(P d^2 + d^3) per sweep), :func:`pac_particles.approx.ep.pairwise.pairwise_ep`,
+  O(P d^2 + d^3) per sweep), :func:`lab.reference.pairwise_ep.pairwise_ep`,
   as the naive baseline; it runs with the same damping and stopping rule and
   must land on the same fixed point (the maximum difference of the posterior
   means is printed).
@@ -33,6 +33,7 @@ Usage::
     python scripts/bench_ep.py --data-dir /path/to/shared/datasets
 """
 
+import sys
 import argparse
 import os
 import statistics
@@ -45,7 +46,9 @@ from pac_particles import parallel
 from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.approx.ep import (EPGP, EPLinear, KernelJitterWarning,
                               SquaredExponential)
-from pac_particles.approx.ep.pairwise import pairwise_ep
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.reference.pairwise_ep import pairwise_ep
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA_DIR = os.path.join(REPO, "..", "shared", "datasets")

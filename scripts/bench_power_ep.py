@@ -10,15 +10,19 @@ largest kappa each alpha converges at, then every fit that converged at or
 above the edge of plain EP's working range against one SMC run at its kappa
 (not on sonar: it is linearly separable, and at large lam SMC does not find
 the cone of tiny prior mass the posterior sits on). The logic lives in
-:mod:`pac_particles.apps.study.power_ep`.
+:mod:`lab.study.power_ep`.
 
     python scripts/bench_power_ep.py [--quick]
 """
+import os
+import sys
 import argparse
 import time
 
 from pac_particles.problem.datasets import DATASETS, load_dataset
-from pac_particles.apps.study.power_ep import (agreement_rows,
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study.power_ep import (agreement_rows,
                                           beyond_plain_ep_rows,
                                           convergence_rows, format_agreement,
                                           format_beyond, format_convergence,

@@ -17,6 +17,7 @@ References
 [RACL14, Table 1] Ridgway, Alquier, Chopin & Liang (2014), PAC-Bayesian
 AUC classification and scoring.
 """
+import sys
 import argparse
 import glob
 import os
@@ -30,8 +31,10 @@ from pac_particles.sklearn.baselines import LogisticBaseline, RankBoost
 from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.sklearn.estimator import PACBayesAUC
 from pac_particles.apps.tables import write_rows
-from pac_particles.apps.study import compare_scorers
-from pac_particles.apps.study.speed import paper_comparison
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study import compare_scorers
+from lab.study.speed import paper_comparison
 
 
 class _Subsampled:

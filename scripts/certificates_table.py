@@ -21,17 +21,20 @@ References
 [ARC16, Cor. 19] Alquier, Ridgway & Chopin (2016); [PRST21] Perez-Ortiz,
 Rivasplata, Shawe-Taylor & Szepesvari (2021).
 """
+import sys
 import argparse
 import os
 
 from pac_particles.apps.cli import parent_parsers
 from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.apps.tables import write_json, write_rows
-from pac_particles.apps.study.certificates import (
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study.certificates import (
     NEGATIVE_CONTROLS, certificate_row, classification_certificate_row,
     coverage, format_classification_table, format_negative_controls,
     format_table, negative_control_coverage)
-from pac_particles.apps.study.classification_tables import load_table_dataset
+from lab.study.classification_tables import load_table_dataset
 
 BUILT_IN = ("pima", "sonar", "breast_cancer")
 CSV = ("german_credit", "spectf", "dna", "colon")

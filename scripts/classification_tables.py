@@ -3,7 +3,7 @@ test misclassification rate, hinge and exponential losses of VB and SMC
 Gibbs posteriors (0-1, hinge, exponential losses), logistic regression, a
 sigmoid-kernel SVM and a tuned RBF SVM, on repeated stratified splits of
 breast cancer, SPECT heart and students dropout
-(:mod:`pac_particles.apps.study.classification_tables`).
+(:mod:`lab.study.classification_tables`).
 
 Writes ``rows.csv`` (one row per data set, split and method),
 ``summary.csv`` and ``tables.md`` (ours next to the dissertation's) to
@@ -16,12 +16,15 @@ Usage::
         --n-repeats 10 --no-smc
 """
 
+import sys
 import argparse
 import os
 
 from pac_particles.apps.cli import parent_parsers
 from pac_particles.apps.tables import write_rows
-from pac_particles.apps.study.classification_tables import (
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study.classification_tables import (
     DATASETS, classification_tables, format_tables, summarise)
 
 

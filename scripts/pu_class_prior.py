@@ -1,6 +1,6 @@
 """The PU class prior estimated against the true one, on the PU study's
 simulated data: penalised L1 distance and Elkan-Noto, with the coverage of
-their bootstrap intervals (:func:`pac_particles.apps.study.pu_classification.pu_prior_study`).
+their bootstrap intervals (:func:`lab.study.pu_classification.pu_prior_study`).
 
 Prints a Markdown table (mean estimate, sd, RMSE about the true pi,
 coverage and mean width of the intervals) and writes ``rows.csv`` to
@@ -13,12 +13,15 @@ Usage::
     python scripts/pu_class_prior.py --priors 0.2 0.5 --n 1000 --n-repeats 50
 """
 
+import sys
 import argparse
 import os
 
 from pac_particles.apps.cli import parent_parsers
 from pac_particles.apps.tables import write_rows
-from pac_particles.apps.study.pu_classification import (PRIOR_METHODS,
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study.pu_classification import (PRIOR_METHODS,
                                                    format_pu_prior_study,
                                                    pu_prior_study)
 

@@ -1,6 +1,6 @@
 """Positive-unlabelled classification by simulation: the ramp-loss PU
 Gibbs posterior against the fully labelled one, and the hinge loss's bias
-(:mod:`pac_particles.apps.study.pu_classification`).
+(:mod:`lab.study.pu_classification`).
 
 Prints a Markdown table of test errors (Bayes error, fully labelled and PU
 fits of the ramp and hinge losses) and writes ``rows.csv`` to ``--out``.
@@ -11,12 +11,15 @@ Usage::
     python scripts/pu_classification.py --methods vb smc --sizes 200 1000 4000
 """
 
+import sys
 import argparse
 import os
 
 from pac_particles.apps.cli import parent_parsers
 from pac_particles.apps.tables import write_rows
-from pac_particles.apps.study.pu_classification import format_pu_study, pu_study
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study.pu_classification import format_pu_study, pu_study
 
 
 def main(argv=None):

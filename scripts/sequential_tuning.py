@@ -7,7 +7,7 @@ standard error, and the values within one standard error of it), then the
 test AUC of the tuned estimator and of logistic regression on the held-out
 part (``--test-size``; the report kept 25%). Writes the table of every
 stage (one row per grid value) as CSV. The logic is
-``pac_particles.sklearn.sequential_tuning``.
+``lab.study.sequential_tuning``.
 
     python scripts/sequential_tuning.py --dataset pima
     python scripts/sequential_tuning.py --csv data.csv --target y \\
@@ -17,6 +17,7 @@ A ``--grid NAME=V1,V2,...`` is one stage (in the order given; repeat the
 option) over any ``PACBayesAUC`` parameter; without one, the report's five
 stages (``REPORT_ORDER``) on small grids.
 """
+import sys
 import argparse
 import os
 
@@ -29,7 +30,9 @@ from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
 from pac_particles.sklearn.estimator import PACBayesAUC
 from pac_particles.smc.posterior import POINT_ESTIMATES
 from pac_particles.apps.tables import write_rows
-from pac_particles.sklearn.sequential_tuning import sequential_tuning
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study.sequential_tuning import sequential_tuning
 
 #: The report's stages, in its order, on small grids (the report gives none)
 DEFAULT_GRIDS = ("len_chain=5,10,15", "n_particles=50,100,200",

@@ -15,6 +15,7 @@ Usage::
     python scripts/svgd_vs_smc.py --bandwidth 0.05 --n-pairs 20000
 """
 
+import sys
 import argparse
 import os
 
@@ -25,7 +26,9 @@ from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc
 from pac_particles.apps.tables import write_rows
-from pac_particles.apps.study import compare_with_smc, format_comparison
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study import compare_with_smc, format_comparison
 from pac_particles.approx.svgd import SVGD
 
 

@@ -2,13 +2,15 @@
 
 The subpackages form layers (``docs/architecture.md``)::
 
-    core < problem < approx < smc < bounds < sklearn < apps
+    core < problem < approx < smc < bounds < sklearn < apps < lab
 
 A module imports only from its own layer and the layers below it; every
-import counts, at the top of a module or inside a function. Private names
-(one leading underscore) stay inside their subpackage, and the tests use
-public names only. The facade ``pac_particles/__init__.py`` re-exports by
-name (strings), so it is outside the rule.
+import counts, at the top of a module or inside a function. ``lab/`` (the
+studies and reference implementations beside the package, outside the
+wheel) is the top layer: the package never imports it. Private names (one
+leading underscore) stay inside their subpackage, and the tests use public
+names only. The facade ``pac_particles/__init__.py`` re-exports by name
+(strings), so it is outside the rule.
 """
 
 import ast
@@ -16,36 +18,51 @@ import pathlib
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "pac_particles"
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "pac_particles"
+LAB = ROOT / "lab"
 TESTS = pathlib.Path(__file__).resolve().parent
-LAYERS = ("core", "problem", "approx", "smc", "bounds", "sklearn", "apps")
+LAYERS = ("core", "problem", "approx", "smc", "bounds", "sklearn", "apps", "lab")
+#: the top-level packages whose imports the rule reads
+TOP = ("pac_particles", "lab")
 
 
 def _modules():
+    """``(path, parts)`` of every module of the package and of the lab;
+    the lab's parts start with ``lab``, its layer."""
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(PACKAGE).with_suffix("").parts
         if parts == ("__init__",):
             continue
         yield path, parts
+    for path in sorted(LAB.rglob("*.py")):
+        yield path, path.relative_to(ROOT).with_suffix("").parts
+
+
+def _package_modules():
+    return [(path, parts) for path, parts in _modules() if parts[0] != "lab"]
 
 
 def _imports(path):
-    """``(module, names, line)`` of every ``pac_particles`` import of a file."""
+    """``(module, names, line)`` of every ``pac_particles`` or ``lab``
+    import of a file."""
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 raise AssertionError(f"{path}:{node.lineno}: relative import "
                                      "(the package imports absolutely)")
-            if node.module and node.module.split(".")[0] == "pac_particles":
+            if node.module and node.module.split(".")[0] in TOP:
                 yield node.module, [a.name for a in node.names], node.lineno
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] == "pac_particles":
+                if alias.name.split(".")[0] in TOP:
                     yield alias.name, [], node.lineno
 
 
 def _layer(dotted):
     parts = dotted.split(".")
+    if parts[0] == "lab":
+        return "lab"
     return parts[1] if len(parts) > 1 else None
 
 
@@ -75,11 +92,12 @@ def test_a_module_imports_only_its_layer_and_those_below(path, parts):
 @pytest.mark.parametrize("path, parts", list(_modules()),
                          ids=lambda v: "/".join(v) if isinstance(v, tuple) else "")
 def test_private_names_stay_in_their_subpackage(path, parts):
-    own = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+    own = parts[:-1]
     for module, names, line in _imports(path):
         private = [n for n in names if n.startswith("_")
                    and not n.startswith("__")]
-        source = tuple(module.split(".")[1:-1])
+        dotted = module.split(".")
+        source = tuple(dotted[:-1] if dotted[0] == "lab" else dotted[1:-1])
         assert not private or source == tuple(own), (
             f"{path}:{line} imports {private} from {module}: private names "
             "stay inside their subpackage")
@@ -106,12 +124,33 @@ def test_the_layer_check_rejects_an_import_from_above(tmp_path):
     assert all(LAYERS.index(layer) > LAYERS.index("core") for layer in layers)
 
 
+def test_the_package_never_imports_the_lab(tmp_path):
+    """The lab is the top layer: an import of it from the package (here
+    from apps, the package's top) is an import from above."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("from lab.study import compare_scorers\n")
+    [(module, _, _)] = list(_imports(bad))
+    assert LAYERS.index(_layer(module)) > LAYERS.index("apps")
+    assert not any(_layer(m) == "lab" for path, _ in _package_modules()
+                   for m, _, _ in _imports(path))
+
+
+def test_the_wheel_packages_no_lab_module():
+    """``setup.cfg`` finds ``pac_particles*`` only: the lab stays out."""
+    import setuptools
+    found = setuptools.find_packages(str(ROOT), include=["pac_particles*"])
+    assert "pac_particles" in found and "pac_particles.apps" in found
+    assert not [name for name in found if name.split(".")[0] == "lab"
+                or "study" in name.split(".")]
+    assert "include = pac_particles*" in (ROOT / "setup.cfg").read_text()
+
+
 #: the most lines a module of the package may have: one concept per module
 MAX_MODULE_LINES = 600
 
 
 def test_no_module_is_over_the_size_of_one_concept():
-    long = {"/".join(parts): n for path, parts in _modules()
+    long = {"/".join(parts): n for path, parts in _package_modules()
             if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
     assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
 

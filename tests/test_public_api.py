@@ -51,8 +51,6 @@ FLAT_LAYOUT_IMPORTS = [
     ("pac_particles.vb", "ClassificationVB", "pac_particles.approx.vb"),
     ("pac_particles.theorem_hyperparameters", "theorem_2_3",
      "pac_particles.bounds.theorem_hyperparameters"),
-    ("pac_particles.sequential_tuning", "sequential_tuning",
-     "pac_particles.sklearn.sequential_tuning"),
     ("pac_particles.pu_class_prior", "estimate_pu_prior",
      "pac_particles.sklearn.pu_class_prior"),
     ("pac_particles.priors", "SquaredExponential", "pac_particles.core.kernels"),

@@ -182,7 +182,7 @@ class SVGDResult(WeightedParticles):
     ``bayes_point``, ``componentwise_mode``, ``point_estimate``, ``ess``)
     are those of :class:`~pac_particles.core.weighted_particles.WeightedParticles`
     with ``weights = 1 / N``; compare them with SMC through
-    :func:`pac_particles.apps.study.compare_with_smc`. Its draws resample
+    ``lab.study.compare_with_smc`` (beside the package). Its draws resample
     the particles. SVGD gives no estimate of ``log Z``: ``log_evidence`` is
     NaN (SMC or EP for the evidence).
 

@@ -318,7 +318,7 @@ def plot_adjusted_variance(k, adjusted_var, names=None, ax=None, title=None,
     ----------
     k : (n_grid,) numbers of MCMC steps.
     adjusted_var : (n_grid, n_coefficients), e.g.
-        :meth:`pac_particles.apps.study.RepeatedRuns.adjusted_variance`
+        ``RepeatedRuns.adjusted_variance`` of ``lab/study``
         (``K x var over runs / mean estimated posterior variance``).
     names : coefficient names (default ``theta[j]``).
     ax : matplotlib Axes, optional.
@@ -361,7 +361,7 @@ def plot_boxplots_vs_k(values_by_name, ax=None, ylabel="", title=None,
     ----------
     values_by_name : dict ``name -> (k, values)``, ``k`` of shape (n_grid,)
         and ``values`` of shape (n_grid, n_runs) (e.g. ``log_z`` of
-        :class:`pac_particles.apps.study.RepeatedRuns` for standard and
+        ``RepeatedRuns`` of ``lab/study`` for standard and
         waste-free SMC). The grids may differ; NaNs are dropped.
     ax : matplotlib Axes, optional.
     ylabel, title, xlabel : str.
@@ -415,7 +415,7 @@ def plot_spike_slab_path(v0, means, inclusion_probs, names=None, ep=None,
     ----------
     v0 : (n_v0,) spike variances (> 0).
     means, inclusion_probs : (n_v0, d), e.g. from
-        :func:`pac_particles.apps.study.spike_slab_path`.
+        ``spike_slab_path`` of ``lab/study``.
     names : coefficient names (default ``theta[j]``).
     ep : tuple ``(v0, means, inclusion_probs)``, optional: an approximation
         (e.g. :class:`pac_particles.approx.ep.EPSpikeSlab`) overlaid as dashed lines

@@ -2,7 +2,7 @@
 
 Long computations (the tempering steps of :func:`~pac_particles.smc.posterior.run_smc`,
 cross-validation folds and ``lam`` grids in :mod:`pac_particles.sklearn.selection`,
-repeated runs in :mod:`pac_particles.apps.study`) report through one
+repeated runs of the studies in ``lab/``) report through one
 :class:`Progress` object, whose behaviour is chosen by the ``verbose``
 argument of the calling function:
 

@@ -14,8 +14,8 @@ Each kernel has a serial and a ``prange`` version; the public functions
 choose between them (:func:`pac_particles.core.parallel.dispatch`) and
 write into the arrays they are given:
 
-* :func:`gaussian_block` and :func:`sampled_gaussian` -- the terms of one
-  ``N(m, S)`` on a block of positives or on sampled pairs;
+* :func:`gaussian_block` -- the terms of one ``N(m, S)`` on a block of
+  positives;
 * :func:`inverse_pair_norms` and :func:`sampled_inverse_norms` -- ``1 /
   ||d_ij||`` (SVGD's pair scale, cached between its steps);
 * :func:`smoothed_block` and :func:`smoothed_sampled` -- the smoothed terms
@@ -33,7 +33,7 @@ from pac_particles.core import parallel
 from pac_particles.core.normal import cdf_pdf
 
 __all__ = ["CANCELLATION_RTOL", "gram_terms", "gaussian_block",
-           "sampled_gaussian", "pair_batch_sums", "BATCH_SUMS_FIXED", "inverse_pair_norms", "sampled_inverse_norms",
+           "pair_batch_sums", "BATCH_SUMS_FIXED", "inverse_pair_norms", "sampled_inverse_norms",
            "smoothed_block", "smoothed_sampled"]
 
 #: below this fraction of a_i + a_j, a_i + a_j - 2 b_ij has lost most of its
@@ -214,51 +214,6 @@ def _gaussian_block_serial(s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg,
                       u_row)
 
 
-@numba.njit(cache=True, nogil=True)
-def _sampled_gaussian_range(lo, hi, ip, jn, XS_pos, s_pos, s_neg, a_pos,
-                            a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov,
-                            kind, rtol, f, w, u):
-    """The exact kernel's pair terms for the sampled pairs ``lo..hi-1``."""
-    for b in range(lo, hi):
-        i = ip[b]
-        j = jn[b]
-        b_ij = 0.0
-        for k in range(X_neg.shape[1]):
-            b_ij += XS_pos[i, k] * X_neg[j, k]
-        fb, wb, ub = _gaussian_terms(gid_pos[i] == gid_neg[j],
-                                     s_pos[i] - s_neg[j], a_pos[i], a_neg[j],
-                                     b_ij, rtol)
-        if fb == _CANCELLED:
-            fb, wb, ub = _difference_terms(X_pos, i, X_neg, j, m, cov, kind)
-        f[b] = fb
-        w[b] = wb
-        u[b] = ub
-
-
-@numba.njit(cache=True, parallel=True)
-def _sampled_gaussian_parallel(n_chunks, ip, jn, XS_pos, s_pos, s_neg, a_pos,
-                               a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov,
-                               kind, rtol, f, w, u):
-    n = ip.shape[0]
-    for c in numba.prange(n_chunks):
-        _sampled_gaussian_range(c * n // n_chunks, (c + 1) * n // n_chunks,
-                                ip, jn, XS_pos, s_pos, s_neg, a_pos, a_neg,
-                                gid_pos, gid_neg, X_pos, X_neg, m, cov, kind,
-                                rtol, f, w, u)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sampled_gaussian_serial(n_chunks, ip, jn, XS_pos, s_pos, s_neg, a_pos,
-                             a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov,
-                             kind, rtol, f, w, u):
-    n = ip.shape[0]
-    for c in range(n_chunks):
-        _sampled_gaussian_range(c * n // n_chunks, (c + 1) * n // n_chunks,
-                                ip, jn, XS_pos, s_pos, s_neg, a_pos, a_neg,
-                                gid_pos, gid_neg, X_pos, X_neg, m, cov, kind,
-                                rtol, f, w, u)
-
-
 def gaussian_block(s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
                    X_neg, m, cov, kind, buf_b, buf_w, f_row, w_row, u_row):
     """Pair terms of one ``N(m, S)`` on a block of positives (rows of
@@ -273,19 +228,6 @@ def gaussian_block(s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos,
                                buf_b.size * parallel.NORMAL_CDF_ITEMS)
     kernel(s_pos, s_neg, a_pos, a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov,
            kind, CANCELLATION_RTOL, buf_b, buf_w, f_row, w_row, u_row)
-
-
-def sampled_gaussian(ip, jn, XS_pos, s_pos, s_neg, a_pos, a_neg, gid_pos,
-                     gid_neg, X_pos, X_neg, m, cov, kind, f, w, u):
-    """:func:`gaussian_block`'s terms ``Phi_b``, ``w_b``, ``u_b`` of the
-    sampled pairs ``(ip[b], jn[b])``, written to ``f``, ``w``, ``u``."""
-    kernel = parallel.dispatch(_sampled_gaussian_serial,
-                               _sampled_gaussian_parallel,
-                               ip.shape[0] * parallel.NORMAL_CDF_ITEMS)
-    # one chunk of pairs per thread: a call per pair would count references
-    kernel(numba.get_num_threads(), ip, jn, XS_pos, s_pos, s_neg, a_pos,
-           a_neg, gid_pos, gid_neg, X_pos, X_neg, m, cov, kind,
-           CANCELLATION_RTOL, f, w, u)
 
 
 # ------------------------- one Gaussian on a minibatch of pairs (VB, O(B d))

@@ -6,7 +6,6 @@
   ``lam`` (grid, K-fold, path, leave-one-out, evidence grid);
 * :mod:`~pac_particles.sklearn.committee` -- a posterior as a committee;
 * :mod:`~pac_particles.sklearn.baselines` -- logistic regression, RankBoost;
-* :mod:`~pac_particles.sklearn.sequential_tuning`,
-  :mod:`~pac_particles.sklearn.pu_class_prior`,
+* :mod:`~pac_particles.sklearn.pu_class_prior`,
   :mod:`~pac_particles.sklearn.model_file`.
 """

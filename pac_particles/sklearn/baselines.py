@@ -9,7 +9,7 @@
 ``decision_function``; no ``predict``) and scikit-learn estimators
 (``get_params``, ``clone``) that raise ``NotFittedError`` before ``fit``.
 
-:func:`pac_particles.apps.study.compare_scorers` puts them side by side with the
+``compare_scorers`` of ``lab/study`` (beside the package) puts them side by side with the
 Gibbs posteriors over repeated stratified splits (the benchmark table).
 
 Example

@@ -27,7 +27,7 @@ prior, the spike-and-slab Gibbs/slice move
 under :class:`~pac_particles.problem.priors.SpikeSlabPrior` (whose posterior
 inclusion probabilities are ``SMCPosterior.inclusion_probs``), the random walk
 otherwise. Studies of the sampler (efficiency of moves, repeated runs,
-the spike-and-slab path) live in :mod:`pac_particles.apps.study`.
+the spike-and-slab path) live beside the package, in ``lab/study``.
 
 Point estimates (``mean``, ``bayes_point``, ``componentwise_mode``; see
 :mod:`pac_particles.core.weighted_particles`) come from the weighted particles:

@@ -16,7 +16,7 @@ from pac_particles.problem.datasets import load_dataset
 from pac_particles.approx.ep import (EPConvergenceWarning, EPGP, EPLinear,
                               EPSpikeSlab, KernelJitterWarning,
                               SquaredExponential, pair_tilted_moments)
-from pac_particles.approx.ep.pairwise import pairwise_ep
+from lab.reference.pairwise_ep import pairwise_ep
 
 
 from builders import two_blobs

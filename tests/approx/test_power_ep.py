@@ -261,7 +261,7 @@ def test_fraction_survives_a_change_of_lam():
 
 
 def test_convergence_summary_gives_the_largest_and_the_unbroken_kappa():
-    from pac_particles.apps.study.power_ep import largest_converged
+    from lab.study.power_ep import largest_converged
     grid = {1.0: [True, True, False, False], 0.5: [True, False, True, False],
             0.25: [False, True, True, False]}
     rows = [dict(kappa=kappa, alpha=alpha, converged=ok)

@@ -6,7 +6,7 @@ from sklearn.metrics import accuracy_score, hinge_loss
 from sklearn.model_selection import StratifiedShuffleSplit
 
 from pac_particles.problem.datasets import load_dataset
-from pac_particles.apps.study.classification_tables import (
+from lab.study.classification_tables import (
     DISSERTATION, TABLES, classification_tables, format_tables,
     load_table_dataset, summarise, table_methods)
 

@@ -13,7 +13,7 @@ import pytest
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.apps.plots import (plot_adjusted_variance, plot_boxplots_vs_k,
                                  plot_spike_slab_path, save_rows)
-from pac_particles.apps.study import (RepeatedRuns, SpikeSlabPath,
+from lab.study import (RepeatedRuns, SpikeSlabPath,
                                  adjusted_variance, matched_sizes,
                                  repeated_runs, spike_slab_path)
 

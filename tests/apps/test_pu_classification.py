@@ -5,7 +5,7 @@ import pytest
 from scipy import integrate, optimize, stats
 
 from pac_particles.problem.risks import ClassificationRisk
-from pac_particles.apps.study.pu_classification import (bayes_error,
+from lab.study.pu_classification import (bayes_error,
                                                    format_pu_study,
                                                    gaussian_pu_sample,
                                                    pu_study)

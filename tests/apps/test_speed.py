@@ -1,8 +1,8 @@
-"""The default-fits benchmark's bookkeeping (pac_particles.apps.study.speed)."""
+"""The default-fits benchmark's bookkeeping (lab.study.speed)."""
 import numpy as np
 import pytest
 
-from pac_particles.apps.study import speed
+from lab.study import speed
 from builders import noisy_linear
 
 

@@ -1,5 +1,5 @@
 """The estimator's certificate holds on simulated data whose population AUC
-is known (pac_particles.apps.study.certificates.coverage), small sizes; and the
+is known (lab.study.certificates.coverage), small sizes; and the
 coverage harness has power: in settings where the correct kl bound is nearly
 tight it covers while the wrong variants (m = n, KL = 0) fail
 (``negative_control_coverage``). The 200-repetition study and the
@@ -13,7 +13,7 @@ import pytest
 from pac_particles.problem.auc import linear_auc_risk, split_risk
 from pac_particles.bounds import kl_bound
 from pac_particles.sklearn.estimator import PACBayesAUC
-from pac_particles.apps.study.certificates import (
+from lab.study.certificates import (
     NEGATIVE_CONTROLS, coordinate_score_sample, coverage, coverage_p_value,
     finite_gibbs_posterior, gaussian_population, kl_bound_variants,
     negative_control_coverage, posterior_draws_raw)

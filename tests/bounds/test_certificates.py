@@ -353,7 +353,7 @@ def test_classification_certificate_row_bounds_lie_above_the_training_error():
     [0, 1] and above the randomised classifier's training error it
     certifies; the dissertation's Corollary 11 is the linear bound of the
     same VB posterior, looser than its kl/Catoni certificate here."""
-    from pac_particles.apps.study.certificates import (
+    from lab.study.certificates import (
         classification_certificate_row, format_classification_table)
     rng = np.random.default_rng(5)
     X = rng.normal(size=(150, 3))

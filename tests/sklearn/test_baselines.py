@@ -88,7 +88,7 @@ def test_logistic_baseline_ranks_well_on_linear_data():
 
 def test_compare_scorers_uses_the_same_splits_for_every_scorer():
     from pac_particles.sklearn.baselines import LogisticBaseline
-    from pac_particles.apps.study import compare_scorers
+    from lab.study import compare_scorers
     X, y = _data(n=150)
     table = compare_scorers(X, y, {
         "logit": lambda seed: LogisticBaseline(random_state=seed),

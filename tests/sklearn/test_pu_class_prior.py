@@ -22,7 +22,7 @@ from pac_particles.sklearn.pu_class_prior import (PI_MAX, PriorEstimate,
                                           estimate_pu_prior,
                                           penalised_l1_distance,
                                           penalised_l1_prior)
-from pac_particles.apps.study.pu_classification import (format_pu_prior_study,
+from lab.study.pu_classification import (format_pu_prior_study,
                                                    gaussian_pu_sample,
                                                    pu_prior_study)
 

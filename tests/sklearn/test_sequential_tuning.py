@@ -1,4 +1,4 @@
-"""The student report's sequential tuning (pac_particles.sklearn.sequential_tuning)
+"""The student report's sequential tuning (lab.study.sequential_tuning)
 and the spike-and-slab path diagnostic on a CSV (the paper's DNA, Fig. 3)."""
 
 import importlib.util
@@ -15,7 +15,7 @@ from pac_particles.problem.auc import binary_labels
 from pac_particles.core.checks import InputError
 from pac_particles.sklearn.estimator import PACBayesAUC
 from pac_particles.sklearn.selection import stratified_folds
-from pac_particles.sklearn.sequential_tuning import sequential_tuning
+from lab.study.sequential_tuning import sequential_tuning
 
 matplotlib.use("Agg")
 ROOT = Path(__file__).resolve().parents[2]

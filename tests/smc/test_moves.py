@@ -407,7 +407,7 @@ def test_moves_plug_into_particles_directly():
 def test_compare_moves_matches_budgets_and_reports_refusals():
     """The efficiency study gives each move the random walk's budget of
     risk evaluations and reports moves that refuse the model."""
-    from pac_particles.apps.study import compare_moves, format_move_table
+    from lab.study import compare_moves, format_move_table
     X, y = two_d_problem(n=300)  # P > 20000: exact Gibbs refuses
     model = AUCGibbsModel(X, y, lam=100.0)
     rows = compare_moves(model, moves=["random_walk", "elliptical_slice", "exact_gibbs"],

@@ -7,7 +7,7 @@ from reference import AngularQuadrature
 
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc
-from pac_particles.apps.study.smc_efficiency import (GAUSSIAN_CELLS, Cell,
+from lab.study.smc_efficiency import (GAUSSIAN_CELLS, Cell,
                                                 coverage_table,
                                                 default_cells,
                                                 efficiency_runs,

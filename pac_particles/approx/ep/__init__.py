@@ -47,9 +47,9 @@ Modules: :mod:`~pac_particles.approx.ep.sites` (pair sites, numba pass),
 :mod:`~pac_particles.approx.ep.result` (:class:`EPResult`),
 :mod:`~pac_particles.approx.ep.prior_sites`, :mod:`~pac_particles.approx.loo`,
 :mod:`~pac_particles.approx.ep.base`, :mod:`~pac_particles.approx.ep.linear`,
-:mod:`~pac_particles.approx.ep.spike_slab`, :mod:`~pac_particles.approx.ep.gp`, and
-:mod:`~pac_particles.approx.ep.pairwise` (the paper's O(P d^2) formulation, a
-baseline and a check).
+:mod:`~pac_particles.approx.ep.spike_slab`, :mod:`~pac_particles.approx.ep.gp`.
+The paper's O(P d^2) formulation, a baseline and a check, lives beside the
+package in ``lab/reference/pairwise_ep.py``.
 
 Performance. The O(P) pair pass is one fused numba kernel (threaded with
 ``numba.prange`` on large problems, :mod:`pac_particles.core.parallel`); BLAS is
@@ -91,10 +91,9 @@ from pac_particles.approx.ep.core import EPConvergenceWarning
 from pac_particles.approx.ep.result import EPResult
 from pac_particles.approx.ep.gp import EPGP
 from pac_particles.approx.ep.linear import EPLinear
-from pac_particles.approx.ep.pairwise import PairwiseEPResult, pairwise_ep
 from pac_particles.approx.ep.sites import pair_tilted_moments
 from pac_particles.approx.ep.spike_slab import EPSpikeSlab
 
 __all__ = ["EPLinear", "EPClassification", "EPSpikeSlab", "EPGP", "EPResult", "SquaredExponential",
            "EPConvergenceWarning", "KernelJitterWarning",
-           "pair_tilted_moments", "pairwise_ep", "PairwiseEPResult"]
+           "pair_tilted_moments"]

@@ -519,7 +519,7 @@ def _check_finite_result(res, label):
             raise FloatingPointError(f"{label}: {name} is not finite")
 
 
-def _check_fit_options(damping, tol, max_sweeps):
+def check_fit_options(damping, tol, max_sweeps):
     """``(damping, tol, max_sweeps)`` checked: damping in (0, 1], tol > 0,
     max_sweeps an integer >= 1."""
     damping = check_positive(damping, "damping")

@@ -48,7 +48,7 @@ from pac_particles.problem.problem import as_problem
 from pac_particles.core.gaussian import gp_predictive, jittered_cholesky
 from pac_particles.core.kernels import SquaredExponential, kernel_diag
 from pac_particles.approx.ep.base import _EPBase, _check_bounds, _maximise
-from pac_particles.approx.ep.core import (_check_alpha, _check_finite_result, _check_fit_options,
+from pac_particles.approx.ep.core import (_check_alpha, _check_finite_result, check_fit_options,
                    _Sites)
 from pac_particles.approx.ep.prior_sites import _FixedGaussianPrior
 
@@ -94,7 +94,7 @@ class EPGP(_EPBase):
                    max_sweeps=500, alpha=1.0):
         self._setup_problem(problem)
         self.alpha = _check_alpha(alpha)
-        self.damping, self.tol, self.max_sweeps = _check_fit_options(
+        self.damping, self.tol, self.max_sweeps = check_fit_options(
             damping, tol, max_sweeps)
         n = self.data.n
         if kernel is None:

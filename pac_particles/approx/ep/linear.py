@@ -53,7 +53,7 @@ from pac_particles.core.checks import InputError, check_choice
 from pac_particles.core.gaussian import span_factor
 from pac_particles.problem.problem import as_problem
 from pac_particles.approx.ep.base import _EPBase, _check_bounds, _maximise, site_layout
-from pac_particles.approx.ep.core import _check_alpha, _check_finite_result, _check_fit_options
+from pac_particles.approx.ep.core import _check_alpha, _check_finite_result, check_fit_options
 from pac_particles.approx.ep.prior_sites import _FixedGaussianPrior
 
 
@@ -189,7 +189,7 @@ class EPLinear(_EPBase):
             raise InputError("prior_var must be finite and > 0")
         self.prior_var = pv
         self.space = check_choice(space, "space", ("auto", "primal", "score"))
-        self.damping, self.tol, self.max_sweeps = _check_fit_options(
+        self.damping, self.tol, self.max_sweeps = check_fit_options(
             damping, tol, max_sweeps)
         self._sites = self._input_sites()
 

@@ -40,7 +40,7 @@ from pac_particles.problem.problem import as_problem
 from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.approx.ep.base import _EPBase, _maximise
 from pac_particles.approx.ep.core import (EPConvergenceWarning, _check_alpha, _check_finite_result,
-                   _check_fit_options)
+                   check_fit_options)
 from pac_particles.approx.ep.prior_sites import _SpikeSlabSites
 
 
@@ -101,7 +101,7 @@ class EPSpikeSlab(_EPBase):
             raise InputError("EPSpikeSlab takes scalar p, v0 and v1")
         self.p, self.v0, self.v1 = (float(prior.p), float(prior.v0),
                                     float(prior.v1))
-        self.damping, self.tol, self.max_sweeps = _check_fit_options(
+        self.damping, self.tol, self.max_sweeps = check_fit_options(
             damping, tol, max_sweeps)
         self._sites = self._input_sites()
 

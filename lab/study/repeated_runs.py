@@ -6,7 +6,7 @@ adjusted variance of their estimates.
 over a grid of chain lengths, with seeds ``seed + r`` for run ``r`` at every
 grid point, spread over joblib processes, and returns tidy arrays
 (:class:`RepeatedRuns`): log Z, posterior means and variances of the first
-coefficients, costs. It serves :func:`pac_particles.apps.study.compare_moves`,
+coefficients, costs. It serves :func:`lab.study.compare_moves`,
 :func:`adjusted_variance` (``K x var over runs of the posterior-mean
 estimates / mean estimated posterior variance``, the SMC-AUC student report's
 figure 4; ``diagnostics/adjusted_variance.py``) and the box plots of log Z vs
@@ -19,7 +19,7 @@ are shared among the ``n_jobs`` processes (:func:`pac_particles.core.parallel.th
 
 Example
 -------
->>> from pac_particles.apps.study import matched_sizes
+>>> from lab.study import matched_sizes
 >>> ks, m, chains = matched_sizes([1, 2, 5], 100, wastefree=True)
 >>> ks.tolist(), m.tolist(), chains.tolist()      # waste-free needs K >= 2
 ([2, 5], [50, 20], [2, 5])

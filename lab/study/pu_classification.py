@@ -22,7 +22,7 @@ Example
 -------
 ::
 
-    from pac_particles.apps.study.pu_classification import (format_pu_study,
+    from lab.study.pu_classification import (format_pu_study,
                                                        pu_study)
     rows = pu_study(priors=(0.85,), sizes=(200,), n_repeats=2)
     print(format_pu_study(rows))

@@ -18,7 +18,7 @@ Example
 -------
 ::
 
-    from pac_particles.apps.study.speed import bench_defaults, load_benchmark_data
+    from lab.study.speed import bench_defaults, load_benchmark_data
     data = {"pima": load_benchmark_data("pima")}
     rows = bench_defaults(data, methods=("ep", "vb"), seed=0)
     rows[0]["ratio"], rows[0]["test_auc"]
@@ -239,7 +239,7 @@ PAPER_TABLE2 = {
 
 
 def paper_comparison(name, table):
-    """Markdown cells comparing a :func:`pac_particles.apps.study.compare_scorers`
+    """Markdown cells comparing a :func:`lab.study.compare_scorers`
     table of data set ``name`` with the paper: per method, our test AUC
     minus the paper's Table 1 figure and our mean fit time over the paper's
     Table 2 figure (ours includes the choice of ``lam`` and, for GP-EP, of

@@ -13,7 +13,7 @@ Example
 ::
 
     from pac_particles.problem.datasets import load_dataset
-    from pac_particles.apps.study import spike_slab_path
+    from lab.study import spike_slab_path
     X, y, _ = load_dataset("pima")
     path = spike_slab_path(X, y, lam=len(y), v0_grid=[1e-3, 1e-2, 1e-1],
                            n_particles=200, seed=0)
@@ -37,7 +37,7 @@ from pac_particles.core import parallel
 from pac_particles.problem.data import validate_xy
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.problem.priors import SpikeSlabPrior
-from pac_particles.apps.study.repeated_runs import _study_run
+from lab.study.repeated_runs import _study_run
 
 __all__ = ["SpikeSlabPath", "spike_slab_path"]
 
@@ -114,7 +114,7 @@ def spike_slab_path(X, y, lam, v0_grid, p=None, v1=1.0, n_particles=200,
         ``1 - exp(-1/d)``).
     n_particles, len_chain, wastefree, seed : as
         :func:`~pac_particles.smc.posterior.run_smc`.
-    n_jobs, numba_threads : as :func:`~pac_particles.apps.study.repeated_runs`.
+    n_jobs, numba_threads : as :func:`~lab.study.repeated_runs`.
 
     Returns
     -------

@@ -5,7 +5,7 @@ evaluations.
 the chain length that spends the reference move's budget of risk
 evaluations (an elliptical slice step [MAM10] costs several, a random-walk
 step one), runs independent waste-free samplers [DC22] with each
-(:func:`~pac_particles.apps.study.repeated_runs`) and reports the variance x time
+(:func:`~lab.study.repeated_runs`) and reports the variance x time
 of log Z and of a posterior mean relative to the reference;
 :func:`format_move_table` prints the rows (``diagnostics/compare_moves.py``).
 
@@ -15,7 +15,7 @@ Example
 
     from pac_particles.problem.datasets import load_dataset
     from pac_particles.smc.models import AUCGibbsModel
-    from pac_particles.apps.study import compare_moves, format_move_table
+    from lab.study import compare_moves, format_move_table
     X, y, _ = load_dataset("pima")
     rows = compare_moves(AUCGibbsModel(X, y, lam=len(y)), n_runs=20,
                          label="pima")
@@ -34,7 +34,7 @@ import numpy as np
 from pac_particles.core.checks import InputError, check_count
 from pac_particles.smc.moves import make_move
 from pac_particles.core import parallel
-from pac_particles.apps.study.repeated_runs import _study_run, repeated_runs
+from lab.study.repeated_runs import _study_run, repeated_runs
 
 __all__ = ["compare_moves", "format_move_table"]
 

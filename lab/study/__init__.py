@@ -1,20 +1,22 @@
 """Studies of the samplers and scorers: the logic behind ``diagnostics/`` and
 the comparison scripts, kept out of the library modules.
 
-* :mod:`~pac_particles.apps.study.repeated_runs`: independent SMC runs over a grid
+* :mod:`~lab.study.repeated_runs`: independent SMC runs over a grid
   of chain lengths, the adjusted variance of their estimates, matched
   standard / waste-free sizes [DC22];
-* :mod:`~pac_particles.apps.study.moves`: efficiency of MCMC moves at an equal
+* :mod:`~lab.study.moves`: efficiency of MCMC moves at an equal
   budget of risk evaluations;
-* :mod:`~pac_particles.apps.study.spike_slab_path`: the regularisation path in the
+* :mod:`~lab.study.spike_slab_path`: the regularisation path in the
   spike variance ``v0`` [RACL14, Fig. 3];
-* :mod:`~pac_particles.apps.study.svgd_vs_smc`: SVGD [LW16] against tempering SMC;
-* :mod:`~pac_particles.apps.study.scorers`: test AUC of scorers on repeated
-  splits (the benchmark table).
+* :mod:`~lab.study.svgd_vs_smc`: SVGD [LW16] against tempering SMC;
+* :mod:`~lab.study.scorers`: test AUC of scorers on repeated
+  splits (the benchmark table);
+* :mod:`~lab.study.sequential_tuning`: the student report's one-at-a-time
+  K-fold tuning of the sampler's settings.
 
 Example
 -------
->>> from pac_particles import study
+>>> from lab import study
 >>> study.MATCHES                 # how matched_sizes pairs the two schemes
 ('particles', 'budget')
 
@@ -28,12 +30,12 @@ general purpose Bayesian inference algorithm. NIPS 29.
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
-from pac_particles.apps.study.moves import compare_moves, format_move_table
-from pac_particles.apps.study.repeated_runs import (MATCHES, RepeatedRuns, adjusted_variance,
+from lab.study.moves import compare_moves, format_move_table
+from lab.study.repeated_runs import (MATCHES, RepeatedRuns, adjusted_variance,
                             matched_sizes, repeated_runs)
-from pac_particles.apps.study.scorers import compare_scorers
-from pac_particles.apps.study.spike_slab_path import SpikeSlabPath, spike_slab_path
-from pac_particles.apps.study.svgd_vs_smc import compare_with_smc, format_comparison
+from lab.study.scorers import compare_scorers
+from lab.study.spike_slab_path import SpikeSlabPath, spike_slab_path
+from lab.study.svgd_vs_smc import compare_with_smc, format_comparison
 
 __all__ = ["repeated_runs", "RepeatedRuns", "adjusted_variance",
            "matched_sizes", "MATCHES", "compare_moves", "format_move_table",

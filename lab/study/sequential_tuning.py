@@ -47,7 +47,7 @@ Example
 
     from pac_particles.problem.datasets import load_dataset
     from pac_particles.sklearn.estimator import PACBayesAUC
-    from pac_particles.sklearn.sequential_tuning import sequential_tuning
+    from lab.study.sequential_tuning import sequential_tuning
     X, y, _ = load_dataset("pima")
     est = PACBayesAUC(lam=500.0, n_particles=50, len_chain=5)
     tuning = sequential_tuning(est, X, y, [("len_chain", [5, 10]),

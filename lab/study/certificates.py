@@ -31,7 +31,7 @@ Example
 ::
 
     from pac_particles.problem.datasets import load_dataset
-    from pac_particles.apps.study.certificates import (
+    from lab.study.certificates import (
         NEGATIVE_CONTROLS, certificate_row, coverage,
         negative_control_coverage)
     X, y, _ = load_dataset("pima")

@@ -50,7 +50,7 @@ Example
 
     from pac_particles.problem.datasets import load_dataset
     from pac_particles.smc.models import AUCGibbsModel
-    from pac_particles.apps.study.smc_efficiency import (
+    from lab.study.smc_efficiency import (
         default_cells, efficiency_runs, efficiency_table)
     X, y, _ = load_dataset("pima")
     rows = efficiency_runs({"pima": AUCGibbsModel(X, y, lam=len(y))},

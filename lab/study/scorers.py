@@ -11,7 +11,7 @@ Example
 ::
 
     from pac_particles.sklearn.baselines import LogisticBaseline, RankBoost
-    from pac_particles.apps.study import compare_scorers
+    from lab.study import compare_scorers
     table = compare_scorers(X, y, {
         "logistic": lambda seed: LogisticBaseline(random_state=seed),
         "rankboost": lambda seed: RankBoost(n_rounds=200)}, n_repeats=5)

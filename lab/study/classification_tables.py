@@ -31,7 +31,7 @@ Example
 -------
 ::
 
-    from pac_particles.apps.study.classification_tables import (
+    from lab.study.classification_tables import (
         classification_tables, format_tables, summarise)
     rows = classification_tables(["breast_cancer"], n_repeats=2, smc=False)
     print(format_tables(summarise(rows)))

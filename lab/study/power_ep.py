@@ -26,7 +26,7 @@ Example
 ::
 
     from pac_particles.problem.datasets import load_dataset
-    from pac_particles.apps.study.power_ep import (smc_reference, agreement_rows,
+    from lab.study.power_ep import (smc_reference, agreement_rows,
                                               format_agreement)
     X, y, _ = load_dataset("pima")
     ref = smc_reference(X, y, lam=len(y), n_particles=1000, seeds=(0, 1))

@@ -20,7 +20,7 @@ Example
 ::
 
     from pac_particles.approx.ep import EPLinear
-    from pac_particles.approx.ep.pairwise import pairwise_ep
+    from lab.reference.pairwise_ep import pairwise_ep
     ep = EPLinear(X, y, lam=len(y), tol=1e-8)
     res = pairwise_ep(ep.data.X, ep.data.y, lam=len(y), tol=1e-8)
     abs(res.log_z - ep.fit().log_z)            # ~ 1e-8
@@ -41,7 +41,7 @@ from scipy import linalg
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.problem.data import validate_xy
 from pac_particles.problem.risks import AUCRisk, duplicate_groups
-from pac_particles.approx.ep.core import _check_fit_options
+from pac_particles.approx.ep.core import check_fit_options
 from pac_particles.approx.ep.sites import pair_energy, pair_tilted_moments
 
 __all__ = ["PairwiseEPResult", "pairwise_ep"]
@@ -81,7 +81,7 @@ def pairwise_ep(X, y, lam, prior_var=1.0, damping=0.7, tol=1e-3,
     """
     data = validate_xy(X, y, drop_constant=False)
     lam = check_positive(lam, "lam")
-    damping, tol, max_sweeps = _check_fit_options(damping, tol, max_sweeps)
+    damping, tol, max_sweeps = check_fit_options(damping, tol, max_sweeps)
     d = data.d
     pv = np.asarray(prior_var, dtype=float)
     pv = np.full(d, float(pv)) if pv.ndim == 0 else pv

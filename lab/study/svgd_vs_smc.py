@@ -13,7 +13,7 @@ Example
     from pac_particles.smc.posterior import run_smc
     from pac_particles.approx.svgd import SVGD
     from pac_particles.smc.models import AUCGibbsModel
-    from pac_particles.apps.study import compare_with_smc, format_comparison
+    from lab.study import compare_with_smc, format_comparison
     sv = SVGD(X_train, y_train, lam=len(y_train), seed=0).fit()
     smc = run_smc(AUCGibbsModel(X_train, y_train, lam=len(y_train)), seed=0)
     print(format_comparison(*compare_with_smc(sv, smc, X_test, y_test)))
