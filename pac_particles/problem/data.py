@@ -33,6 +33,7 @@ import numpy as np
 from pac_particles.problem.auc import binary_labels
 from pac_particles.problem.row_pools import InMemoryRows
 from pac_particles.core.checks import InputError, check_positive
+from pac_particles.core.compat import moved_names
 
 __all__ = ["AUCData", "DesignData", "validate_xy", "classification_data",
            "check_lam", "kept_columns"]
@@ -362,17 +363,11 @@ def check_lam(lam, name="lam"):
     return check_positive(lam, name)
 
 
-#: the loaders that moved to :mod:`pac_particles.problem.datasets`; read
-#: from here (``pac_particles.data.load_dataset`` of the flat layout) they
-#: keep working
-_LOADERS = ("load_dataset", "load_csv", "load_csv_features", "read_csv_table",
-            "encode_labels", "CSVIndexWarning", "LabelChoiceWarning",
-            "DATASETS")
-
-
-def __getattr__(name):
-    if name in _LOADERS:
-        # on first use: datasets.py imports pandas, which validation needs not
-        from pac_particles.problem import datasets
-        return getattr(datasets, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: the loaders that moved to :mod:`pac_particles.problem.datasets`: read from
+#: here (``pac_particles.data.load_dataset`` of the flat layout) they keep
+#: working, with a DeprecationWarning, loaded on first use (datasets.py
+#: imports pandas, which validation needs not)
+__getattr__ = moved_names(__name__, {
+    name: "pac_particles.problem.datasets" for name in (
+        "load_dataset", "load_csv", "load_csv_features", "read_csv_table",
+        "encode_labels", "CSVIndexWarning", "LabelChoiceWarning", "DATASETS")})
