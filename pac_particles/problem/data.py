@@ -182,7 +182,8 @@ def _class_ordered(X, positives, columns):
     """The ``columns`` of the rows of ``X`` with ``positives``, then of the
     others (each in input order), in one new C-contiguous array: copied in
     blocks of rows, so that no temporary array holds more than a block
-    (``np.compress(out=...)`` was 8x slower)."""
+    (``np.compress(out=...)`` was several times slower: docs/benchmarks.md,
+    "Scale: a million rows and more")."""
     n_pos = int(np.count_nonzero(positives))
     out = np.empty((X.shape[0], columns.size))
     every = columns.size == X.shape[1]
