@@ -79,10 +79,11 @@ import numpy as np
 from pac_particles.core import parallel
 from pac_particles.problem.auc import binary_labels, blocked_linear_risk, split_risk
 from pac_particles.core.checks import InputError, check_choice, check_count, check_pu_prior
-from pac_particles.problem.losses import LOSSES, MarginLoss, get_loss
+from pac_particles.problem.losses import LOSSES, get_loss
+from pac_particles.problem.point_kernels import point_kernels
 
 __all__ = ["Risk", "AUCRisk", "SampledAUCRisk", "ClassificationRisk",
-           "LOSSES", "PAIR_SAMPLINGS", "duplicate_groups", "point_kernels"]
+           "LOSSES", "PAIR_SAMPLINGS", "duplicate_groups"]
 
 
 
@@ -422,49 +423,6 @@ def _balanced_sequence(rng, m, size):
 
 
 # ---------------------------------------------------------------- point risks
-
-#: compiled point kernels per loss (:func:`point_kernels`)
-_POINT_KERNELS = {}
-
-
-def point_kernels(loss: MarginLoss):
-    """``(serial, parallel)`` numba kernels of the weighted loss of the
-    margins ``signs * scores[r]`` of each row r, ``loss.point`` inlined.
-
-    Compiled on first use per process, not cached on disk: numba caches no
-    kernel that closes over a function (the loss), and a loss passed as an
-    argument instead would be a call through a pointer in the inner loop,
-    several times slower than the inlined loss.
-    """
-    kernels = _POINT_KERNELS.get(loss)
-    if kernels is not None:
-        return kernels
-    point = numba.njit(inline="always")(loss.point)
-
-    @numba.njit(nogil=True)
-    def row(scores, r, signs, weights):
-        total = 0.0
-        for i in range(signs.shape[0]):
-            total += weights[i] * point(signs[i] * scores[r, i])
-        return total
-
-    @numba.njit(parallel=True)
-    def rows_parallel(scores, signs, weights):
-        out = np.empty(scores.shape[0])
-        for r in numba.prange(scores.shape[0]):
-            out[r] = row(scores, r, signs, weights)
-        return out
-
-    @numba.njit
-    def rows_serial(scores, signs, weights):
-        out = np.empty(scores.shape[0])
-        for r in range(scores.shape[0]):
-            out[r] = row(scores, r, signs, weights)
-        return out
-
-    kernels = _POINT_KERNELS[loss] = (rows_serial, rows_parallel)
-    return kernels
-
 
 class ClassificationRisk(Risk):
     """The point risk ``r_n = (1/n) sum_i loss(y_i s_i)`` of binary
