@@ -23,8 +23,6 @@ the command line's ``--help`` stay fast.
 """
 
 import importlib
-import importlib.abc
-import importlib.util
 import sys
 
 __version__ = "0.1.0"
@@ -53,7 +51,8 @@ __all__ = sorted(_EXPORTS) + ["__version__"]
 
 #: module paths of the flat layout before the layered subpackages
 #: (``pac_particles.models`` is now ``pac_particles.smc.models``): they stay
-#: importable, as the same module objects (:class:`_MovedModules`)
+#: importable, as the same module objects, with a DeprecationWarning until
+#: the next minor version (:mod:`pac_particles.core.compat`)
 MOVED = {
     "auc": "problem.auc",
     "baselines": "sklearn.baselines",
@@ -111,37 +110,16 @@ def __dir__():
 def moved_to(fullname):
     """The current name of a module path of the flat layout
     (``pac_particles.ep.base`` -> ``pac_particles.approx.ep.base``), or None."""
-    prefix = __name__ + "."
-    if not fullname.startswith(prefix):
-        return None
-    old = fullname[len(prefix):]
-    for key in sorted(MOVED, key=len, reverse=True):
-        if old == key or old.startswith(key + "."):
-            return prefix + MOVED[key] + old[len(key):]
-    return None
+    return _FINDER.moved_to(fullname)
 
 
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports of an old module path return the module at its new path:
-    the same object, so classes, pickles and ``isinstance`` agree."""
+# the old module paths import with a DeprecationWarning; first on the path:
+# a submodule of an old package path (pac_particles.ep.base) would otherwise
+# load a second time under that name from its __path__
+from pac_particles.core.compat import MovedModules  # noqa: E402
 
-    def find_spec(self, fullname, path=None, target=None):
-        if moved_to(fullname) is None:
-            return None
-        return importlib.util.spec_from_loader(fullname, self)
-
-    def create_module(self, spec):
-        module = importlib.import_module(moved_to(spec.name))
-        self._spec = module.__spec__
-        return module
-
-    def exec_module(self, module):
-        # the import system stamped the old name's spec on the module:
-        # give it back its own
-        module.__spec__ = self._spec
-
-
-if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
-    # first: a submodule of an old package path (pac_particles.ep.base)
-    # would otherwise load a second time under that name from its __path__
-    sys.meta_path.insert(0, _MovedModules())
+_FINDER = next((f for f in sys.meta_path if isinstance(f, MovedModules)
+                and f.package == __name__), None)
+if _FINDER is None:
+    _FINDER = MovedModules(__name__, MOVED)
+    sys.meta_path.insert(0, _FINDER)

@@ -24,25 +24,30 @@ from pac_particles.sklearn.classifier import PACBayesClassifier
 from pac_particles.apps.cli import logistic_classifier
 from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.smc.models import ClassificationGibbsModel
-from pac_particles.problem.risks import LOSSES, _point_loss
+from pac_particles.problem.losses import get_loss
 
 
-@numba.njit(parallel=True, cache=True)
-def fused_risk(theta, XT, signs, weights, code):
+def fused_risk(loss):
     """Scores and losses in one pass per particle, ``XT`` (d, n): the
-    candidate that avoids writing the (N, n) score matrix."""
-    out = np.empty(theta.shape[0])
-    for r in numba.prange(theta.shape[0]):
-        s = np.zeros(XT.shape[1])
-        for k in range(XT.shape[0]):
-            t = theta[r, k]
+    candidate that avoids writing the (N, n) score matrix (the loss of the
+    table inlined, as in the risk's own kernels)."""
+    point = numba.njit(inline="always")(get_loss(loss).point)
+
+    @numba.njit(parallel=True)
+    def risk(theta, XT, signs, weights):
+        out = np.empty(theta.shape[0])
+        for r in numba.prange(theta.shape[0]):
+            s = np.zeros(XT.shape[1])
+            for k in range(XT.shape[0]):
+                t = theta[r, k]
+                for i in range(XT.shape[1]):
+                    s[i] += t * XT[k, i]
+            total = 0.0
             for i in range(XT.shape[1]):
-                s[i] += t * XT[k, i]
-        total = 0.0
-        for i in range(XT.shape[1]):
-            total += weights[i] * _point_loss(signs[i] * s[i], code)
-        out[r] = total
-    return out
+                total += weights[i] * point(signs[i] * s[i])
+            out[r] = total
+        return out
+    return risk
 
 
 def numpy_risk(theta, X, signs, loss):
@@ -97,14 +102,14 @@ def main():
             Z = risk.ordered(model.data.X)
             theta = rng.normal(size=(args.particles, Z.shape[1])) * 0.3
             ZT = np.ascontiguousarray(Z.T)
-            code = LOSSES.index(loss)
+            fused = fused_risk(loss)
             np.testing.assert_allclose(
                 risk.linear(theta, Z), numpy_risk(theta, Z, risk.signs, loss),
                 atol=1e-12)
             kernel, plain, fused = best_rates([
                 lambda: risk.linear(theta, Z),
                 lambda: numpy_risk(theta, Z, risk.signs, loss),
-                lambda: fused_risk(theta, ZT, risk.signs, risk.weights, code)],
+                lambda: fused(theta, ZT, risk.signs, risk.weights)],
                 len(theta), args.repeats)
             print(f"{name:17s} {loss:9s} {Z.shape[0]:5d} {Z.shape[1]:3d} "
                   f"{kernel:10.0f} {plain:10.0f} {fused:10.0f} "

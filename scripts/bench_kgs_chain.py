@@ -11,7 +11,7 @@ and waste-free SMC (:func:`pac_particles.smc.posterior.run_smc` with
 ``lam = m log((1 - q) / q)``, ``evidence="tempering"``) each estimate the
 Bayes point ``E[w]`` in ``--repeats`` independent runs; the ESS of a method
 is ``tr Cov_post(w) / tr Cov_runs(estimate)`` and is divided by the mean
-wall time of a run (:func:`pac_particles.smc.kernel_gibbs_sampler.compare_with_smc`).
+wall time of a run (``lab.study.kgs_efficiency.compare_with_smc``).
 Also printed: each method's own single-run ESS (ArviZ bulk ESS of the chain;
 ``1 / sum W^2`` of the SMC weights) per second, and the agreement of the
 two means.
@@ -21,8 +21,12 @@ two means.
 """
 import argparse
 import os
+import sys
 
-from pac_particles.smc.kernel_gibbs_sampler import compare_with_smc, sphere_data
+from pac_particles.smc.kernel_gibbs_sampler import sphere_data
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study.kgs_efficiency import compare_with_smc
 
 PROBLEMS = {"sphere": dict(m=100, dim=3, q=0.05),
             "sphere10": dict(m=100, dim=10, q=0.1)}

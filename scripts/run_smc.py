@@ -3,7 +3,7 @@ written out by hand.
 
 The data go into :class:`pac_particles.smc.models.AUCGibbsModel` (a
 ``particles`` static model whose log-likelihood is ``-lam * R_n``); the
-Feynman-Kac model is :class:`pac_particles.smc.models.RobustAdaptiveTempering`
+Feynman-Kac model is :class:`pac_particles.smc.tempering.RobustAdaptiveTempering`
 (``particles.smc_samplers.AdaptiveTempering`` works too) with waste-free
 chains of the package's default move (:func:`pac_particles.smc.moves.default_move`);
 ``particles.SMC`` runs it. The script then checks that the tempering reached
@@ -34,8 +34,8 @@ from sklearn.model_selection import train_test_split
 from pac_particles.problem.auc import auc_risk
 from pac_particles.apps.cli import parent_parsers
 from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset
-from pac_particles.smc.models import (AUCGibbsModel, RobustAdaptiveTempering,
-                                  check_reached_target)
+from pac_particles.smc.models import AUCGibbsModel
+from pac_particles.smc.tempering import RobustAdaptiveTempering, check_reached_target
 from pac_particles.smc.moves import default_move
 from pac_particles.smc.posterior import SMCPosterior
 from pac_particles.apps.tables import write_json

@@ -220,8 +220,9 @@ def assert_smc_matches_quadrature(X, y, lam, run, n_runs=5, margins="pairs"):
 def grid_log_z(X, y, lam, loss, prior_var=1.0, half_width=6.0, size=401):
     """``log Z = log E_prior[exp(-lam r_n(theta))]`` in d = 2 by the
     trapezoid rule on a square grid (prior N(0, prior_var I), no
-    intercept, plain-numpy losses): the reference for losses that are not
-    scale-invariant. Also returns the posterior mean."""
+    intercept, plain-numpy losses: a name, or a function of the margins):
+    the reference for losses that are not scale-invariant. Also returns the
+    posterior mean."""
     sd = np.sqrt(prior_var)
     t = np.linspace(-half_width * sd, half_width * sd, size)
     T1, T2 = np.meshgrid(t, t, indexing="ij")
@@ -231,7 +232,8 @@ def grid_log_z(X, y, lam, loss, prior_var=1.0, half_width=6.0, size=401):
               "hinge": lambda u: np.maximum(0.0, 1.0 - u),
               "exponential": lambda u: np.exp(-u),
               "ramp": lambda u: 0.5 * np.clip(1.0 - u, 0.0, 2.0)}
-    log_f = (-lam * losses[loss](u).mean(axis=1)
+    loss = losses[loss] if isinstance(loss, str) else loss
+    log_f = (-lam * loss(u).mean(axis=1)
              - 0.5 * np.sum(theta**2, axis=1) / prior_var
              - np.log(2 * np.pi * prior_var))
     shift = log_f.max()

@@ -12,7 +12,9 @@ the comparison scripts, kept out of the library modules.
 * :mod:`~lab.study.scorers`: test AUC of scorers on repeated
   splits (the benchmark table);
 * :mod:`~lab.study.sequential_tuning`: the student report's one-at-a-time
-  K-fold tuning of the sampler's settings.
+  K-fold tuning of the sampler's settings;
+* :mod:`~lab.study.kgs_efficiency`: the Kernel Gibbs Sampler against
+  tempering SMC, effective samples per second.
 
 Example
 -------

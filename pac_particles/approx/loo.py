@@ -187,8 +187,8 @@ def _loo_solve(lam_mat, upper, ci, v, rhs):
     Lambda - M_b + c_b v_b' + v_b c_b'`` (``M_b`` by its upper triangle,
     row b of ``upper`` in the order of ``np.triu_indices``): formed and
     Cholesky-factored one at a time in a scratch matrix, where numpy's
-    batched LU through (b, r, r) temporaries was 2.4x slower (German
-    credit, r = 61). A system that is not positive definite is solved by
+    batched LU through (b, r, r) temporaries was slower (docs/benchmarks.md,
+    "Speed and accuracy tables"). A system that is not positive definite is solved by
     LU, as all were before."""
     n, r = ci.shape
     mean, var = np.empty(n), np.empty(n)
@@ -254,7 +254,8 @@ def reused_partner_products():
     """Within the block, the leave-one-out of a fixed factor forms its
     partners' outer products once (:func:`_partner_products`): a choice of
     ``lam`` by leave-one-out along a grid keeps the factor ``C``, and
-    forming them cost 6-9 ms of each 50 ms leave-one-out on German credit.
+    forming them was a good share of each leave-one-out
+    (docs/benchmarks.md, "Speed and accuracy tables").
     They are dropped when the block ends."""
     token = _KEPT_PRODUCTS.set({})
     try:
@@ -267,8 +268,8 @@ def _weighted_outer_upper(Wb, products, size):
     """The upper triangles (``size`` entries) of ``M[b] = sum_j Wb[b, j]
     c_j c_j'`` as GEMMs ``Wb @ K`` over the chunks of
     :func:`_partner_products`: one BLAS-3 product instead of a stack of
-    small ones through a (b, r, m) temporary (German credit, r = 61: 1.4 s
-    -> 0.67 s of its EP path)."""
+    small ones through a (b, r, m) temporary (the figures:
+    docs/benchmarks.md, "Speed and accuracy tables")."""
     upper = np.zeros((Wb.shape[0], size))
     for start, K in products():
         upper += Wb[:, start:start + K.shape[0]] @ K

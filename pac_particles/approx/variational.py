@@ -150,7 +150,7 @@ class GaussianFamily:
         """The box of the parameters as ``(lo, hi)`` arrays: the log standard
         deviations within :data:`_LOG_SD_BOUNDS`, the rest free. Arrays, not
         the list of pairs L-BFGS-B also takes, which scipy converts in Python
-        (20 ms a call at 4,000 parameters, against 17 ms for arrays)."""
+        on every call (docs/benchmarks.md, "Speed and accuracy tables")."""
         lo = np.full(self.n_params, -np.inf)
         hi = np.full(self.n_params, np.inf)
         logs = (self.d + np.asarray(self.diag_pos) if self.name == "full"

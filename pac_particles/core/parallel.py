@@ -6,13 +6,14 @@ is the one rule that chooses between them: below :data:`MIN_PARALLEL_WORK`
 inner-loop items (score entries, pairs, pair x particle terms; an item that
 evaluates the normal cdf counts :data:`NORMAL_CDF_ITEMS`) waking numba's
 thread pool costs more than the work, and when other processes hold the
-cores spinning OpenMP workers made small batches 10-20x slower (measured on
-the slice moves, which evaluate a few shrinking particles at a time).
+cores spinning OpenMP workers made small batches many times slower (the
+slice moves, which evaluate a few shrinking particles at a time).
 
 :func:`one_blas_thread` runs the BLAS calls around the kernels on one
 thread: OpenBLAS workers keep spinning after a call and then fight the numba
-threads that follow (measured 1.5-2x slower on the risk kernel, 10x on the
-slice loop at d = 2); the kernels' ``prange`` supplies the parallelism.
+threads that follow (slower risk kernels, and a far slower slice loop in low
+dimension); the kernels' ``prange`` supplies the parallelism. The figures:
+docs/benchmarks.md, "The AUC risk kernel", threads.
 
 Tests force either version with :func:`forced` to check that both give the
 same numbers.
@@ -44,9 +45,9 @@ MIN_PARALLEL_WORK = 50_000
 
 #: What an item that evaluates the normal cdf or density (a probit pair term,
 #: an EP site's tilted moments) costs in cheap items (a score entry, a
-#: merge step): 30-45 ns against about 2. A work of 2,000 such pairs already
-#: ran 1.3-1.8x faster on two threads than on one (the VB objective, BLAS
-#: on one thread), where the plain count kept them serial up to 50,000.
+#: merge step): with it, a work of a few thousand such pairs runs on both
+#: cores, where the plain count kept them serial up to 50,000 (the figures:
+#: docs/benchmarks.md, "Speed and accuracy tables").
 NORMAL_CDF_ITEMS = 25
 
 _MODES = ("auto", "serial", "parallel")
@@ -91,10 +92,10 @@ _blas_limit = None
 def blas_threads(limit):
     """Context manager limiting BLAS to at most ``limit`` threads (None: no
     limit). Within a block that already holds BLAS to ``limit`` threads or
-    fewer it does nothing: a threadpoolctl limit costs about 50
+    fewer it does nothing: a threadpoolctl limit costs tens of
     microseconds, and the slice moves asked for one on every shrink of
-    their brackets, inside runs already held to one thread (9% of a fold's
-    time on Pima)."""
+    their brackets, inside runs already held to one thread (a noticeable
+    share of a fold's time)."""
     if limit is None or (_blas_limit is not None
                          and _blas_limit <= int(limit)):
         return contextlib.nullcontext()

@@ -35,8 +35,8 @@ order differs from the host's BLAS in the last bits; only an order flip
 between two scores within an ulp of each other can then change a count.
 
 The point risks of :class:`~pac_particles.problem.risks.ClassificationRisk`
-(0-1, hinge, exponential, ramp; PU weights and offset) are the same
-weighted sums of the same losses, summed in the device's order: equal to
+(each loss's ``jax_point`` of :mod:`pac_particles.problem.losses`; PU
+weights and offset) are the same weighted sums of the same losses, summed in the device's order: equal to
 the numba kernel's to a few ulps, not bit for bit.
 
 JAX computes in float32 unless its 64-bit mode is on. That mode is entered
@@ -70,8 +70,7 @@ import math
 import numpy as np
 
 from pac_particles.core.checks import InputError, check_choice, check_count
-from pac_particles.problem.risks import (LOSSES, AUCRisk, ClassificationRisk,
-                                         SampledAUCRisk)
+from pac_particles.problem.risks import AUCRisk, ClassificationRisk, SampledAUCRisk
 
 __all__ = ["BACKENDS", "COUNT_METHODS", "DeviceLinearRisk", "check_backend",
            "import_jax", "device_linear_risk"]
@@ -171,6 +170,10 @@ class DeviceLinearRisk:
             raise InputError(
                 f"the jax backend computes the AUC pair risk and the "
                 f"classification point risks, not {type(risk).__name__}")
+        if isinstance(risk, ClassificationRisk) \
+                and risk.margin_loss.jax_point is None:
+            raise InputError(f"the loss {risk.loss!r} declares no jax_point: "
+                             "use backend='numba'")
         X = np.asarray(X_ordered)
         if X.ndim != 2 or X.shape[0] != risk.n:
             raise InputError(f"X_ordered must have shape ({risk.n}, d), got "
@@ -226,7 +229,7 @@ class DeviceLinearRisk:
     def _static(self):
         """The kernel's name and static arguments."""
         if isinstance(self.risk, ClassificationRisk):
-            return "points", (LOSSES.index(self.risk.loss),)
+            return "points", (self.risk.margin_loss,)
         return "auc_" + self.count, (self.risk.n_pos,)
 
     def _padded_sizes(self, N):
@@ -350,18 +353,9 @@ def _kernels():
                             - at_or_below(neg, pos).astype(jnp.int64), axis=1)
         return twice_bad
 
-    def points(scores, signs, weights, code):
-        u = signs * scores
-        loss = LOSSES[code]
-        # the losses of risks._point_loss
-        if loss == "zero_one":
-            values = jnp.where(u < 0.0, 1.0, jnp.where(u == 0.0, 0.5, 0.0))
-        elif loss == "hinge":
-            values = jnp.maximum(0.0, 1.0 - u)
-        elif loss == "exponential":
-            values = jnp.exp(-u)
-        else:
-            values = 0.5 * jnp.maximum(0.0, jnp.minimum(2.0, 1.0 - u))
+    def points(scores, signs, weights, loss):
+        # loss: the MarginLoss of the table (static: one trace per loss)
+        values = loss.jax_point(jnp, signs * scores)
         return jnp.sum(weights * values, axis=1)
 
     def linear(count):

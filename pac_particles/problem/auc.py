@@ -12,10 +12,10 @@ The kernel sorts the positive and the negative scores separately and
 merge-counts them (:func:`merge_count`, whose loop count is returned so that
 its linearity can be checked): O(n log n) per score vector instead of the
 O(n_pos n_neg) double loop. Batches of score vectors (one per particle) are
-sorted by numpy (its SIMD sort, 2-3x faster than numba's; the rows split among
+sorted by numpy (its SIMD sort, faster than numba's; the rows split among
 threads when :mod:`pac_particles.core.parallel` says so) and merged in numba;
 only tiny batches are sorted inside numba (:func:`_risk_rows` is the one
-dispatch, with the measured numbers). Linear scores ``X @ theta`` are
+dispatch; the figures in docs/benchmarks.md, "The AUC risk kernel"). Linear scores ``X @ theta`` are
 computed with BLAS, in blocks so that memory stays bounded.
 
 Example
@@ -236,26 +236,13 @@ def _risk_rows(scores_pos, scores_neg):
     differ in who sorts. Below :data:`NUMPY_SORT_MIN_ENTRIES` score entries
     numba sorts inside one compiled call; from there numpy sorts the whole
     block (its SIMD sort, on the threads of :func:`parallel.use_parallel`),
-    then numba merges. Measured in ns per row and particle (fresh scores
-    each call; 2-core AMD EPYC with AVX-512, shared with other jobs; numpy
-    1.26, numba 0.68; ``scripts/bench_kernel.py --scale``, the history in
-    docs/benchmarks.md, "The AUC risk kernel"):
-
-        n                          100   300   1e3   1e4   1e5   1e6
-        1 thread, 1 particle, balanced classes:
-          numba sorts               20    19    51    64    81    96
-          numpy sorts               29    16    13    25    45    60
-        2 threads, 64 particles (8 at n = 1e6):
-          numba sorts (prange)                  24    32    40    48
-          numpy sorts (rows split)              12    19    24    33
-
-    1% positives gives the same numbers. numpy's sort wins from a few
-    hundred entries on, whatever the number of particles (8 particles of
-    n = 10: 38 against 54 ns), by 1.6-4x on one thread and 1.5-2x on two;
-    numba wins only on a single tiny row (n = 100: numpy's two calls cost
-    more than the sort), hence the crossover at 256 entries. Plain numpy
-    sort + ``searchsorted`` (left and right, ties 1/2) cost 22-82 ns: the
-    binary searches cost more than the linear merge.
+    then numba merges. numpy's sort wins from a few hundred entries on,
+    whatever the number of particles; numba wins only on a single tiny row,
+    where numpy's two calls cost more than the sort, hence the crossover.
+    Plain numpy sort + ``searchsorted`` (left and right, ties 1/2) lost to
+    the merge everywhere: the binary searches cost more than one linear
+    pass. The figures (``scripts/bench_kernel.py --scale``): docs/benchmarks.md,
+    "The AUC risk kernel".
     """
     entries = scores_pos.shape[0] * (scores_pos.shape[1] + scores_neg.shape[1])
     if entries < NUMPY_SORT_MIN_ENTRIES:

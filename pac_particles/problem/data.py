@@ -35,6 +35,7 @@ import numpy as np
 from pac_particles.problem.auc import binary_labels
 from pac_particles.problem.row_pools import InMemoryRows
 from pac_particles.core.checks import InputError, check_positive
+from pac_particles.core.compat import moved_names
 
 __all__ = ["AUCData", "DesignData", "validate_xy", "classification_data",
            "check_lam", "kept_columns", "check_columns"]
@@ -276,7 +277,8 @@ def _class_ordered(X, positives, columns):
     """The ``columns`` of the rows of ``X`` with ``positives``, then of the
     others (each in input order), in one new C-contiguous array: copied in
     blocks of rows, so that no temporary array holds more than a block
-    (``np.compress(out=...)`` was 8x slower)."""
+    (``np.compress(out=...)`` was several times slower: docs/benchmarks.md,
+    "Scale: a million rows and more")."""
     n_pos = int(np.count_nonzero(positives))
     out = np.empty((X.shape[0], columns.size))
     every = columns.size == X.shape[1]
@@ -457,17 +459,11 @@ def check_lam(lam, name="lam"):
     return check_positive(lam, name)
 
 
-#: the loaders that moved to :mod:`pac_particles.problem.datasets`; read
-#: from here (``pac_particles.data.load_dataset`` of the flat layout) they
-#: keep working
-_LOADERS = ("load_dataset", "load_csv", "load_csv_features", "read_csv_table",
-            "encode_labels", "CSVIndexWarning", "LabelChoiceWarning",
-            "DATASETS")
-
-
-def __getattr__(name):
-    if name in _LOADERS:
-        # on first use: datasets.py imports pandas, which validation needs not
-        from pac_particles.problem import datasets
-        return getattr(datasets, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: the loaders that moved to :mod:`pac_particles.problem.datasets`: read from
+#: here (``pac_particles.data.load_dataset`` of the flat layout) they keep
+#: working, with a DeprecationWarning, loaded on first use (datasets.py
+#: imports pandas, which validation needs not)
+__getattr__ = moved_names(__name__, {
+    name: "pac_particles.problem.datasets" for name in (
+        "load_dataset", "load_csv", "load_csv_features", "read_csv_table",
+        "encode_labels", "CSVIndexWarning", "LabelChoiceWarning", "DATASETS")})

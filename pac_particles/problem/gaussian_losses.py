@@ -3,18 +3,11 @@ terms of Gaussian variational Bayes.
 
 For a linear classifier ``theta ~ rho = N(m, S)`` the margin of a point is
 ``u_i = y_i x_i . theta ~ N(mu_i, v_i)``, ``mu_i = y_i x_i . m``,
-``v_i = x_i' S x_i``, and every loss of
+``v_i = x_i' S x_i``, and every built-in loss of
 :class:`pac_particles.problem.risks.ClassificationRisk` has a closed-form
-expectation (:func:`expected_margin_loss`), with ``s = sqrt(v)``,
-``Phi``/``phi`` the standard normal cdf/density and
-``h(a, s) = E[max(0, a + s Z)] = a Phi(a / s) + s phi(a / s)``:
-
-* ``zero_one``: ``Phi(-mu / s)`` [ARC16, Sec. 3.3];
-* ``hinge``: ``h(1 - mu, s)`` [ARC16, Sec. 4.1] (written there for
-  ``S = sigma^2 I``, ``v = sigma^2 |x|^2``);
-* ``exponential``: ``exp(-mu + v / 2)`` [ARC16, Sec. 4.2];
-* ``ramp``: ``(h(1 - mu, s) - h(-1 - mu, s)) / 2``, since
-  ``max(0, min(2, 1 - u)) = max(0, 1 - u) - max(0, -1 - u)``.
+expectation (:func:`expected_margin_loss`), declared with the loss in
+:mod:`pac_particles.problem.losses` (the hinge's [ARC16, Sec. 4.1] is
+written there for ``S = sigma^2 I``, ``v = sigma^2 |x|^2``).
 
 The hinge and exponential expectations are convex in ``(m, S^(1/2))``
 (a convex loss composed with an affine map of ``(m, S^(1/2) z)``,
@@ -45,56 +38,31 @@ variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
 """
 
 import numpy as np
-from scipy.special import ndtr
 
 from pac_particles.core.checks import InputError
-from pac_particles.problem.risks import LOSSES, ClassificationRisk
+from pac_particles.problem.losses import get_loss
+from pac_particles.problem.risks import ClassificationRisk
 
 __all__ = ["expected_margin_loss", "GaussianPointRisk"]
-
-_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
-
-
-def _density(t):
-    return _INV_SQRT_2PI * np.exp(-0.5 * t * t)
-
-
-def _positive_part(a, s):
-    """``h(a, s) = E[max(0, a + s Z)]`` and its derivatives in ``a`` and
-    ``s``: ``Phi(a / s)`` and ``phi(a / s)``."""
-    t = a / s
-    cdf, pdf = ndtr(t), _density(t)
-    return a * cdf + s * pdf, cdf, pdf
 
 
 def expected_margin_loss(loss, mu, var):
     """``E[loss(u)]`` for ``u ~ N(mu, var)`` (arrays, ``var > 0``), with its
-    derivatives in ``mu`` and in ``var``; see the module docstring.
+    derivatives in ``mu`` and in ``var``: the loss's ``gaussian`` closed
+    form in :data:`pac_particles.problem.losses.LOSSES`.
 
     Returns ``(value, d_mu, d_var)``, arrays of the shape of ``mu``.
     """
-    if loss not in LOSSES:
-        raise InputError(f"loss must be one of {LOSSES}, got {loss!r}")
+    closed_form = get_loss(loss).gaussian
+    if closed_form is None:
+        raise InputError(f"the loss {loss!r} declares no Gaussian closed form "
+                         "(MarginLoss.gaussian): Gaussian VB cannot fit it; "
+                         "use method='smc'")
     mu = np.asarray(mu, dtype=float)
     var = np.asarray(var, dtype=float)
     if np.any(var <= 0):
         raise InputError("margin variances must be > 0")
-    s = np.sqrt(var)
-    if loss == "zero_one":
-        t = mu / s
-        pdf = _density(t)
-        return ndtr(-t), -pdf / s, 0.5 * pdf * t / var
-    if loss == "exponential":
-        value = np.exp(-mu + 0.5 * var)
-        return value, -value, 0.5 * value
-    # dh/dmu = -Phi(a / s) (a = c - mu), dh/dvar = phi(a / s) / (2 s)
-    value, cdf, pdf = _positive_part(1.0 - mu, s)
-    d_mu, d_var = -cdf, 0.5 * pdf / s
-    if loss == "hinge":
-        return value, d_mu, d_var
-    low, cdf_low, pdf_low = _positive_part(-1.0 - mu, s)
-    return (0.5 * (value - low), 0.5 * (d_mu + cdf_low),
-            0.5 * (d_var - 0.5 * pdf_low / s))
+    return closed_form(mu, var)
 
 
 class GaussianPointRisk:

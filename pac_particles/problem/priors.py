@@ -49,14 +49,19 @@ from scipy.linalg import solve_triangular
 
 from pac_particles.core.checks import InputError
 from pac_particles.core.gaussian import KernelJitterWarning, jittered_cholesky
-# the GP prior's covariance functions, importable from here as before
-from pac_particles.core.kernels import LinearKernel, SquaredExponential, gram_matrix
+from pac_particles.core.compat import moved_names
 
 __all__ = ["DiagonalNormal", "gaussian_prior", "prior_gaussian_factor",
            "SpikeSlabPrior",
-           "SquaredExponential", "LinearKernel", "KernelJitterWarning", "gram_matrix",
+           "KernelJitterWarning",
            "stable_cholesky", "CholeskyNormal",
            "param_array", "param_field"]
+
+#: the GP prior's covariance functions live in core/kernels.py; read from
+#: here (as before) they warn
+__getattr__ = moved_names(__name__, {
+    name: "pac_particles.core.kernels"
+    for name in ("SquaredExponential", "LinearKernel", "gram_matrix")})
 
 _HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
 

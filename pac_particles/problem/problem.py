@@ -43,13 +43,14 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from pac_particles.core.checks import InputError, check_choice, resolve_lam
+from pac_particles.core.checks import InputError, resolve_lam
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.problem.dask_data import (PairCounts, is_dask_collection,
                                              validate_dask_xy)
 from pac_particles.problem.data import classification_data, validate_xy
 from pac_particles.problem.priors import SpikeSlabPrior
-from pac_particles.problem.risks import LOSSES, AUCRisk, ClassificationRisk
+from pac_particles.problem.losses import get_loss
+from pac_particles.problem.risks import AUCRisk, ClassificationRisk
 
 __all__ = ["GibbsProblem", "TASKS", "prior_hyperparameters", "as_problem",
            "check_problem"]
@@ -111,7 +112,7 @@ class GibbsProblem:
         """The classification problem of ``loss``: every column kept, an
         intercept column when ``fit_intercept``, the PU-weighted risk of
         [dPNS14] (so ``lam`` as given)."""
-        check_choice(loss, "loss", LOSSES)
+        get_loss(loss)
         data = classification_data(X, y, standardize, fit_intercept)
         lam_obs, lam_pn = resolve_lam(lam)
         return cls("classification", data,

@@ -72,7 +72,6 @@ PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
 import functools
-import math
 
 import numba
 import numpy as np
@@ -80,14 +79,12 @@ import numpy as np
 from pac_particles.core import parallel
 from pac_particles.problem.auc import binary_labels, blocked_linear_risk, split_risk
 from pac_particles.core.checks import InputError, check_choice, check_count, check_pu_prior
+from pac_particles.problem.losses import LOSSES, get_loss
+from pac_particles.problem.point_kernels import point_kernels
 
 __all__ = ["Risk", "AUCRisk", "SampledAUCRisk", "ClassificationRisk",
            "LOSSES", "PAIR_SAMPLINGS", "duplicate_groups"]
 
-#: The losses of :class:`ClassificationRisk`, by name (the index is the code
-#: the kernels read).
-LOSSES = ("zero_one", "hinge", "exponential", "ramp")
-_ZERO_ONE, _HINGE, _EXPONENTIAL, _RAMP = range(4)
 
 
 def duplicate_groups(X):
@@ -427,52 +424,14 @@ def _balanced_sequence(rng, m, size):
 
 # ---------------------------------------------------------------- point risks
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _point_loss(u, code):
-    """The loss ``code`` (an index into :data:`LOSSES`) of a margin ``u``."""
-    if code == _ZERO_ONE:
-        return 1.0 if u < 0.0 else (0.5 if u == 0.0 else 0.0)
-    if code == _HINGE:
-        return max(0.0, 1.0 - u)
-    if code == _EXPONENTIAL:
-        return math.exp(-u)
-    return 0.5 * max(0.0, min(2.0, 1.0 - u))
-
-
-@numba.njit(cache=True, nogil=True)
-def _point_row(scores, r, signs, weights, code):
-    total = 0.0
-    for i in range(signs.shape[0]):
-        total += weights[i] * _point_loss(signs[i] * scores[r, i], code)
-    return total
-
-
-@numba.njit(cache=True, parallel=True)
-def _point_rows_parallel(scores, signs, weights, code):
-    """Weighted loss of the margins ``signs * scores[r]`` of each row r."""
-    out = np.empty(scores.shape[0])
-    for r in numba.prange(scores.shape[0]):
-        out[r] = _point_row(scores, r, signs, weights, code)
-    return out
-
-
-@numba.njit(cache=True)
-def _point_rows_serial(scores, signs, weights, code):
-    """Same as :func:`_point_rows_parallel` on one thread."""
-    out = np.empty(scores.shape[0])
-    for r in range(scores.shape[0]):
-        out[r] = _point_row(scores, r, signs, weights, code)
-    return out
-
-
 class ClassificationRisk(Risk):
     """The point risk ``r_n = (1/n) sum_i loss(y_i s_i)`` of binary
     classification [ARC16, Sec. 3.1, 4.1, 4.2], ``y_i`` in {-1, +1}.
 
-    Losses (:data:`LOSSES`): ``zero_one`` ``1{u < 0} + 0.5 1{u = 0}``,
-    ``hinge`` ``max(0, 1 - u)``, ``exponential`` ``exp(-u)``, ``ramp``
-    ``max(0, min(2, 1 - u)) / 2`` (symmetric: ``l(u) + l(-u) = 1``
-    [dPNS14]). ``A = diag(y)``: ``A' diag(W) A = diag(W)`` since
+    Losses: any registered in :data:`pac_particles.problem.losses.LOSSES`
+    (``zero_one`` ``1{u < 0} + 0.5 1{u = 0}``, ``hinge`` ``max(0, 1 - u)``,
+    ``exponential`` ``exp(-u)``, ``ramp`` ``max(0, min(2, 1 - u)) / 2``,
+    symmetric: ``l(u) + l(-u) = 1`` [dPNS14]). ``A = diag(y)``: ``A' diag(W) A = diag(W)`` since
     ``y_i^2 = 1``; margin variances are the diagonal of the score
     covariance (no cross block). ``n_independent = n``: the n terms are
     independent, the setting of Hoeffding's inequality [ARC16, Lemma 10].
@@ -485,7 +444,7 @@ class ClassificationRisk(Risk):
                   + (1 / n_U) sum_{j in U} l(-s_j) - pi,
 
     an unbiased estimate of the positive-vs-negative risk when
-    ``l(u) + l(-u) = 1`` (0-1, ramp) and biased otherwise (hinge,
+    ``l(u) + l(-u) = 1`` (``MarginLoss.symmetric``: 0-1, ramp) and biased otherwise (hinge,
     exponential: an extra ``pi E_P[l(s) + l(-s)] - pi``). It is the same
     margin operator with per-margin weights (:attr:`weights`) and a
     constant (:attr:`offset`); the site weights are ``lam * weights``.
@@ -493,7 +452,7 @@ class ClassificationRisk(Risk):
     Parameters
     ----------
     y : (n,) binary labels (see :func:`pac_particles.problem.auc.binary_labels`).
-    loss : one of :data:`LOSSES`.
+    loss : the name of a registered loss (:func:`~pac_particles.problem.losses.get_loss`).
     pu_prior : float in [0, 1), optional (positive-unlabelled labels).
 
     Attributes
@@ -507,8 +466,7 @@ class ClassificationRisk(Risk):
 
     def __init__(self, y, loss="zero_one", pu_prior=None):
         super().__init__(y)
-        self.loss = check_choice(loss, "loss", LOSSES)
-        self._code = LOSSES.index(self.loss)
+        self.loss = get_loss(loss).name
         self.signs = np.where(self.positives, 1.0, -1.0)
         self.pu_prior = pu_prior
         if pu_prior is None:
@@ -526,9 +484,15 @@ class ClassificationRisk(Risk):
         self.site_shape = (self.n,)
 
     @property
+    def margin_loss(self):
+        """The :class:`~pac_particles.problem.losses.MarginLoss` of the
+        table (looked up by name: the risk pickles without functions)."""
+        return get_loss(self.loss)
+
+    @property
     def bounded(self):
         """Whether the loss lies in [0, 1] (0-1 and ramp)."""
-        return self.loss in ("zero_one", "ramp")
+        return self.margin_loss.bounded
 
     def __call__(self, scores):
         s = np.asarray(scores, dtype=float)
@@ -538,10 +502,9 @@ class ClassificationRisk(Risk):
 
     def _rows(self, scores):
         scores = np.ascontiguousarray(scores, dtype=float)
-        kernel = parallel.dispatch(_point_rows_serial, _point_rows_parallel,
+        kernel = parallel.dispatch(*point_kernels(self.margin_loss),
                                    scores.size)
-        return kernel(scores, self.signs, self.weights, self._code) \
-            + self.offset
+        return kernel(scores, self.signs, self.weights) + self.offset
 
     def kappa(self, lam):
         """Weight of each margin in ``lam * r_n``: ``lam / n``, or the array

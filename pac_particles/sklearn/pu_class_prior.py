@@ -27,12 +27,8 @@ bias. Elkan-Noto overestimates ``pi`` where the classes overlap
 (``E_P[g] < c`` wherever ``P(y = 1 | x) < 1``), so its interval covers the
 true ``pi`` less often than its level says; the penalised L1 estimate was
 nearly unbiased on the PU study's data and its interval conservative
-(measured by ``scripts/pu_class_prior.py``, through
-``pu_prior_study`` of ``lab/study/pu_classification.py``: with 500
-labelled and 500 unlabelled points, mean estimates 0.216 / 0.406 / 0.610 /
-0.811 at pi = 0.2 / 0.4 / 0.6 / 0.8, 95% intervals covering 20 of 20
-samples at each; Elkan-Noto 0.234 / 0.422 / 0.623 / 0.817, covering 10, 17,
-17 and 19 of 20).
+(``scripts/pu_class_prior.py``; the figures in the user guide's table of
+the PU class prior).
 
 Example
 -------

@@ -170,7 +170,7 @@ class _GPGibbsModel(_GibbsModel):
             kernel = SquaredExponential(lengthscale=np.sqrt(data.d))
         if not callable(kernel):
             raise InputError("kernel must be callable: kernel(X1, X2) -> Gram "
-                             "matrix (e.g. pac_particles.problem.priors.SquaredExponential)")
+                             "matrix (e.g. pac_particles.core.kernels.SquaredExponential)")
         self.kernel = kernel
         self.gram = gram_matrix(kernel, data.X, label="GP kernel")
         self.kernel_chol, self.jitter = stable_cholesky(

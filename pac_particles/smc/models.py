@@ -27,8 +27,7 @@ normalises by the ``n (n - 1)`` ordered pairs instead; their ``gamma`` equals
 our ``lam * n (n - 1) / (2 n_pos n_neg)``. Their EP section uses
 ``gamma' = gamma / (n_pos n_neg)`` per pair, which is our convention.
 
-:class:`~pac_particles.smc.tempering.RobustAdaptiveTempering` (re-exported here)
-is ``particles``' adaptive tempering with a bracket for the next exponent that
+:class:`~pac_particles.smc.tempering.RobustAdaptiveTempering` is ``particles``' adaptive tempering with a bracket for the next exponent that
 cannot fail on steep targets.
 
 Example
@@ -38,7 +37,8 @@ Example
     import particles
     from particles import smc_samplers as ssp
     from pac_particles.problem.datasets import load_dataset
-    from pac_particles.smc.models import AUCGibbsModel, RobustAdaptiveTempering
+    from pac_particles.smc.models import AUCGibbsModel
+    from pac_particles.smc.tempering import RobustAdaptiveTempering
 
     X, y, _ = load_dataset("pima")
     model = AUCGibbsModel(X, y, lam=len(y))
@@ -76,19 +76,23 @@ from particles import smc_samplers as ssp
 from pac_particles.core.checks import (InputError, check_count, check_positive,
                      check_probability)
 from pac_particles.problem.data import AUCData, DesignData, classification_data
+from pac_particles.core.compat import moved_names
 from pac_particles.core.kernels import LinearKernel
 from pac_particles.problem.priors import gaussian_prior
 from pac_particles.problem.problem import GibbsProblem, as_problem
 from pac_particles.smc.gibbs_model import _GPGibbsModel, _LinearGibbsModel
-# the tempering Feynman-Kac model, importable from here as in the README
-from pac_particles.smc.tempering import RobustAdaptiveTempering, check_reached_target
 
 __all__ = ["AUCGibbsModel", "GPAUCModel", "ClassificationGibbsModel",
            "GPClassificationModel",
            "SpanAUCModel", "SpanData", "linear_score_model",
            "linear_score_model_for", "SCORE_SPACE",
-           "DesignData", "classification_data", "lam_from_label_noise", "label_noise_from_lam",
-           "RobustAdaptiveTempering", "check_reached_target"]
+           "DesignData", "classification_data", "lam_from_label_noise", "label_noise_from_lam"]
+
+#: the tempering Feynman-Kac model lives in smc/tempering.py; read from here
+#: (as the first README did) it warns
+__getattr__ = moved_names(__name__, {
+    "RobustAdaptiveTempering": "pac_particles.smc.tempering",
+    "check_reached_target": "pac_particles.smc.tempering"})
 
 
 class AUCGibbsModel(_LinearGibbsModel):
@@ -282,9 +286,9 @@ class GPAUCModel(_GPGibbsModel):
     X : array of shape (n, d); y : binary labels
     lam : float > 0
     kernel : callable ``kernel(X1, X2) -> Gram``, e.g.
-        :class:`~pac_particles.problem.priors.SquaredExponential` (default, lengthscale
+        :class:`~pac_particles.core.kernels.SquaredExponential` (default, lengthscale
         ``sqrt(d)`` on standardised inputs) or
-        :class:`~pac_particles.problem.priors.LinearKernel`.
+        :class:`~pac_particles.core.kernels.LinearKernel`.
     standardize : bool
     pu_prior : float in [0, 1), optional (see :class:`AUCGibbsModel`)
 

@@ -50,10 +50,9 @@ __all__ = ["LineageVariance", "LINEAGE_LAG", "single_run_errors",
            "log_z_standard_error", "lineage_mean_variance",
            "chain_mean_variance", "mean_standard_error", "lineage_groups"]
 
-#: Tempering steps back along the genealogy at which the chains are grouped.
-#: In 25 runs each on Pima, Sonar and the GP problem (lam = n), lags beyond 3
-#: changed the mean standard errors by less than 3%; lag 1 gave up to a
-#: quarter less (the GP problem's Bayes point), lag 2 up to 6% less.
+#: Tempering steps back along the genealogy at which the chains are grouped:
+#: the shortest lag beyond which the standard errors stopped growing
+#: (docs/benchmarks.md, "Efficiency of the SMC sampler").
 LINEAGE_LAG = 3
 
 

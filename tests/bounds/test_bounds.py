@@ -22,7 +22,7 @@ from pac_particles.core.checks import InputError
 from pac_particles.core.gaussian import gaussian_kl
 from pac_particles.smc.models import AUCGibbsModel, GPAUCModel
 from pac_particles.smc.posterior import run_smc
-from pac_particles.problem.priors import SquaredExponential
+from pac_particles.core.kernels import SquaredExponential
 from pac_particles.problem.risks import AUCRisk
 from pac_particles.approx.vb import GaussianVB, expected_auc_risk, ordered_pairs_factor
 from builders import gaussian_classes

@@ -143,7 +143,7 @@ def test_gp_scores_run_under_particles_smc_with_the_robust_tempering():
     particles), reaches exponent 1, and refuses the random walk by name."""
     import particles
     from particles import smc_samplers as ssp
-    from pac_particles.smc.models import RobustAdaptiveTempering
+    from pac_particles.smc.tempering import RobustAdaptiveTempering
     from pac_particles.smc.moves import EllipticalSlice
     X, y = noisy_linear(150, np.array([1.0, -1.0, 0.5]), 3)
     model = GPAUCModel(X, y, lam=150.0)

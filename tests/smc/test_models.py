@@ -6,8 +6,8 @@ from particles import smc_samplers as ssp
 
 from pac_particles.problem.auc import auc_risk
 from pac_particles.core.checks import InputError
-from pac_particles.smc.models import (AUCGibbsModel, GPAUCModel,
-                                 RobustAdaptiveTempering, linear_score_model)
+from pac_particles.smc.models import AUCGibbsModel, GPAUCModel, linear_score_model
+from pac_particles.smc.tempering import RobustAdaptiveTempering
 from pac_particles.smc.posterior import run_smc
 from pac_particles.problem.priors import gaussian_prior
 from pac_particles.smc.single_run_variance import (chain_mean_variance,

@@ -224,7 +224,7 @@ def test_single_run_errors_are_the_larger_of_the_chain_and_lineage_estimates():
     for log Z) and the lineage estimate."""
     import particles
     from particles import smc_samplers as ssp
-    from pac_particles.smc.models import RobustAdaptiveTempering
+    from pac_particles.smc.tempering import RobustAdaptiveTempering
     from pac_particles.smc.moves import default_move
     from pac_particles.problem.priors import param_array
     from pac_particles.smc.single_run_variance import (

@@ -67,7 +67,7 @@ class EPGP(_EPBase):
         as :class:`~pac_particles.approx.ep.EPLinear`.
     kernel : callable, array of shape (n, n), or 'rbf'
         ``kernel(X1, X2) -> Gram matrix`` (applied to the preprocessed
-        inputs), e.g. :class:`~pac_particles.problem.priors.SquaredExponential`; or a
+        inputs), e.g. :class:`~pac_particles.core.kernels.SquaredExponential`; or a
         precomputed Gram matrix of the training inputs in input order (then
         :meth:`predict` takes cross-kernel matrices); or ``'rbf'``, a
         squared-exponential kernel of lengthscale ``sqrt(d)`` on the

@@ -1,16 +1,18 @@
 """The argument parser of ``pac-particles``: the sub-commands, their
 options, and the option groups the scripts share (:func:`parent_parsers`).
 
-Light on purpose: ``--help`` and ``--version`` import this module and
-:mod:`argparse` only (no numpy, scikit-learn, numba or particles), so the
-choices ``--help`` shows are spelled here; a test checks them against the
-library's (``METHODS``, ``LOSSES``, ``DATASETS``, ...).
+Light on purpose: ``--help`` and ``--version`` import this module,
+:mod:`argparse` and the loss table (:mod:`pac_particles.problem.losses`,
+which imports no numpy) only -- no numpy, scikit-learn, numba or
+particles -- so the other choices ``--help`` shows are spelled here; a test
+checks them against the library's (``METHODS``, ``DATASETS``, ...).
 """
 
 import argparse
 import textwrap
 
 from pac_particles import __version__
+from pac_particles.problem.losses import LOSSES
 
 __all__ = ["build_parser", "parent_parsers", "progress_argument"]
 
@@ -19,7 +21,8 @@ __all__ = ["build_parser", "parent_parsers", "progress_argument"]
 _DATASETS = ("breast_cancer", "eeg", "liver", "pima", "sonar")
 _AUC_METHODS = ("auto", "smc", "ep", "vb")
 _CLASSIFIER_METHODS = ("smc", "vb", "ep")
-_LOSSES = ("zero_one", "hinge", "exponential", "ramp")
+# the table itself: a registered loss is a choice too
+_LOSSES = LOSSES
 _CV_RULES = ("certified", "best")
 _PROGRESS_MODES = ("off", "auto", "bar", "lines")
 

@@ -194,9 +194,8 @@ def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
         whole ``MCMCSequence``, which fixes the chain length). A fold only
         scores the point estimate on its held-out part, whose AUC varies far
         more between folds than between samplers, so the folds run on a
-        quarter of the refit's population: on Pima and German credit the
-        same ``lam`` was chosen in 2.6-3x less CPU time; on Sonar one seed
-        of two chose another (docs/benchmarks.md, "Default fits").
+        quarter of the refit's population: the same ``lam`` in a fraction
+        of the CPU time (docs/benchmarks.md, "Default fits").
     model_kwargs : dict, passed to ``make_model`` (e.g. prior).
     make_model : callable ``(X, y, lam, **model_kwargs) -> model``; default
         :class:`AUCGibbsModel`; :func:`~pac_particles.smc.models.linear_score_model`

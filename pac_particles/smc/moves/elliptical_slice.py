@@ -166,10 +166,9 @@ class CalibratedEllipticalSlice(ssp.ArrayMCMC, EvaluationCounter):
         Pull the fitted covariance towards its diagonal,
         ``(1 - shrinkage) Sigma + shrinkage diag(Sigma)``; 0 is the plain
         fit. The default 0.3 is far more efficient with few particles per
-        dimension (Sonar, d = 60: 13x on log Z, 3.3x on the Bayes point;
-        DNA, d = 180: test AUC 0.993 against 0.966 with 1000 particles) and
-        neutral otherwise (Pima, d = 8) (docs/benchmarks.md, "Efficiency of the SMC
-        sampler").
+        dimension (Sonar, DNA) and neutral otherwise (Pima): a fitted
+        covariance from few particles is noisy off its diagonal (the figures
+        in docs/benchmarks.md, "Efficiency of the SMC sampler").
     n_slices : int >= 1
         Slice steps per call of ``step``, i.e. per link of a waste-free chain
         (the chain keeps only the last state of each link).
