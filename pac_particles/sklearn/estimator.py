@@ -44,6 +44,7 @@ from pac_particles.sklearn.coefficient_report import CoefficientReport
 from pac_particles.core.checks import (ArrayLike, InputError, check_choice, check_count,
                                        check_finite_array, check_positive,
                                        check_probability)
+from pac_particles.core.compat import moved_names
 from pac_particles.core.parallel import one_blas_thread
 from pac_particles.approx.vb import FAMILIES as VB_FAMILIES
 from pac_particles.problem.auc import auc_risk, pu_corrected_risk
@@ -56,13 +57,15 @@ from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
                                           calibration_rows,
                                           check_shared_parameters,
                                           logistic_slope, youden_cut)
-# the classification estimator, importable from here as the README shows
-from pac_particles.sklearn.classifier import PACBayesClassifier
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
                                            get_method, method_names)
 from pac_particles.sklearn.selection import default_lam_max, heldout_score
 
-__all__ = ["PACBayesAUC", "PACBayesClassifier", "heldout_auc"]
+__all__ = ["PACBayesAUC", "heldout_auc"]
+
+# the classification estimator moved to its own module
+__getattr__ = moved_names(__name__, {
+    "PACBayesClassifier": "pac_particles.sklearn.classifier"})
 
 PRIORS = ("gaussian", "spike_slab")
 HYPERPARAMETERS = ("fixed", "evidence")

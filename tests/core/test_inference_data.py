@@ -248,7 +248,7 @@ def test_log_evidence_attrs_name_the_estimate_and_its_standard_error():
 
 def test_classifier_export_has_the_feature_coordinates():
     pd = pytest.importorskip("pandas")
-    from pac_particles.sklearn.estimator import PACBayesClassifier
+    from pac_particles.sklearn.classifier import PACBayesClassifier
     X, y = noisy_linear(80, [1.0, -1.0], seed=7, d=3)
     frame = pd.DataFrame(X, columns=NAMES)
     for est in (PACBayesClassifier(lam=40.0, n_particles=20, len_chain=3,
@@ -266,7 +266,8 @@ def test_classifier_export_has_the_feature_coordinates():
 
 @pytest.mark.parametrize("chains", [0, 1.5, "2"])
 def test_a_chain_count_below_one_or_not_an_integer_is_refused(chains):
-    from pac_particles.sklearn.estimator import PACBayesAUC, PACBayesClassifier
+    from pac_particles.sklearn.classifier import PACBayesClassifier
+    from pac_particles.sklearn.estimator import PACBayesAUC
     X, y = noisy_linear(40, [1.0], seed=8, d=2)
     for est in (PACBayesAUC(lam=20.0, chains=chains),
                 PACBayesClassifier(lam=20.0, chains=chains)):

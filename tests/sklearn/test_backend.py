@@ -8,7 +8,8 @@ from sklearn.base import clone
 
 from builders import noisy_linear
 import pac_particles.sklearn.methods.smc as smc_method
-from pac_particles.sklearn.estimator import PACBayesAUC, PACBayesClassifier
+from pac_particles.sklearn.classifier import PACBayesClassifier
+from pac_particles.sklearn.estimator import PACBayesAUC
 
 #: few particles: every batch of risks pads to one shape on the device, and
 #: JAX compiles once per shape (about a second on the CPU)

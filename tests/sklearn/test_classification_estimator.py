@@ -12,7 +12,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
 from pac_particles.core.checks import InputError
-from pac_particles.sklearn.estimator import PACBayesClassifier
+from pac_particles.sklearn.classifier import PACBayesClassifier
 from builders import two_d_problem
 
 

@@ -213,7 +213,8 @@ def test_model_files_of_a_newer_format_are_refused(tmp_path):
 
 
 def test_gp_kernel_fits_and_unfitted_estimators_are_not_saved(tmp_path):
-    from pac_particles.sklearn.estimator import PACBayesAUC, PACBayesClassifier
+    from pac_particles.sklearn.classifier import PACBayesClassifier
+    from pac_particles.sklearn.estimator import PACBayesAUC
     X, y = noisy_linear(30, [1.0, -1.0], 0, d=2)
     gp = PACBayesAUC(method="ep", lam=20.0, kernel="rbf").fit(X, y)
     with pytest.raises(InputError, match="GP-kernel fit cannot be saved"):

@@ -17,7 +17,8 @@ from sklearn.datasets import load_breast_cancer
 from pac_particles.core.checks import InputError
 from pac_particles.sklearn.selection import ep_grid_choice
 from pac_particles.approx.ep import EPConvergenceWarning
-from pac_particles.sklearn.estimator import PACBayesAUC, PACBayesClassifier
+from pac_particles.sklearn.classifier import PACBayesClassifier
+from pac_particles.sklearn.estimator import PACBayesAUC
 from pac_particles.sklearn.selection import lam_grid
 
 

@@ -19,7 +19,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from builders import noisy_linear
 from pac_particles.approx.ep import EPLinear
 from pac_particles.sklearn.methods import method_names
-from pac_particles.sklearn.estimator import PACBayesAUC, PACBayesClassifier
+from pac_particles.sklearn.classifier import PACBayesClassifier
+from pac_particles.sklearn.estimator import PACBayesAUC
 
 # "auto" resolves to SMC at the checks' sizes (a few dozen rows): its
 # checks would be SMC's again
