@@ -80,7 +80,8 @@ from pac_particles.problem.priors import prior_gaussian_factor
 
 __all__ = ["ImportanceEvidence", "importance_log_z", "refine_log_z",
            "gaussian_approximation", "pareto_k", "pareto_smooth", "reliable_k",
-           "weighted_mean_se", "pareto_convergence_rate", "mixture_draws",
+           "weighted_mean_se", "pareto_convergence_rate", "pareto_widening",
+           "mixture_draws",
            "smoothed_log_z_se", "log_z_lower_bound", "importance_applies", "EVIDENCE_BATCHES",
            "MIN_BATCH_DRAWS", "DEFENSIVE_WEIGHT", "DEFENSIVE_DF", "MAX_DIMENSION", "SINGULAR_PRIOR",
            "MIN_DRAWS", "PARTICLES_PER_DIMENSION", "PROPOSAL_TOL"]
@@ -256,10 +257,19 @@ def smoothed_log_z_se(log_weights, k):
     lw = check_finite_array(log_weights, "log_weights", ndim=1)
     w = np.exp(lw - lw.max())
     s = lw.size
-    se = float(np.std(w) / (np.mean(w) * np.sqrt(s)))
-    if k > 0.5:
-        se *= s ** ((1.0 - pareto_convergence_rate(k, s)) / 2.0)
-    return se
+    return (float(np.std(w) / (np.mean(w) * np.sqrt(s)))
+            * pareto_widening(k, s))
+
+
+def pareto_widening(k, n_draws):
+    """The factor ``S^((1 - r)/2)``, ``r = pareto_convergence_rate(k,
+    S)``, by which a delta-method standard error of a Pareto-smoothed
+    estimate from ``S = n_draws`` draws of tail shape ``k > 0.5`` is
+    widened (:func:`smoothed_log_z_se`; the self-normalised mean's
+    likewise, :func:`weighted_mean_se`); 1 for ``k <= 0.5``."""
+    if not k > 0.5:
+        return 1.0
+    return float(n_draws) ** ((1.0 - pareto_convergence_rate(k, n_draws)) / 2.0)
 
 
 #: numbers of batches among which :func:`log_z_lower_bound` takes the best
@@ -408,7 +418,7 @@ def _factor(cov, name, d):
 
 def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
                      proposal="ep", wide_cov=None, second=None,
-                     directions=True):
+                     directions=True, second_weight=None):
     """``log Z`` of ``model``'s Gibbs posterior by importance sampling from
     the defensive mixture around ``N(mean, cov)`` (module docstring):
     ``(1 - a) N(mean, cov) + a t_4(mean, wide_cov)``, or with ``second``
@@ -426,6 +436,11 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     second : ((d,), (d, d)) arrays, optional
         Mean and covariance of a second Gaussian component (the particles'
         fit beside EP's).
+    second_weight : float in (0, 1 - a), optional
+        The second Gaussian's share of the mixture (default: half of
+        ``1 - a``, the first Gaussian taking the rest): a small share keeps
+        the first's efficiency where it fits and bounds the weights where
+        only the second covers the posterior [Hes95].
     n_draws : int, the number S of draws (one risk evaluation each).
     seed : int or numpy Generator, optional.
     proposal : str, a label kept in the result.
@@ -480,6 +495,11 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
                                 if direction_weights
                                 else (mean, wide, DEFENSIVE_DF)]
         shares = [(1 - a) / len(normals)] * len(normals) + [a]
+        if second_weight is not None and len(normals) == 2:
+            if not 0.0 < second_weight < 1.0 - a:
+                raise InputError(f"second_weight must be in (0, {1 - a}), "
+                                 f"got {second_weight}")
+            shares = [1.0 - a - second_weight, second_weight, a]
         theta, log_q = mixture_draws(components, shares, n_draws, rng)
         # the prior N(0, L L') in the whitened coordinates L^-1 theta
         white = linalg.solve_triangular(L, theta.T, lower=True)
@@ -533,13 +553,16 @@ def _check_weighted(values, weights, name):
     return values, weights
 
 
-def weighted_mean_se(values, weights):
+def weighted_mean_se(values, weights, k=None):
     """Standard error of the self-normalised importance-sampling mean of
     ``values`` (S, d) with normalised ``weights``:
-    ``sqrt(sum_i w_i^2 (f_i - f_bar)^2)`` (delta method)."""
+    ``sqrt(sum_i w_i^2 (f_i - f_bar)^2)`` (delta method), widened by
+    :func:`pareto_widening` where the weights' tail shape ``k`` is given
+    and above 0.5 (their variance is then infinite, as for ``log Z``)."""
     values, weights = _check_weighted(values, weights, "values")
     centred = values - weights @ values
-    return np.sqrt((weights ** 2) @ (centred ** 2))
+    se = np.sqrt((weights ** 2) @ (centred ** 2))
+    return se if k is None else se * pareto_widening(k, weights.size)
 
 
 def importance_applies(model, n_draws):
