@@ -77,8 +77,7 @@ def refined_proposal(estimate, min_ess):
 
 def adaptive_importance_log_z(model, mean, cov, n_draws=2000, seed=None,
                               proposal="ep", max_k=None,
-                              rounds=REFINEMENT_ROUNDS, second=None,
-                              second_weight=None):
+                              rounds=REFINEMENT_ROUNDS, second=None):
     """Importance sampling from ``N(mean, cov)``
     (:func:`~pac_particles.smc.importance_evidence.importance_log_z`, its
     defensive mixture) and, while the Pareto tail shape of the weights
@@ -89,8 +88,7 @@ def adaptive_importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     Monte Carlo [CGMR04]). ``second``: the ``(mean, cov)`` of a Gaussian
     that every round's proposal keeps beside its own (``importance_log_z``'s
     ``second``: the fit of a scouting run from the prior, which covers
-    modes that ``N(mean, cov)`` misses), of share ``second_weight``
-    (``importance_log_z``'s).
+    modes that ``N(mean, cov)`` misses), with an optional share.
 
     Every round draws afresh from a proposal fixed before its draws, and
     the estimate returned is that of one round alone (the first whose tail
@@ -119,8 +117,7 @@ def adaptive_importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     if 4 * min_ess > n_draws:
         rounds = 0
     best = est = importance_log_z(model, mean, cov, n_draws, seed=rng,
-                                  proposal=proposal, second=second,
-                                  second_weight=second_weight)
+                                  proposal=proposal, second=second)
     spent = 0
     for r in range(1, rounds + 1):
         if est.pareto_k <= max_k:
@@ -130,7 +127,7 @@ def adaptive_importance_log_z(model, mean, cov, n_draws=2000, seed=None,
         est = dataclasses.replace(
             importance_log_z(model, mean, cov, n_draws, seed=rng,
                              proposal=f"{proposal}, refitted",
-                             second=second, second_weight=second_weight),
+                             second=second),
             rounds=r, earlier_draws=spent)
         if not est.pareto_k > best.pareto_k:
             best = est

@@ -323,8 +323,7 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
                 model, fit[0], fit[1], draws,
                 seed=np.random.randint(2 ** 31), proposal=fit[2],
                 max_k=min(IMPORTANCE_ALONE_K, reliable_k(draws)),
-                second=_scout_fit(scouted, model.d) if scout else None,
-                second_weight=SCOUT_WEIGHT)
+                second=_scout_fit(scouted, model.d) if scout else None)
         check = MassCheck.compare(pilot, scouted) if scout else None
         if pilot.rounds:
             # the bridge, if it runs, starts from the best Gaussian tried
@@ -421,14 +420,15 @@ def scout_particles(n_particles):
 
 
 def _scout_fit(scout, d):
-    """``(mean, cov)`` of the Gaussian fitted to the scouting run's weighted
-    particles, its covariance widened by :data:`SCOUT_WIDENING`, or None where they number fewer than
+    """``(mean, cov, share)`` of the Gaussian fitted to the scouting run's
+    weighted particles, its covariance widened by :data:`SCOUT_WIDENING`,
+    its share :data:`SCOUT_WEIGHT` of the proposal, or None where they number fewer than
     ``PARTICLES_PER_DIMENSION`` per dimension (Kish's ESS; the fit would be
     mostly noise)."""
     if scout.ess < PARTICLES_PER_DIMENSION * d:
         return None
     mean, chol = weighted_gaussian_fit(scout.weights, scout.theta, ridge=1e-8)
-    return mean, SCOUT_WIDENING * (chol @ chol.T)
+    return mean, SCOUT_WIDENING * (chol @ chol.T), SCOUT_WEIGHT
 
 
 def chain_seeds(seed, chains):

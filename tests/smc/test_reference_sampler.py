@@ -14,7 +14,7 @@ import pytest
 from pac_particles.smc import adaptive_importance
 from pac_particles.smc.adaptive_importance import MASS_CHECK_Z, MassCheck
 from pac_particles.smc.models import AUCGibbsModel
-from pac_particles.smc.posterior import run_smc
+from pac_particles.smc.posterior import run_smc, scout_particles
 from reference import AngularQuadrature, sphere_quadrature
 
 
@@ -152,7 +152,7 @@ def test_a_passed_check_is_on_the_result():
     X, y = shifted_design(60, 30, (1.0, 0.5), 7)
     post = run_smc(AUCGibbsModel(X, y, 60.0, standardize=False), seed=0)
     assert post.start == "importance" and post.mass_check.passed
-    assert post.mass_check.scout_particles == 50
+    assert post.mass_check.scout_particles == scout_particles(200)
     unchecked = run_smc(AUCGibbsModel(X, y, 60.0, standardize=False), seed=0,
                         scout=False)
     assert unchecked.mass_check is None
