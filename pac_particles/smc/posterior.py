@@ -17,8 +17,9 @@ the default run starts from it rather than from the prior
 (the scout, an eighth of the particles) reaches the posterior mass that
 ``q`` may miss (other modes, arcs of a large ``lam``), its particles'
 Gaussian fit joins ``q`` in a defensive mixture with the prior, and
-importance draws from that mixture come first. Where their weights are
-light-tailed and their ``log Z`` is not below the scout's
+importance draws from that mixture come first [Hes95]. Where their
+weights are light-tailed (Pareto ``k`` at most 0.7, ESS at least a tenth
+of the draws) and their ``log Z`` is not below the scout's
 (:class:`~pac_particles.smc.adaptive_importance.MassCheck`) they are the
 posterior; where the tail is heavy, the proposal is refitted to the
 weighted draws and drawn from afresh (adaptive importance sampling, a
@@ -66,6 +67,8 @@ Journal of the Royal Statistical Society B 84(1), 114-148.
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 [VSGY24] Vehtari, A., Simpson, D., Gelman, A., Yao, Y. and Gabry, J.
 (2024). Pareto smoothed importance sampling. JMLR 25(72), 1-58.
+[Hes95] Hesterberg, T. (1995). Weighted average importance sampling and
+defensive mixture distributions. Technometrics 37(2), 185-194.
 """
 
 import dataclasses
@@ -194,12 +197,14 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         :func:`~pac_particles.smc.gaussian_bridge.bridge_approximation`
         (EP's, VB's where EP would need sampled pairs). With
         ``evidence="importance"`` the budget follows ``q``'s quality:
-        ``evidence_draws`` importance draws from ``q`` come first
+        ``evidence_draws`` importance draws from ``q`` (and the fit of
+        the ``scout``) come first
         (:func:`~pac_particles.smc.importance_evidence.importance_log_z`,
         the directions alone for the scale-invariant risks); where the
         Pareto tail shape of their weights is reliable (at most
-        :data:`IMPORTANCE_ALONE_K` and ``reliable_k(S)``) they are the
-        posterior, the population of the run, and no tempering runs
+        :data:`IMPORTANCE_ALONE_K` and ``reliable_k(S)``), their ESS at
+        least :data:`IMPORTANCE_ALONE_ESS` of the draws and the scout's
+        check passes, they are the posterior, the population of the run, and no tempering runs
         (``start`` of the result: ``"importance"``, one step). Where it is
         not, ``q`` is refitted to the weighted draws and ``evidence_draws``
         fresh draws are made from the refit, up to
