@@ -224,9 +224,11 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         path is not a path of Gibbs posteriors (``at_step`` refuses it); it
         cannot reach mass that ``q`` misses. ``"auto"``
         (default): as ``"gaussian"`` where ``q`` exists, except that
-        where importance sampling does not pass (its tail, or the
-        check of ``scout``) the run tempers from the prior instead of
-        along the bridge; ``"gaussian"`` where ``q`` exists, importance sampling
+        where importance sampling does not pass (its tail, its ESS, or
+        the check of ``scout``) the run tempers from the prior instead of
+        along the bridge (unless the scout fell more than
+        ``MASS_CHECK_Z`` standard errors short of the importance
+        estimate: tempering from the prior then misses what ``q`` found); ``"gaussian"`` where ``q`` exists, importance sampling
         handles the prior (:func:`~pac_particles.smc.importance_evidence.importance_applies`:
         up to 1000 parameters, not near-singular) and nothing asks for the
         Gibbs path (``collect``, ``keep_steps``), a move of its own
