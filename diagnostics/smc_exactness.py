@@ -11,9 +11,11 @@ with |z| > 3, the same for the mean's coordinates, and the spread over seeds
 divided by the mean reported standard error (1: honest error bars).
 
     PYTHONPATH=. .venv/bin/python diagnostics/smc_exactness.py --seeds 20
-    PYTHONPATH=. .venv/bin/python diagnostics/smc_exactness.py --kwargs "dict(start='prior')"
+    PYTHONPATH=. .venv/bin/python diagnostics/smc_exactness.py \
+        --kwargs "{'start': 'prior'}"
 """
 import argparse
+import ast
 import os
 import sys
 import warnings
@@ -58,10 +60,10 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--designs", nargs="+", default=list(DESIGNS))
     parser.add_argument("--lams", nargs="+", type=float, default=list(LAMS))
-    parser.add_argument("--kwargs", default="dict()",
-                        help="run_smc's keyword arguments, a Python dict")
+    parser.add_argument("--kwargs", default="{}",
+                        help="run_smc's keyword arguments, a Python dict literal")
     args = parser.parse_args(argv)
-    kwargs = eval(args.kwargs)
+    kwargs = ast.literal_eval(args.kwargs)
     print("| design | lam / n | log Z: mean z | share abs z > 3 | spread / se "
           "| mean: mean z | share abs z > 3 | spread / se | paths | checks failed |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -101,8 +101,9 @@ from pac_particles.smc.tempering import RobustAdaptiveTempering, check_reached_t
 
 __all__ = ["run_smc", "run_smc_chains", "chain_seeds", "SMCPosterior",
            "StepParticles", "single_run_errors", "POINT_ESTIMATES",
-           "directions", "IMPORTANCE_ALONE_K", "IMPORTANCE_ALONE_ESS", "scout_particles",
-           "SCOUT_SHARE", "MIN_SCOUT_PARTICLES", "SCOUT_WEIGHT", "SCOUT_WIDENING"]
+           "directions", "IMPORTANCE_ALONE_K", "IMPORTANCE_ALONE_ESS",
+           "scout_particles", "SCOUT_SHARE", "MIN_SCOUT_PARTICLES",
+           "SCOUT_WEIGHT", "SCOUT_WIDENING"]
 
 #: a Gaussian start's importance draws are the posterior, with no tempering
 #: run, when the Pareto tail shape of their weights is reliable (at most
@@ -206,7 +207,8 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         Pareto tail shape of their weights is reliable (at most
         :data:`IMPORTANCE_ALONE_K` and ``reliable_k(S)``), their ESS at
         least :data:`IMPORTANCE_ALONE_ESS` of the draws and the scout's
-        check passes, they are the posterior, the population of the run, and no tempering runs
+        check passes, they are the posterior, the population of the run,
+        and no tempering runs
         (``start`` of the result: ``"importance"``, one step). Where it is
         not, ``q`` is refitted to the weighted draws and ``evidence_draws``
         fresh draws are made from the refit, up to
@@ -223,18 +225,19 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         same target and ``log Z``, in fewer steps than from the prior; its
         path is not a path of Gibbs posteriors (``at_step`` refuses it); it
         cannot reach mass that ``q`` misses. ``"auto"``
-        (default): as ``"gaussian"`` where ``q`` exists, except that
-        where importance sampling does not pass (its tail, its ESS, or
-        the check of ``scout``) the run tempers from the prior instead of
-        along the bridge (unless the scout fell more than
-        ``MASS_CHECK_Z`` standard errors short of the importance
-        estimate: tempering from the prior then misses what ``q`` found); ``"gaussian"`` where ``q`` exists, importance sampling
+        (default): ``"gaussian"`` where ``q`` exists, importance sampling
         handles the prior (:func:`~pac_particles.smc.importance_evidence.importance_applies`:
         up to 1000 parameters, not near-singular) and nothing asks for the
         Gibbs path (``collect``, ``keep_steps``), a move of its own
         (``move``) or the tempering estimate (``evidence="tempering"``:
-        the plain sampler from the prior), else ``"prior"``. Spike-and-slab priors and the models
-        EP does not cover keep the prior path.
+        the plain sampler from the prior), else ``"prior"``; unlike
+        ``"gaussian"``, where importance sampling does not pass (its
+        tail, its ESS, or the check of ``scout``) the run tempers from the
+        prior, not along the bridge (unless the scout fell more than
+        ``MASS_CHECK_Z`` standard errors short of the importance estimate:
+        tempering from the prior then misses what ``q`` found).
+        Spike-and-slab priors and the models EP does not cover keep the
+        prior path.
     scout : bool
         With a Gaussian start and ``evidence="importance"`` (default True):
         first a tempering run from the prior of
