@@ -156,3 +156,19 @@ def test_a_passed_check_is_on_the_result():
     unchecked = run_smc(AUCGibbsModel(X, y, 60.0, standardize=False), seed=0,
                         scout=False)
     assert unchecked.mass_check is None
+
+
+def test_default_agrees_with_a_long_tempering_run_on_pima(pima):
+    """d = 8, lam = n: the default's log Z over three seeds agrees with a
+    run from the prior five times as large (its tempering estimate), within
+    four combined standard errors; the full comparison (Pima and Sonar,
+    lam = n and 10 n) is diagnostics/smc_reference_check.py."""
+    X, y = pima
+    model = AUCGibbsModel(X, y, lam=float(len(y)))
+    reference = run_smc(model, n_particles=1000, seed=100, start="prior",
+                        evidence="tempering")
+    runs = [run_smc(model, seed=s) for s in range(3)]
+    assert all(p.mass_check.passed for p in runs)
+    se = np.hypot(np.sqrt(np.mean([p.log_z_se ** 2 for p in runs]) / 3),
+                  reference.log_z_se)
+    assert abs(np.mean([p.log_z for p in runs]) - reference.log_z) < 4 * se
