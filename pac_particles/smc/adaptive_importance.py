@@ -31,7 +31,8 @@ from pac_particles.smc.importance_evidence import (MIN_DRAWS,
                                                    reliable_k)
 from pac_particles.smc.moves.base import weighted_gaussian_fit
 
-__all__ = ["adaptive_importance_log_z", "refined_proposal",
+__all__ = ["adaptive_importance_log_z", "refined_proposal", "MassCheck",
+           "MASS_CHECK_Z",
            "REFINEMENT_ROUNDS", "REFINEMENT_ESS_PER_DIMENSION"]
 
 #: adaptive importance sampling (:func:`adaptive_importance_log_z`): at most
@@ -76,7 +77,7 @@ def refined_proposal(estimate, min_ess):
 
 def adaptive_importance_log_z(model, mean, cov, n_draws=2000, seed=None,
                               proposal="ep", max_k=None,
-                              rounds=REFINEMENT_ROUNDS):
+                              rounds=REFINEMENT_ROUNDS, second=None):
     """Importance sampling from ``N(mean, cov)``
     (:func:`~pac_particles.smc.importance_evidence.importance_log_z`, its
     defensive mixture) and, while the Pareto tail shape of the weights
@@ -84,7 +85,10 @@ def adaptive_importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     :func:`~pac_particles.smc.importance_evidence.reliable_k`), up to
     ``rounds`` more samplers, each from the Gaussian refitted to the
     previous one's weighted draws (:func:`refined_proposal`; population
-    Monte Carlo [CGMR04]).
+    Monte Carlo [CGMR04]). ``second``: the ``(mean, cov)`` of a Gaussian
+    that every round's proposal keeps beside its own (``importance_log_z``'s
+    ``second``: the fit of a scouting run from the prior, which covers
+    modes that ``N(mean, cov)`` misses), with an optional share.
 
     Every round draws afresh from a proposal fixed before its draws, and
     the estimate returned is that of one round alone (the first whose tail
@@ -113,7 +117,7 @@ def adaptive_importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     if 4 * min_ess > n_draws:
         rounds = 0
     best = est = importance_log_z(model, mean, cov, n_draws, seed=rng,
-                                  proposal=proposal)
+                                  proposal=proposal, second=second)
     spent = 0
     for r in range(1, rounds + 1):
         if est.pareto_k <= max_k:
@@ -122,8 +126,67 @@ def adaptive_importance_log_z(model, mean, cov, n_draws=2000, seed=None,
         mean, cov, _ = refined_proposal(est, min_ess)
         est = dataclasses.replace(
             importance_log_z(model, mean, cov, n_draws, seed=rng,
-                             proposal=f"{proposal}, refitted"),
+                             proposal=f"{proposal}, refitted",
+                             second=second),
             rounds=r, earlier_draws=spent)
         if not est.pareto_k > best.pareto_k:
             best = est
     return est if est.pareto_k <= max_k else best
+
+
+#: the importance estimate fails the missing-mass check when it lies more
+#: than this many combined standard errors below the scouting run's
+#: tempering estimate (:class:`MassCheck`)
+MASS_CHECK_Z = 3.0
+
+
+@dataclasses.dataclass(frozen=True)
+class MassCheck:
+    """Whether importance sampling from a Gaussian ``q`` saw the posterior
+    mass that a scouting run from the prior found.
+
+    A proposal that misses a mode gives weights that look light-tailed
+    (the Pareto ``k`` sees only the draws made) and a ``log Z`` too low by
+    the log of the missed share. A small tempering run from the prior
+    (the scout) reaches every region of the posterior with mass, and its
+    particles' Gaussian fit joins the proposal
+    (:func:`adaptive_importance_log_z`'s ``second``); its own estimate
+    ``log_z_scout`` is then compared with the importance estimate: missing
+    mass shows as ``z = (log_z_importance - log_z_scout) / se < -``
+    :data:`MASS_CHECK_Z`, ``se`` the two standard errors combined. The
+    comparison is one-sided: a tempering run of few particles falls
+    short of ``log Z`` rather than above it.
+
+    Attributes
+    ----------
+    passed : bool, ``z >= -MASS_CHECK_Z``.
+    z : the standardised difference.
+    log_z_importance, log_z_importance_se : the importance estimate.
+    log_z_scout, log_z_scout_se : the scout's tempering estimate.
+    scout_particles : the scout's resampled particles M.
+    """
+
+    passed: bool
+    z: float
+    log_z_importance: float
+    log_z_importance_se: float
+    log_z_scout: float
+    log_z_scout_se: float
+    scout_particles: int
+
+    @classmethod
+    def compare(cls, estimate, scout):
+        """The check of an importance ``estimate``
+        (:class:`~pac_particles.smc.importance_evidence.ImportanceEvidence`)
+        against a ``scout`` run
+        (:class:`~pac_particles.smc.result.SMCPosterior` from the prior,
+        tempering estimate)."""
+        scout_se = scout.log_z_se if scout.log_z_se is not None else 0.0
+        se = float(np.hypot(estimate.log_z_se, scout_se))
+        z = (estimate.log_z - scout.log_z) / se if se > 0 else 0.0
+        return cls(passed=bool(z >= -MASS_CHECK_Z), z=float(z),
+                   log_z_importance=float(estimate.log_z),
+                   log_z_importance_se=float(estimate.log_z_se),
+                   log_z_scout=float(scout.log_z),
+                   log_z_scout_se=float(scout_se),
+                   scout_particles=int(scout.n_chains or 0))

@@ -6,19 +6,18 @@ A tempering run's product of mean incremental weights is unbiased for
 chooses them from the particles: only asymptotically so), but at
 :func:`~pac_particles.smc.posterior.run_smc`'s default size its
 variance is large, and where the M chains of a step miss part of the
-posterior it falls short of ``log Z`` by more than its error bar: on Sonar
-(d = 60, ``lam = n``) the default runs gave -40.0 to -40.3 while runs of
-10,000 to 50,000 particles rose towards -39.4 (docs/benchmarks.md, "Efficiency of the
-SMC sampler"). Importance sampling from a good Gaussian approximation ``q``
-of the posterior (EP's, which a converged EP fit gives in well under a
-second) has neither problem: its draws are independent, its weights
-``prior x exp(-lam R_n) / q`` are nearly constant where ``q`` fits, and
-the mean of the raw weights is unbiased for ``Z``. The estimate reported
+posterior it falls short of ``log Z`` by more than its error bar
+(docs/benchmarks.md, "Efficiency of the SMC sampler": Sonar, d = 60).
+Importance sampling from a good Gaussian approximation ``q`` of the
+posterior (EP's) has neither problem: its draws are independent, its
+weights ``prior x exp(-lam R_n) / q`` nearly constant where ``q`` fits,
+their mean unbiased for ``Z`` (where ``q`` misses posterior mass, no
+draw sees it: :class:`~pac_particles.smc.adaptive_importance.MassCheck`
+is the check run_smc makes). The estimate reported
 is that of the Pareto-smoothed weights (below): smoothing trades a small
 bias (downwards: the largest weights shrink) for a bounded variance, so it
 is *not* unbiased; its error bar is read off the draws. The certificates
-use the raw weights instead, through a lower confidence bound that needs
-nothing but their unbiasedness (:func:`log_z_lower_bound`).
+use the raw, unbiased weights (:func:`log_z_lower_bound`).
 
 The proposal is a defensive mixture [Hes95]: Gaussians, weight ``1 - a``,
 and a t with 4 degrees of freedom scaled wider, weight ``a``, whose tails
@@ -80,7 +79,8 @@ from pac_particles.problem.priors import prior_gaussian_factor
 
 __all__ = ["ImportanceEvidence", "importance_log_z", "refine_log_z",
            "gaussian_approximation", "pareto_k", "pareto_smooth", "reliable_k",
-           "weighted_mean_se", "pareto_convergence_rate", "mixture_draws",
+           "weighted_mean_se", "pareto_convergence_rate", "pareto_widening",
+           "mixture_draws",
            "smoothed_log_z_se", "log_z_lower_bound", "importance_applies", "EVIDENCE_BATCHES",
            "MIN_BATCH_DRAWS", "DEFENSIVE_WEIGHT", "DEFENSIVE_DF", "MAX_DIMENSION", "SINGULAR_PRIOR",
            "MIN_DRAWS", "PARTICLES_PER_DIMENSION", "PROPOSAL_TOL"]
@@ -104,8 +104,7 @@ SINGULAR_PRIOR = 1e-10
 MIN_DRAWS = 25
 #: the particles' Gaussian fit joins EP's in the proposal when the particles
 #: number at least this many per dimension (Kish's ESS): below, its
-#: covariance is mostly estimation noise (a 150-point GP problem at 2000
-#: particles: 3 of 20 estimates failed the tail check with it, none without)
+#: covariance is mostly estimation noise (a 150-point GP problem)
 PARTICLES_PER_DIMENSION = 20
 
 
@@ -207,8 +206,7 @@ def pareto_smooth(log_weights):
 
 
 def pareto_k(log_weights):
-    """Tail shape ``k`` of importance weights given by their logs
-    (:func:`pareto_smooth`)."""
+    """Tail shape ``k`` of log weights (:func:`pareto_smooth`)."""
     return pareto_smooth(log_weights)[1]
 
 
@@ -248,18 +246,23 @@ def smoothed_log_z_se(log_weights, k):
     Sec. 3.2, App. B], and the sample standard deviation of the draws
     understates it. The rule used: the standard error of ``S^r``
     independent draws, ``sd(w) / (mean(w) S^(r/2))``, i.e. the delta
-    method's times ``S^((1 - r)/2)`` (at ``S = 2000``: 1.9 at ``k = 0.55``,
-    2.6 at 0.6, 4.9 at 0.7). Measured on Pareto weights (``tests/
-    test_importance_evidence.py``) it restores most of the nominal coverage
-    the delta method loses there (95% intervals over 400 samples of
-    Pareto weights of shapes 0.55 to 0.7: 60-87% -> 88-91%)."""
+    method's times :func:`pareto_widening` (at ``S = 2000``: 1.9 at ``k =
+    0.55``, 2.6 at 0.6, 4.9 at 0.7), which restores most of the nominal
+    coverage the delta method loses on Pareto weights
+    (``tests/smc/test_importance_evidence.py``)."""
     lw = check_finite_array(log_weights, "log_weights", ndim=1)
     w = np.exp(lw - lw.max())
     s = lw.size
-    se = float(np.std(w) / (np.mean(w) * np.sqrt(s)))
-    if k > 0.5:
-        se *= s ** ((1.0 - pareto_convergence_rate(k, s)) / 2.0)
-    return se
+    return (float(np.std(w) / (np.mean(w) * np.sqrt(s)))
+            * pareto_widening(k, s))
+
+
+def pareto_widening(k, n_draws):
+    """``S^((1 - r)/2)``, ``r = pareto_convergence_rate(k, S)``, for ``k >
+    0.5``, else 1: how much a delta-method standard error is widened."""
+    if not k > 0.5:
+        return 1.0
+    return float(n_draws) ** ((1.0 - pareto_convergence_rate(k, n_draws)) / 2.0)
 
 
 #: numbers of batches among which :func:`log_z_lower_bound` takes the best
@@ -331,15 +334,13 @@ def log_z_lower_bound(log_weights, delta):
 
 def _prior_factor(model):
     """Lower Cholesky factor ``L`` of the model's centred Gaussian prior
-    on its parameter (field ``theta``, or a GP's latent scores ``s``,
-    whose prior is ``N(0, K)`` on the kernel's factor), or None."""
+    (a GP's on its latent scores), or None."""
     return prior_gaussian_factor(model.prior)
 
 
 def _log_density(theta, mean, chol, df):
-    """Log density of ``N(mean, S)`` (``df`` None) or of the t with ``df``
-    degrees of freedom and scale ``S``, ``S = chol chol'``, at the rows of
-    ``theta``."""
+    """Log density of ``N(mean, chol chol')`` (``df`` None) or of the t
+    of that scale and ``df`` degrees of freedom, at the rows of ``theta``."""
     d = mean.size
     u = linalg.solve_triangular(chol, (theta - mean).T, lower=True)
     q2 = np.einsum("ij,ij->j", u, u)
@@ -423,9 +424,10 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
     wide_cov : (d, d) positive definite array, optional
         Scale of the t component (default ``cov``): a wider one covers
         what ``N(mean, cov)`` misses.
-    second : ((d,), (d, d)) arrays, optional
-        Mean and covariance of a second Gaussian component (the particles'
-        fit beside EP's).
+    second : ((d,), (d, d)) arrays and optionally a share, optional
+        Mean, covariance (and share, default ``(1 - a) / 2``) of a second
+        Gaussian component (the particles' fit beside EP's; a small share
+        bounds the weights where only it covers the posterior [Hes95]).
     n_draws : int, the number S of draws (one risk evaluation each).
     seed : int or numpy Generator, optional.
     proposal : str, a label kept in the result.
@@ -480,6 +482,10 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
                                 if direction_weights
                                 else (mean, wide, DEFENSIVE_DF)]
         shares = [(1 - a) / len(normals)] * len(normals) + [a]
+        if second is not None and len(second) > 2:
+            if not 0.0 < second[2] < 1.0 - a:
+                raise InputError(f"second share not in (0, {1 - a})")
+            shares = [1.0 - a - second[2], second[2], a]
         theta, log_q = mixture_draws(components, shares, n_draws, rng)
         # the prior N(0, L L') in the whitened coordinates L^-1 theta
         white = linalg.solve_triangular(L, theta.T, lower=True)
@@ -503,8 +509,7 @@ def importance_log_z(model, mean, cov, n_draws=2000, seed=None,
 
 
 def _smoothed_estimate(raw, theta, risks, proposal, seconds):
-    """The :class:`ImportanceEvidence` of raw log weights ``raw`` (S,) of
-    the draws ``theta`` (posterior draws) of empirical risks ``risks``."""
+    """The :class:`ImportanceEvidence` of raw log weights ``raw`` (S,)."""
     n_draws = raw.size
     # Pareto-smoothed weights: the reliability threshold of reliable_k is
     # that of the smoothed estimate, whose variance is bounded [VSGY24]
@@ -520,8 +525,7 @@ def _smoothed_estimate(raw, theta, risks, proposal, seconds):
 
 
 def _check_weighted(values, weights, name):
-    """``values`` (S, ...) and normalised ``weights`` (S,) as float arrays,
-    or InputError naming what is wrong."""
+    """``values`` (S, ...) and normalised ``weights`` (S,), else InputError."""
     values = check_finite_array(values, name)
     weights = check_finite_array(weights, "weights", ndim=1)
     if values.ndim not in (1, 2) or values.shape[0] != weights.size:
@@ -533,13 +537,14 @@ def _check_weighted(values, weights, name):
     return values, weights
 
 
-def weighted_mean_se(values, weights):
+def weighted_mean_se(values, weights, k=None):
     """Standard error of the self-normalised importance-sampling mean of
     ``values`` (S, d) with normalised ``weights``:
-    ``sqrt(sum_i w_i^2 (f_i - f_bar)^2)`` (delta method)."""
+    ``sqrt(sum_i w_i^2 (f_i - f_bar)^2)`` (delta method), widened by
+    :func:`pareto_widening` where the weights' tail shape ``k`` is given."""
     values, weights = _check_weighted(values, weights, "values")
-    centred = values - weights @ values
-    return np.sqrt((weights ** 2) @ (centred ** 2))
+    se = np.sqrt((weights ** 2) @ ((values - weights @ values) ** 2))
+    return se if k is None else se * pareto_widening(k, weights.size)
 
 
 def importance_applies(model, n_draws):
@@ -563,13 +568,9 @@ def refine_log_z(model, theta, weights, n_draws, seed=None, fit=None):
     equal shares (EP's alone when the particles are fewer than
     :data:`PARTICLES_PER_DIMENSION` per dimension), its t component (weight :data:`DEFENSIVE_WEIGHT`)
     centred on EP's mean and scaled by the sum of both covariances: each
-    covers what the other misses (on Pima EP's covariance has 0.67 times
-    the particles' trace; with both, the spread of log Z over 20 runs of
-    2000 draws fell from 0.046 to 0.028 and the largest tail shape from
-    0.69 to 0.58; on a 150-point GP problem, where the particles' fit
-    in 150 dimensions is poor, the spread rose from 0.023 to 0.046). Where
-    EP does not cover the model, the particles' fit alone, the t scaled by
-    twice its covariance. None when the model has no centred Gaussian
+    covers what the other misses (docs/benchmarks.md, "Efficiency of the
+    SMC sampler"). Where EP does not cover the model, the particles' fit
+    alone, the t scaled by twice its covariance. None when the model has no centred Gaussian
     prior, more than :data:`MAX_DIMENSION` parameters, a near-singular
     prior (:data:`SINGULAR_PRIOR`), or ``n_draws`` below :data:`MIN_DRAWS`.
     ``fit``: the ``(mean, cov)`` of :func:`gaussian_approximation` when

@@ -13,12 +13,18 @@ yourself.
 
 Where a Gaussian approximation ``q`` of the posterior exists (EP's, VB's),
 the default run starts from it rather than from the prior
-(``start="auto"``): importance draws from ``q`` come first, and where
-their weights are light-tailed they are the posterior; where not, ``q`` is
-refitted to the weighted draws and drawn from afresh (adaptive importance
-sampling, a round or two); otherwise the
-sampler tempers along the bridge ``q^(1 - t) pi^t``
-(:mod:`pac_particles.smc.gaussian_bridge`).
+(``start="auto"``), and checks it: a small tempering run from the prior
+(the scout, an eighth of the particles) reaches the posterior mass that
+``q`` may miss (other modes, arcs of a large ``lam``), its particles'
+Gaussian fit joins ``q`` in a defensive mixture with the prior, and
+importance draws from that mixture come first [Hes95]. Where their
+weights are light-tailed (Pareto ``k`` at most 0.7, ESS at least a tenth
+of the draws) and their ``log Z`` is not below the scout's
+(:class:`~pac_particles.smc.adaptive_importance.MassCheck`) they are the
+posterior; where the tail is heavy, the proposal is refitted to the
+weighted draws and drawn from afresh (adaptive importance sampling, a
+round or two); otherwise the sampler tempers from the prior, with a
+warning where the check failed (``mass_check`` on the result).
 
 The MCMC move defaults to :func:`pac_particles.smc.moves.default_move`: elliptical
 slice sampling [MAM10] around a Gaussian fitted to the particles
@@ -61,10 +67,13 @@ Journal of the Royal Statistical Society B 84(1), 114-148.
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 [VSGY24] Vehtari, A., Simpson, D., Gelman, A., Yao, Y. and Gabry, J.
 (2024). Pareto smoothed importance sampling. JMLR 25(72), 1-58.
+[Hes95] Hesterberg, T. (1995). Weighted average importance sampling and
+defensive mixture distributions. Technometrics 37(2), 185-194.
 """
 
 import dataclasses
 import time
+import warnings
 
 import numpy as np
 import particles
@@ -75,13 +84,16 @@ from pac_particles.core.checks import InputError, check_choice, check_count, che
 from pac_particles.core.parallel import concurrent_folds, limited_threads, one_blas_thread
 from pac_particles.core.progress import Progress, tracked
 from pac_particles.core.weighted_particles import POINT_ESTIMATES, directions
-from pac_particles.smc.adaptive_importance import adaptive_importance_log_z
+from pac_particles.smc.adaptive_importance import (MASS_CHECK_Z, MassCheck,
+                                                    adaptive_importance_log_z)
 from pac_particles.smc.gaussian_bridge import (STARTS, GaussianBridgeModel,
                                                bridge_approximation, bridge_move)
 from pac_particles.smc.gibbs_model import check_gibbs_model
 from pac_particles.smc.importance_evidence import (MIN_DRAWS,
+                                                   PARTICLES_PER_DIMENSION,
                                                    importance_applies,
                                                    refine_log_z, reliable_k)
+from pac_particles.smc.moves.base import weighted_gaussian_fit
 # SMCPosterior lives in smc/result.py; importable from here as the docs show
 from pac_particles.smc.result import SMCPosterior, StepParticles
 from pac_particles.smc.single_run_variance import LineageVariance, single_run_errors
@@ -89,7 +101,9 @@ from pac_particles.smc.tempering import RobustAdaptiveTempering, check_reached_t
 
 __all__ = ["run_smc", "run_smc_chains", "chain_seeds", "SMCPosterior",
            "StepParticles", "single_run_errors", "POINT_ESTIMATES",
-           "directions", "IMPORTANCE_ALONE_K"]
+           "directions", "IMPORTANCE_ALONE_K", "IMPORTANCE_ALONE_ESS",
+           "scout_particles", "SCOUT_SHARE", "MIN_SCOUT_PARTICLES",
+           "SCOUT_WEIGHT", "SCOUT_WIDENING"]
 
 #: a Gaussian start's importance draws are the posterior, with no tempering
 #: run, when the Pareto tail shape of their weights is reliable (at most
@@ -98,12 +112,18 @@ __all__ = ["run_smc", "run_smc_chains", "chain_seeds", "SMCPosterior",
 #: 0.7: its importance draws alone were 1.7x more efficient on log Z than
 #: the bridge run that a threshold of 0.5 sent a fifth of its runs to)
 IMPORTANCE_ALONE_K = 0.7
+#: ... and when their Kish ESS is at least this share of the draws (or the
+#: scout fell more than MASS_CHECK_Z standard errors short of them): on a
+#: posterior of several arcs (d = 2, 50 n) draws of k 0.3-0.55 and ESS
+#: 4-7% of the draws fell 0.13-0.26 nats short (the smoothing trims the
+#: few draws in the far arcs), where tempering from the prior is exact
+IMPORTANCE_ALONE_ESS = 0.1
 
 
 def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
             ESSrmin=0.5, max_iter=1000, seed=None, verbose=False,
             collect=None, keep_steps=False, evidence="importance",
-            evidence_draws=None, start="auto"):
+            evidence_draws=None, start="auto", scout=True):
     """Adaptive-tempering SMC to the Gibbs posterior of ``model``, from a
     Gaussian approximation of it where one applies, else from the prior.
 
@@ -180,12 +200,15 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         :func:`~pac_particles.smc.gaussian_bridge.bridge_approximation`
         (EP's, VB's where EP would need sampled pairs). With
         ``evidence="importance"`` the budget follows ``q``'s quality:
-        ``evidence_draws`` importance draws from ``q`` come first
+        ``evidence_draws`` importance draws from ``q`` (and the fit of
+        the ``scout``) come first
         (:func:`~pac_particles.smc.importance_evidence.importance_log_z`,
         the directions alone for the scale-invariant risks); where the
         Pareto tail shape of their weights is reliable (at most
-        :data:`IMPORTANCE_ALONE_K` and ``reliable_k(S)``) they are the
-        posterior, the population of the run, and no tempering runs
+        :data:`IMPORTANCE_ALONE_K` and ``reliable_k(S)``), their ESS at
+        least :data:`IMPORTANCE_ALONE_ESS` of the draws and the scout's
+        check passes, they are the posterior, the population of the run,
+        and no tempering runs
         (``start`` of the result: ``"importance"``, one step). Where it is
         not, ``q`` is refitted to the weighted draws and ``evidence_draws``
         fresh draws are made from the refit, up to
@@ -200,14 +223,38 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         ``q^(1 - t) pi^t`` (:mod:`pac_particles.smc.gaussian_bridge`), from
         the Gaussian of least ``k`` among those tried: the
         same target and ``log Z``, in fewer steps than from the prior; its
-        path is not a path of Gibbs posteriors (``at_step`` refuses it). ``"auto"``
+        path is not a path of Gibbs posteriors (``at_step`` refuses it); it
+        cannot reach mass that ``q`` misses. ``"auto"``
         (default): ``"gaussian"`` where ``q`` exists, importance sampling
         handles the prior (:func:`~pac_particles.smc.importance_evidence.importance_applies`:
         up to 1000 parameters, not near-singular) and nothing asks for the
         Gibbs path (``collect``, ``keep_steps``), a move of its own
         (``move``) or the tempering estimate (``evidence="tempering"``:
-        the plain sampler from the prior), else ``"prior"``. Spike-and-slab priors and the models
-        EP does not cover keep the prior path.
+        the plain sampler from the prior), else ``"prior"``; unlike
+        ``"gaussian"``, where importance sampling does not pass (its
+        tail, its ESS, or the check of ``scout``) the run tempers from the
+        prior, not along the bridge (unless the scout fell more than
+        ``MASS_CHECK_Z`` standard errors short of the importance estimate:
+        tempering from the prior then misses what ``q`` found).
+        Spike-and-slab priors and the models EP does not cover keep the
+        prior path.
+    scout : bool
+        With a Gaussian start and ``evidence="importance"`` (default True):
+        first a tempering run from the prior of
+        :func:`scout_particles` resampled particles (an eighth), whose
+        particles' Gaussian fit joins the importance proposal (where
+        they number at least ``PARTICLES_PER_DIMENSION`` per dimension)
+        and whose ``log Z`` checks the importance estimate
+        (:class:`~pac_particles.smc.adaptive_importance.MassCheck`: one
+        sided, at :data:`~pac_particles.smc.adaptive_importance.
+        MASS_CHECK_Z` standard errors). A failed check warns
+        (RuntimeWarning), is kept in ``mass_check`` and, under
+        ``start="auto"``, sends the run to tempering from the prior.
+        Importance draws from ``q`` alone can miss posterior mass that
+        their Pareto ``k`` cannot see (a mode with no draws). False: the
+        former default, ``q`` alone and the bridge from it, faster and
+        not exact where ``q`` misses mass (docs/benchmarks.md,
+        "Exactness of the default against quadrature").
 
     Returns
     -------
@@ -215,7 +262,8 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         ``start`` says which path ran. Waste-free runs carry single-run standard errors of ``log_z``,
         ``mean`` and ``bayes_point`` (``log_z_se``, ``mean_se``,
         ``bayes_point_se``) [DC22, Sec. 3.4]; ``log_z_tempering`` and
-        ``importance`` keep both estimates of ``log Z``.
+        ``importance`` keep both estimates of ``log Z``; ``mass_check``
+        the scout's check (None without one).
     """
     check_gibbs_model(model)
     n_particles = check_count(n_particles, "n_particles", minimum=2)
@@ -236,6 +284,8 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         raise InputError("collect must be a list of particles collectors "
                          "(callables)")
     evidence = check_choice(evidence, "evidence", ("importance", "tempering"))
+    if not isinstance(scout, (bool, np.bool_)):
+        raise InputError(f"scout must be True or False, got {scout!r}")
     if evidence_draws is not None:
         evidence_draws = check_count(evidence_draws, "evidence_draws",
                                      minimum=10)
@@ -265,8 +315,17 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
                              "Gaussian prior, or a loss EP does not cover)")
         start = "prior" if fit is None else "gaussian"
     draws = evidence_draws or n_particles * (len_chain if wastefree else 1)
+    check = None
     if (fit is not None and evidence == "importance"
             and importance_applies(model, draws)):
+        # a small tempering run from the prior reaches the posterior mass
+        # that q may miss (other modes, arcs, the far side of a ridge): its
+        # Gaussian fit joins the proposal, and its log Z checks the
+        # importance estimate (MassCheck)
+        scouted = scout and run_smc(
+            model, n_particles=scout_particles(n_particles),
+            len_chain=len_chain, wastefree=wastefree, ESSrmin=ESSrmin,
+            max_iter=max_iter, evidence="tempering", start="prior")
         # the budget follows q's quality: where the weights of q's draws
         # are light-tailed, they are the posterior and no tempering runs;
         # where not, q is refitted to its weighted draws and drawn from
@@ -275,18 +334,45 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
             pilot = adaptive_importance_log_z(
                 model, fit[0], fit[1], draws,
                 seed=np.random.randint(2 ** 31), proposal=fit[2],
-                max_k=min(IMPORTANCE_ALONE_K, reliable_k(draws)))
+                max_k=min(IMPORTANCE_ALONE_K, reliable_k(draws)),
+                second=_scout_fit(scouted, model.d) if scout else None)
+        check = MassCheck.compare(pilot, scouted) if scout else None
         if pilot.rounds:
             # the bridge, if it runs, starts from the best Gaussian tried
             fit = (pilot.mean, pilot.cov, fit[2])
-        if pilot.reliable and pilot.pareto_k <= IMPORTANCE_ALONE_K:
+        passed = check is None or check.passed
+        # few effective draws send the run to tempering from the prior,
+        # unless the scout fell far short of the importance estimate: then
+        # tempering from the prior misses mass that q found (Sonar at
+        # 10 n: 17 nats), and an unbiased estimate rarely overshoots
+        # (Markov's inequality)
+        scout_short = check is not None and check.z > MASS_CHECK_Z
+        enough = (pilot.ess >= IMPORTANCE_ALONE_ESS * pilot.n_draws
+                  or scout_short)
+        if (pilot.reliable and pilot.pareto_k <= IMPORTANCE_ALONE_K
+                and enough and passed):
             post = SMCPosterior.from_importance(pilot, model)
             with Progress(verbose, total=1.0, desc="SMC exponent", unit="",
                           float_position=True) as progress:
                 _report_importance(progress, post, time.perf_counter() - clock)
             return dataclasses.replace(
-                post, wall_time=time.perf_counter() - clock,
+                post, wall_time=time.perf_counter() - clock, mass_check=check,
                 n_risk_evaluations=model.n_risk_evaluations - evaluations_before)
+        if not passed:
+            warnings.warn(
+                f"importance sampling from the Gaussian approximation fell "
+                f"{-check.z:.1f} standard errors below a tempering run from "
+                f"the prior: it misses posterior mass; "
+                + ("the result is a tempering run from the prior"
+                   if requested == "auto" else
+                   "the bridge from it (start='gaussian') may miss it too: "
+                   "use start='prior'"), RuntimeWarning, stacklevel=2)
+        if requested == "auto" and scout and not scout_short:
+            # the bridge from q cannot reach the mass q misses (nor change
+            # the radius that q fixes): tempering from the prior instead,
+            # unless the scout showed that tempering from the prior misses
+            # what q found (Sonar at 10 n: 19 nats below the bridge)
+            start = "prior"
     if wastefree:
         # the single-run variance of log Z needs every step's weights
         collect = list(collect or []) + [ssp.Var_logLt()]
@@ -300,7 +386,7 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
             f"got len_chain = {len_chain}: they must agree (particles "
             "sizes the waste-free population from the Feynman-Kac object)")
     target = model
-    if fit is not None:
+    if fit is not None and start == "gaussian":
         target = GaussianBridgeModel(model, fit[0], fit[1])
         move = bridge_move(target) if move is None else move
     fk = RobustAdaptiveTempering(target, wastefree=wastefree, len_chain=len_chain,
@@ -314,7 +400,8 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         for _ in smc:
             _report_step(progress, smc, model.lam)
     check_reached_target(smc)
-    post = dataclasses.replace(SMCPosterior.from_smc(smc, model), start=start)
+    post = dataclasses.replace(SMCPosterior.from_smc(smc, model), start=start,
+                               mass_check=check)
     if evidence == "importance":
         # seeded from the global generator: reproducible under ``seed``
         with one_blas_thread():
@@ -325,6 +412,44 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
     return dataclasses.replace(
         post, wall_time=time.perf_counter() - clock,
         n_risk_evaluations=model.n_risk_evaluations - evaluations_before)
+
+
+#: the scouting run from the prior (:class:`~pac_particles.smc.
+#: adaptive_importance.MassCheck`) has ``n_particles / SCOUT_SHARE``
+#: resampled particles (at least :data:`MIN_SCOUT_PARTICLES`), the run's
+#: chain length
+SCOUT_SHARE = 8
+MIN_SCOUT_PARTICLES = 20
+#: the share of the scout's Gaussian fit in the importance proposal (EP's
+#: Gaussian ``1 - SCOUT_WEIGHT - DEFENSIVE_WEIGHT``, the prior or the t
+#: ``DEFENSIVE_WEIGHT``): a defensive component [Hes95] that bounds the
+#: weights where only the scout found mass, while EP's Gaussian keeps most
+#: of the draws where it fits
+SCOUT_WEIGHT = 0.1
+#: ... its covariance that of the scout's particles times this: a scout of
+#: a quarter of the particles may hold few particles in a far mode (an arc
+#: at 50 n, d = 2), and twice the standard deviation puts draws around it
+SCOUT_WIDENING = 4.0
+
+
+def scout_particles(n_particles):
+    """Resampled particles of the scouting run of a run of
+    ``n_particles``: ``max(n_particles // SCOUT_SHARE,
+    MIN_SCOUT_PARTICLES)``, at most ``n_particles``."""
+    return min(max(n_particles // SCOUT_SHARE, MIN_SCOUT_PARTICLES),
+               n_particles)
+
+
+def _scout_fit(scout, d):
+    """``(mean, cov, share)`` of the Gaussian fitted to the scouting run's
+    weighted particles, its covariance widened by :data:`SCOUT_WIDENING`,
+    its share :data:`SCOUT_WEIGHT` of the proposal, or None where they number fewer than
+    ``PARTICLES_PER_DIMENSION`` per dimension (Kish's ESS; the fit would be
+    mostly noise)."""
+    if scout.ess < PARTICLES_PER_DIMENSION * d:
+        return None
+    mean, chol = weighted_gaussian_fit(scout.weights, scout.theta, ridge=1e-8)
+    return mean, SCOUT_WIDENING * (chol @ chol.T), SCOUT_WEIGHT
 
 
 def chain_seeds(seed, chains):

@@ -137,6 +137,12 @@ class SMCPosterior(WeightedParticles):
         at ``gammas``; from a Gaussian ``q`` they are those of the bridge
         ``q^(1 - t) pi^t`` (:mod:`pac_particles.smc.gaussian_bridge`), and
         only the last step is a Gibbs posterior.
+    mass_check : the :class:`~pac_particles.smc.adaptive_importance.
+        MassCheck` of a Gaussian start (``run_smc(scout=True)``): whether
+        the importance estimate saw the mass that a tempering run from the
+        prior found; ``passed`` False (with a warning) where it did not,
+        and the result is then a run from the prior (``start="auto"``) or
+        along the bridge (``start="gaussian"``). None without a check.
     """
 
     theta: np.ndarray
@@ -161,6 +167,7 @@ class SMCPosterior(WeightedParticles):
     log_z_tempering_se: float = None
     importance: object = None
     start: str = "prior"
+    mass_check: object = None
 
     @classmethod
     def from_smc(cls, smc, model, wall_time=float("nan"),
@@ -205,8 +212,9 @@ class SMCPosterior(WeightedParticles):
                    log_z=estimate.log_z, exponents=np.array([0.0, 1.0]),
                    log_z_path=np.array([0.0, estimate.log_z]),
                    data=model.data, log_z_se=estimate.log_z_se,
-                   mean_se=weighted_mean_se(theta, weights),
-                   bayes_point_se=weighted_mean_se(directions(theta), weights),
+                   mean_se=weighted_mean_se(theta, weights, estimate.pareto_k),
+                   bayes_point_se=weighted_mean_se(directions(theta), weights,
+                                                   estimate.pareto_k),
                    prior=model.prior, predictor=model, risks=estimate.risks,
                    importance=estimate, start="importance",
                    # the path's one step from q to the target is this
@@ -302,7 +310,8 @@ class SMCPosterior(WeightedParticles):
         changes, alpha = {}, 1.0     # unreliable: the draws get weight 0
         if estimate.reliable:
             dirs_is = directions(estimate.theta)
-            bp_is_se = weighted_mean_se(dirs_is, estimate.weights)
+            bp_is_se = weighted_mean_se(dirs_is, estimate.weights,
+                                        estimate.pareto_k)
             if self.bayes_point_se is not None:
                 v_smc = float(np.sum(self.bayes_point_se ** 2))
             else:   # standard SMC: Kish's ESS of the particles
@@ -321,7 +330,7 @@ class SMCPosterior(WeightedParticles):
             changes = dict(
                 log_z=estimate.log_z, log_z_se=estimate.log_z_se,
                 mean_se=pooled_se(self.mean_se, weighted_mean_se(
-                    estimate.theta, estimate.weights)),
+                    estimate.theta, estimate.weights, estimate.pareto_k)),
                 bayes_point_se=pooled_se(self.bayes_point_se, bp_is_se))
         # every run of one model holds N + S rows, reliable or not (chains
         # of an export, stacked runs)

@@ -209,18 +209,19 @@ def test_auto_keeps_the_prior_path_where_q_does_not_apply():
                 keep_steps=True)
 
 
-def test_a_pilot_judged_poor_sends_the_default_to_the_bridge_and_stays_exact(
-        monkeypatch):
+@pytest.mark.parametrize("start, path", [("auto", "prior"),
+                                         ("gaussian", "gaussian")])
+def test_a_pilot_judged_poor_sends_the_run_to_tempering_and_stays_exact(
+        monkeypatch, start, path):
     """Where q's weights are too heavy-tailed (forced here: no tail shape
-    is accepted) the default tempers along the bridge and refines log Z by
-    importance sampling from EP and the particles: exact against the
-    d = 2 quadrature."""
+    is accepted) the default tempers from the prior (``start="gaussian"``:
+    along the bridge from q) and refines log Z by importance sampling from
+    EP and the particles: exact against the d = 2 quadrature."""
     X, y, model = _two_d_model()
     monkeypatch.setattr("pac_particles.smc.posterior.IMPORTANCE_ALONE_K", -1.0)
-    runs = [run_smc(model, n_particles=200, len_chain=10, seed=s)
+    runs = [run_smc(model, n_particles=200, len_chain=10, seed=s, start=start)
             for s in range(4)]
-    assert all(p.start == "gaussian" and p.importance is not None
-               for p in runs)
+    assert all(p.start == path and p.importance is not None for p in runs)
     exact = AngularQuadrature(X, y, model.lam)
     se = np.sqrt(np.mean([p.log_z_se ** 2 for p in runs]) / len(runs))
     assert abs(np.mean([p.log_z for p in runs]) - exact.log_z) < 4 * se + 0.01

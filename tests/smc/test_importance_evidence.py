@@ -490,7 +490,8 @@ def test_run_smc_refits_a_poor_start_and_counts_every_round(monkeypatch):
     poor = _poor_q(model)
     monkeypatch.setattr("pac_particles.smc.posterior.bridge_approximation",
                         lambda model, seed=0: (*poor, "vb"))
-    post = run_smc(model, n_particles=100, len_chain=20, seed=0)
+    # the refit alone (no scouting run from the prior beside it)
+    post = run_smc(model, n_particles=100, len_chain=20, seed=0, scout=False)
     assert post.start == "importance" and post.importance.rounds == 1
     # the pilot's draws are paid for, not used
     assert post.n_risk_evaluations == 4000

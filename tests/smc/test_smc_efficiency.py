@@ -134,7 +134,7 @@ def test_the_gaussian_cells_and_a_prior_cell_run_through_efficiency_runs(tmp_pat
         assert r["proposal"] == "ep" and np.isfinite(r["pareto_k"])
         assert r["evaluations"] == 40          # M P draws, nothing else
     for r in by_cell["new default"]:
-        assert r["start"] in ("importance", "gaussian")
+        assert r["start"] in ("importance", "prior")
     # the tables take the new cells, against either baseline
     for base in ("default", "EP + importance sampling"):
         table = {r["cell"]: r for r in efficiency_table(rows, baseline=base)}

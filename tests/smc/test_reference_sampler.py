@@ -1,0 +1,174 @@
+"""run_smc's default is exact where a Gaussian approximation misses
+posterior mass: z-scores of log Z and of the posterior mean over seeds
+against quadrature (the arc sum in d = 2, the sphere in d = 3), the former
+default failing the same test, and the missing-mass check that flags and
+warns. The larger grid (four designs, lam up to 100 n, d = 3, Pima and
+Sonar against long tempering runs) is diagnostics/smc_exactness.py and
+diagnostics/smc_reference_check.py (docs/benchmarks.md)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from pac_particles.smc import adaptive_importance
+from pac_particles.smc.adaptive_importance import MASS_CHECK_Z, MassCheck
+from pac_particles.smc.models import AUCGibbsModel
+from pac_particles.smc.posterior import run_smc, scout_particles
+from reference import AngularQuadrature, sphere_quadrature
+
+
+def shifted_design(n, positives, shift, seed):
+    """``X ~ N(0, I) + y shift``, the first ``positives`` rows positive."""
+    rng = np.random.default_rng(seed)
+    y = (np.arange(n) < positives).astype(int)
+    X = rng.standard_normal((n, len(shift))) + y[:, None] * np.asarray(shift)
+    return X, y
+
+
+#: four arcs at 50 n (angles 0.32, 0.36, 0.48, 0.52), a fifth of the mass
+#: outside EP's Gaussian
+MULTI_ARC = (100, 40, (0.8, 0.4), 1)
+
+
+def z_scores(X, y, lam, log_z, mean, seeds, **kwargs):
+    """``(z of log Z, z of the mean's coordinates)`` of ``run_smc`` over
+    ``seeds`` against the truth, each with its reported standard error."""
+    z, z_mean = [], []
+    for s in seeds:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            post = run_smc(AUCGibbsModel(X, y, lam, standardize=False),
+                           seed=s, **kwargs)
+        z.append((post.log_z - log_z) / post.log_z_se)
+        z_mean.extend((post.mean - mean) / post.mean_se)
+    return np.array(z), np.array(z_mean)
+
+
+def assert_exact(z, z_mean):
+    """Mean z within [-1, 1] and at most 10% of |z| > 3, for log Z and the
+    posterior mean alike."""
+    for scores in (z, z_mean):
+        assert -1.0 <= scores.mean() <= 1.0, scores
+        assert np.mean(np.abs(scores) > 3.0) <= 0.1, scores
+
+
+@pytest.mark.parametrize("mult", [10, 50])
+def test_default_matches_the_arc_sum_where_q_misses_arcs(mult):
+    X, y = shifted_design(*MULTI_ARC)
+    exact = AngularQuadrature(X, y, mult * len(y))
+    assert_exact(*z_scores(X, y, mult * len(y), exact.log_z, exact.mean,
+                           range(20)))
+
+
+def test_former_default_fails_where_q_misses_arcs():
+    """The test above rejects a sampler that trusts q's draws alone
+    (``scout=False``, the former default): log Z too low by the missed
+    arcs' share, by many standard errors."""
+    X, y = shifted_design(*MULTI_ARC)
+    exact = AngularQuadrature(X, y, 50 * len(y))
+    z, _ = z_scores(X, y, 50 * len(y), exact.log_z, exact.mean, range(10),
+                    scout=False)
+    assert z.mean() < -1.0 or np.mean(np.abs(z) > 3.0) > 0.1
+
+
+def test_default_matches_the_arc_sum_at_400_rows_and_50_n():
+    X, y = shifted_design(400, 160, (0.8, 0.4), 2)
+    exact = AngularQuadrature(X, y, 50 * len(y))
+    assert_exact(*z_scores(X, y, 50 * len(y), exact.log_z, exact.mean,
+                           range(20)))
+
+
+def test_default_matches_the_sphere_in_three_dimensions():
+    X, y = shifted_design(40, 15, (0.8, 0.4, 0.2), 3)
+    log_z, mean = sphere_quadrature(X, y, 10 * len(y), size=1200)
+    assert_exact(*z_scores(X, y, 10 * len(y), log_z, mean, range(20)))
+
+
+def test_sphere_quadrature_reduces_to_the_arc_sum():
+    """With a zero third feature the risk sees the direction of the first
+    two coordinates, uniform on the circle: the sphere's log Z is the arc
+    sum's and the mean points at the arc sum's mean angle, to the rule's
+    O(1 / size) error (0.013 nats at size 600, lam = 5 n; its error where
+    the risk's great circles cross the cells), which halves with twice
+    the cells."""
+    X, y = shifted_design(40, 15, (0.8, 0.4), 5)
+    exact = AngularQuadrature(X, y, 5 * len(y))
+    X3 = np.column_stack([X, np.zeros(len(y))])
+    coarse, _ = sphere_quadrature(X3, y, 5 * len(y), size=300)
+    log_z, mean = sphere_quadrature(X3, y, 5 * len(y), size=600)
+    assert abs(log_z - exact.log_z) < 0.03
+    assert abs(log_z - exact.log_z) < abs(coarse - exact.log_z)
+    assert abs(np.arctan2(mean[1], mean[0]) - exact.mean_angle) < 0.01
+    assert abs(mean[2]) < 1e-9
+
+
+def _estimate(log_z, se):
+    return type("Estimate", (), {"log_z": log_z, "log_z_se": se})()
+
+
+def _scout(log_z, se):
+    return type("Scout", (), {"log_z": log_z, "log_z_se": se,
+                              "n_chains": 50})()
+
+
+def test_mass_check_is_one_sided():
+    """Below the scout by more than MASS_CHECK_Z combined standard errors
+    fails; above it by any amount passes (a small tempering run falls
+    short of log Z, never above it by much)."""
+    se = 0.1 / np.sqrt(2.0)
+    low = MassCheck.compare(_estimate(-10.0 - 0.1 * (MASS_CHECK_Z + 0.5), se),
+                            _scout(-10.0, se))
+    assert not low.passed and low.z == pytest.approx(-MASS_CHECK_Z - 0.5)
+    assert MassCheck.compare(_estimate(-9.0, se), _scout(-10.0, se)).passed
+    assert MassCheck.compare(
+        _estimate(-10.0 - 0.1 * (MASS_CHECK_Z - 0.5), se),
+        _scout(-10.0, se)).passed
+
+
+def test_a_failed_check_warns_flags_and_falls_back_to_the_prior(monkeypatch):
+    """An importance estimate that lies far below the scout (here made so:
+    log Z lowered by 5 nats) is not returned: a RuntimeWarning, the
+    flag ``mass_check.passed`` False, and a run tempered from the prior
+    that matches the arc sum."""
+    X, y = shifted_design(60, 30, (1.0, 0.5), 7)
+    lam = 5.0 * len(y)
+    exact = AngularQuadrature(X, y, lam)
+    real = adaptive_importance.adaptive_importance_log_z
+
+    def missing_mass(*args, **kwargs):
+        est = real(*args, **kwargs)
+        return type(est)(**{**est.__dict__, "log_z": est.log_z - 5.0})
+
+    monkeypatch.setattr("pac_particles.smc.posterior.adaptive_importance_log_z",
+                        missing_mass)
+    with pytest.warns(RuntimeWarning, match="misses posterior mass"):
+        post = run_smc(AUCGibbsModel(X, y, lam, standardize=False), seed=0)
+    assert post.start == "prior" and not post.mass_check.passed
+    assert abs(post.log_z - exact.log_z) < 4 * post.log_z_se + 0.02
+
+
+def test_a_passed_check_is_on_the_result():
+    X, y = shifted_design(60, 30, (1.0, 0.5), 7)
+    post = run_smc(AUCGibbsModel(X, y, 60.0, standardize=False), seed=0)
+    assert post.start == "importance" and post.mass_check.passed
+    assert post.mass_check.scout_particles == scout_particles(200)
+    unchecked = run_smc(AUCGibbsModel(X, y, 60.0, standardize=False), seed=0,
+                        scout=False)
+    assert unchecked.mass_check is None
+
+
+def test_default_agrees_with_a_long_tempering_run_on_pima(pima):
+    """d = 8, lam = n: the default's log Z over three seeds agrees with a
+    run from the prior five times as large (its tempering estimate), within
+    four combined standard errors; the full comparison (Pima and Sonar,
+    lam = n and 10 n) is diagnostics/smc_reference_check.py."""
+    X, y = pima
+    model = AUCGibbsModel(X, y, lam=float(len(y)))
+    reference = run_smc(model, n_particles=1000, seed=100, start="prior",
+                        evidence="tempering")
+    runs = [run_smc(model, seed=s) for s in range(3)]
+    assert all(p.mass_check.passed for p in runs)
+    se = np.hypot(np.sqrt(np.mean([p.log_z_se ** 2 for p in runs]) / 3),
+                  reference.log_z_se)
+    assert abs(np.mean([p.log_z for p in runs]) - reference.log_z) < 4 * se
