@@ -5,7 +5,7 @@ is known by its margin loss ``l``. Each loss is one :class:`MarginLoss` entry
 of :data:`LOSSES`, with everything a backend needs:
 
 * ``point``: ``l(u)`` of one float, plain Python that numba compiles (the
-  risk kernels of :mod:`~pac_particles.problem.risks`);
+  risk kernels of :mod:`~pac_particles.problem.point_kernels`);
 * ``jax_point``: ``l`` on an array, given the array module (``jax.numpy``:
   the accelerator backend, :mod:`~pac_particles.problem.accelerated_risk`);
 * ``gaussian``: ``E[l(u)]`` for ``u ~ N(mu, var)`` and its derivatives in
