@@ -14,10 +14,10 @@ References
 [RACL14] Ridgway, Alquier, Chopin & Liang (2014), PAC-Bayesian AUC
 classification and scoring, NIPS 27.
 """
-import sys
 import argparse
 import json
 import os
+import sys
 
 from pac_particles.apps.tables import write_rows
 # lab/ sits beside the package (outside the wheel): found from a checkout

@@ -33,10 +33,10 @@ Usage::
     python scripts/bench_ep.py --data-dir /path/to/shared/datasets
 """
 
-import sys
 import argparse
 import os
 import statistics
+import sys
 import time
 import warnings
 

@@ -14,9 +14,9 @@ the cone of tiny prior mass the posterior sits on). The logic lives in
 
     python scripts/bench_power_ep.py [--quick]
 """
+import argparse
 import os
 import sys
-import argparse
 import time
 
 from pac_particles.problem.datasets import DATASETS, load_dataset

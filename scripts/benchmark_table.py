@@ -17,11 +17,11 @@ References
 [RACL14, Table 1] Ridgway, Alquier, Chopin & Liang (2014), PAC-Bayesian
 AUC classification and scoring.
 """
-import sys
 import argparse
 import glob
 import os
 import platform
+import sys
 import time
 
 from sklearn.model_selection import train_test_split

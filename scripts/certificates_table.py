@@ -21,9 +21,9 @@ References
 [ARC16, Cor. 19] Alquier, Ridgway & Chopin (2016); [PRST21] Perez-Ortiz,
 Rivasplata, Shawe-Taylor & Szepesvari (2021).
 """
-import sys
 import argparse
 import os
+import sys
 
 from pac_particles.apps.cli import parent_parsers
 from pac_particles.problem.datasets import load_csv, load_dataset

@@ -16,9 +16,9 @@ Usage::
         --n-repeats 10 --no-smc
 """
 
-import sys
 import argparse
 import os
+import sys
 
 from pac_particles.apps.cli import parent_parsers
 from pac_particles.apps.tables import write_rows

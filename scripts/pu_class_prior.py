@@ -13,9 +13,9 @@ Usage::
     python scripts/pu_class_prior.py --priors 0.2 0.5 --n 1000 --n-repeats 50
 """
 
-import sys
 import argparse
 import os
+import sys
 
 from pac_particles.apps.cli import parent_parsers
 from pac_particles.apps.tables import write_rows

@@ -11,9 +11,9 @@ Usage::
     python scripts/pu_classification.py --methods vb smc --sizes 200 1000 4000
 """
 
-import sys
 import argparse
 import os
+import sys
 
 from pac_particles.apps.cli import parent_parsers
 from pac_particles.apps.tables import write_rows

@@ -17,9 +17,9 @@ A ``--grid NAME=V1,V2,...`` is one stage (in the order given; repeat the
 option) over any ``PACBayesAUC`` parameter; without one, the report's five
 stages (``REPORT_ORDER``) on small grids.
 """
-import sys
 import argparse
 import os
+import sys
 
 from sklearn.model_selection import train_test_split
 

@@ -15,9 +15,9 @@ Usage::
     python scripts/svgd_vs_smc.py --bandwidth 0.05 --n-pairs 20000
 """
 
-import sys
 import argparse
 import os
+import sys
 
 import numpy as np
 from sklearn.model_selection import train_test_split

@@ -5,15 +5,16 @@ is known by its margin loss ``l``. Each loss is one :class:`MarginLoss` entry
 of :data:`LOSSES`, with everything a backend needs:
 
 * ``point``: ``l(u)`` of one float, plain Python that numba compiles (the
-  risk kernels of :mod:`~pac_particles.problem.risks`);
+  risk kernels of :mod:`~pac_particles.problem.point_kernels`);
 * ``jax_point``: ``l`` on an array, given the array module (``jax.numpy``:
   the accelerator backend, :mod:`~pac_particles.problem.accelerated_risk`);
 * ``gaussian``: ``E[l(u)]`` for ``u ~ N(mu, var)`` and its derivatives in
   ``mu`` and ``var``, or None when there is no closed form (Gaussian VB,
   :mod:`~pac_particles.problem.gaussian_losses`);
 * ``bounded`` (``l`` in [0, 1]: the PAC-Bayes certificates' condition),
-  ``convex`` and ``symmetric`` (``l(u) + l(-u) = 1``: the PU risk of
-  [dPNS14] is then unbiased).
+  ``convex``, ``symmetric`` (``l(u) + l(-u) = 1``: the PU risk of
+  [dPNS14] is then unbiased) and ``scale_invariant`` (``l(c u) = l(u)`` for
+  ``c > 0``: the risk of ``theta`` is that of its direction).
 
 A backend looks its loss up with :func:`get_loss`, which raises
 :class:`~pac_particles.core.checks.InputError` on an unknown name; none falls
@@ -81,6 +82,7 @@ class MarginLoss:
     bounded : ``l`` takes values in [0, 1].
     convex : ``l`` is convex.
     symmetric : ``l(u) + l(-u) = 1``.
+    scale_invariant : ``l(c u) = l(u)`` for every ``c > 0``.
     """
 
     name: str
@@ -90,6 +92,7 @@ class MarginLoss:
     bounded: bool = False
     convex: bool = False
     symmetric: bool = False
+    scale_invariant: bool = False
 
 
 #: the table: loss name -> :class:`MarginLoss`, in registration order
@@ -186,7 +189,8 @@ def _gaussian_ramp(mu, var):
 register_loss(MarginLoss(
     "zero_one", _zero_one,
     lambda xp, u: xp.where(u < 0.0, 1.0, xp.where(u == 0.0, 0.5, 0.0)),
-    _gaussian_zero_one, bounded=True, convex=False, symmetric=True))
+    _gaussian_zero_one, bounded=True, convex=False, symmetric=True,
+    scale_invariant=True))
 register_loss(MarginLoss(
     "hinge", _hinge, lambda xp, u: xp.maximum(0.0, 1.0 - u),
     _gaussian_hinge, bounded=False, convex=True, symmetric=False))

@@ -80,7 +80,7 @@ from pac_particles.core import parallel
 from pac_particles.problem.auc import binary_labels, blocked_linear_risk, split_risk
 from pac_particles.core.checks import InputError, check_choice, check_count, check_pu_prior
 from pac_particles.problem.losses import LOSSES, get_loss
-from pac_particles.problem.point_kernels import point_kernels
+from pac_particles.problem.point_kernels import point_rows_parallel, point_rows_serial
 
 __all__ = ["Risk", "AUCRisk", "SampledAUCRisk", "ClassificationRisk",
            "LOSSES", "PAIR_SAMPLINGS", "duplicate_groups"]
@@ -502,9 +502,10 @@ class ClassificationRisk(Risk):
 
     def _rows(self, scores):
         scores = np.ascontiguousarray(scores, dtype=float)
-        kernel = parallel.dispatch(*point_kernels(self.margin_loss),
+        kernel = parallel.dispatch(point_rows_serial, point_rows_parallel,
                                    scores.size)
-        return kernel(scores, self.signs, self.weights) + self.offset
+        return kernel(scores, self.signs, self.weights, self.margin_loss) \
+            + self.offset
 
     def kappa(self, lam):
         """Weight of each margin in ``lam * r_n``: ``lam / n``, or the array

@@ -178,7 +178,34 @@ def test_the_built_in_losses_declare_their_properties():
             if get_loss(n).bounded] == ["zero_one", "ramp"]
     assert [n for n in ("zero_one", "hinge", "exponential", "ramp")
             if get_loss(n).symmetric] == ["zero_one", "ramp"]
+    assert [n for n in ("zero_one", "hinge", "exponential", "ramp")
+            if get_loss(n).scale_invariant] == ["zero_one"]
     u = np.linspace(-3, 3, 13)
     for name in ("zero_one", "ramp"):
         point = get_loss(name).point
         assert all(point(v) + point(-v) == 1.0 for v in u)
+    # the declared properties hold on a grid, and fail for the others
+    for name in ("zero_one", "hinge", "exponential", "ramp"):
+        loss = get_loss(name)
+        values = np.array([loss.point(v) for v in u])
+        scaled = np.array([loss.point(2.5 * v) for v in u])
+        assert np.array_equal(values, scaled) == loss.scale_invariant
+        assert (values.min() >= 0 and values.max() <= 1) == loss.bounded
+
+
+def test_a_loss_registered_again_with_another_point_is_compiled_afresh():
+    """The kernels are compiled and cached per loss and per point
+    function: a name registered again computes its new loss, not the
+    kernel compiled for the old one."""
+    y = np.array([0, 1, 0, 1])
+    scores = np.array([0.5, 2.0, -1.0, 0.0])
+    margins = np.array([-0.5, 2.0, 1.0, 0.0])
+    try:
+        register_loss(MarginLoss("probe", SQUARED_HINGE.point))
+        first = ClassificationRisk(y, "probe")(scores)
+        register_loss(MarginLoss("probe", get_loss("exponential").point))
+        second = ClassificationRisk(y, "probe")(scores)
+    finally:
+        del LOSSES["probe"]
+    assert first == pytest.approx(np.mean(numpy_squared_hinge(margins)))
+    assert second == pytest.approx(np.mean(np.exp(-margins)))
