@@ -1027,9 +1027,11 @@ def test_ess_rmin_sets_the_schedule_of_every_smc_run_of_the_fit(monkeypatch):
     X, y = _data(n=60)
     steps = {}
     for ess in (0.3, 0.9):
-        est = PACBayesAUC(lam=30.0, n_particles=10, len_chain=3, ess_rmin=ess,
-                          random_state=0).fit(X, y)
-        steps[ess] = est.posterior_.n_steps
+        # the folds temper from the prior: their paths show the schedule
+        est = PACBayesAUC(lam="cv", n_folds=2, grid_size=3, n_particles=10,
+                          len_chain=3, ess_rmin=ess, cv_rule="best",
+                          random_state=0, n_jobs=1).fit(X, y)
+        steps[ess] = est.cv_.fold_paths[0][0].size
     assert steps[0.9] > steps[0.3]
     received = []
 
