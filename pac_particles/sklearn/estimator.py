@@ -17,7 +17,7 @@ the scikit-learn conventions, so it works in
 Example
 -------
 >>> from sklearn.model_selection import cross_val_score
->>> from pac_particles.problem.data import load_dataset
+>>> from pac_particles.problem.datasets import load_dataset
 >>> from pac_particles.sklearn.estimator import PACBayesAUC
 >>> X, y, _ = load_dataset("pima")
 >>> est = PACBayesAUC(lam=500.0, n_particles=50, len_chain=5, random_state=0)
@@ -218,7 +218,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         """Fit the Gibbs posterior on ``(X, y)``; returns self."""
         # BLAS on one thread for the whole fit: the numba kernels supply the
         # parallelism, and OpenBLAS workers woken by the small dense algebra
-        # between EP's sweeps spin and slowed the next parallel sweep 2-5x
+        # between EP's sweeps spin and slowed the next parallel sweep
         with one_blas_thread():
             return self._fit(X, y)
 

@@ -57,15 +57,17 @@ def scale_invariant(model):
     risk = model.empirical_risk
     if isinstance(risk, AUCRisk):
         return True
-    return isinstance(risk, ClassificationRisk) and risk.loss == "zero_one"
+    return (isinstance(risk, ClassificationRisk)
+            and risk.margin_loss.scale_invariant)
 
 
 #: directions are weighted up to this many parameters: the whitened
 #: radius's relative spread, about ``1 / sqrt(2 d)``, and with it what
 #: integrating it out gains, shrinks with d, while the prior's share of the
-#: draws (the defensive component) is wasted where the posterior is narrow.
-#: Sonar (d = 60): var(log Z) x time 1.7x better than the weights of theta;
-#: the GP problem of the efficiency study (d = 150): 2x worse
+#: draws (the defensive component) is wasted where the posterior is narrow:
+#: better than the weights of theta on Sonar (d = 60), worse on the GP
+#: problem of the efficiency study (d = 150) (docs/benchmarks.md,
+#: "Efficiency of the SMC sampler")
 DIRECTION_MAX_DIMENSION = 100
 
 
@@ -91,7 +93,7 @@ def log_direction_density(u, mean, chol):
     (the left tail decays as ``exp(d s)`` only) to ``6 sd`` above it;
     where ``sd < 1 / d`` (a Gaussian narrow along its mean: VB's fits at
     1e5-1e6 rows) that step would leave the peak between two points (off
-    by 0.4-16 nats, a constant the Pareto k cannot see), and the tail and
+    by a constant the Pareto k cannot see; docs/gpu.md), and the tail and
     the peak (``10 sd`` below the mode to ``6 sd`` above) get a rule each.
     Accurate to 1e-6 (``tests/smc/test_gaussian_bridge.py``: adaptive
     quadrature)."""
