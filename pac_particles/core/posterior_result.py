@@ -32,6 +32,9 @@ What a result provides (its subclass defines these):
 ``_draws(n, rng)``
     ``n`` equally weighted draws of ``theta``.
 
+What a certificate reads (:func:`~pac_particles.bounds.certify`):
+:meth:`gaussian_summary`, ``space``, :meth:`point_estimate`.
+
 What it gets from them: :meth:`sample`, :meth:`point_estimate`,
 :meth:`linear_coefficients` and :meth:`raw_coefficients`.
 
@@ -72,6 +75,9 @@ POINT_ESTIMATES = ("bayes_point", "mean", "componentwise_mode")
 #: what ``theta`` is: coefficients of the design, SMC's span coordinates,
 #: latent GP scores
 SPACES = ("primal", "score", "gp")
+
+#: ridge (times the mean variance) of a particle system's Gaussian summary
+SUMMARY_RIDGE = 1e-8
 
 #: draws of a Gaussian posterior in an export, by default
 GAUSSIAN_DRAWS = 1000
@@ -141,6 +147,20 @@ class PosteriorResult:
         mean's direction is the Bayes point's to first order)."""
         check_choice(name, "point", POINT_ESTIMATES)
         return np.asarray(self.mean, dtype=float)
+
+    def gaussian_summary(self):
+        """``(mean, cov)``: the Gaussian a certificate takes for this
+        posterior (:func:`~pac_particles.bounds.certify`): a Gaussian's own
+        moments; a particle system's weighted moments, with a ridge of
+        :data:`SUMMARY_RIDGE` times the mean variance so that its KL to a
+        prior is finite. The certificate certifies this Gaussian, not the
+        particles (an empirical measure has no finite KL to a prior)."""
+        mean = np.asarray(self.mean, dtype=float)
+        cov = np.atleast_2d(np.asarray(self.cov, dtype=float))
+        if not isinstance(self, GaussianPosterior):
+            ridge = SUMMARY_RIDGE * max(float(np.mean(np.diag(cov))), 1e-300)
+            cov = cov + ridge * np.eye(mean.size)
+        return mean, cov
 
     def linear_coefficients(self, theta=None):
         """Coefficients on the validated design of ``theta`` (d,) or (m, d)

@@ -34,7 +34,8 @@ from pac_particles.approx.ep import EPGP, EPLinear, EPSpikeSlab
 from pac_particles.approx.ep.base import AUTO_MAX_PAIRS
 from pac_particles.approx.loo import reused_partner_products
 from pac_particles.approx.vb import GaussianVB, auto_pairs
-from pac_particles.bounds import smc_certificate
+from pac_particles.bounds import certify, smc_certificate
+from pac_particles.sklearn.binary import certificate_spec
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.core.parallel import concurrent_folds
@@ -49,7 +50,8 @@ from pac_particles.smc.posterior import chain_seeds, run_smc, run_smc_chains
 from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
                                              cv_lambda, ep_loo_choice,
                                              evidence_grid, heldout_score,
-                                             lam_grid, vb_loo_choice)
+                                             lam_grid, most_certified_step,
+                                             vb_loo_choice)
 
 __all__ = ["RankingFit", "choose_method", "fit_smc", "fit_gaussian",
            "smc_model", "AUTO_SMC_MAX_ROWS", "HOLDOUT_FRACTION",
@@ -217,7 +219,8 @@ def fit_smc(est, X, problem, hyper, lam_max, choose_lam):
         if certified:
             # the path refit kept its tempering evidence: refine it at the
             # chosen step only
-            step = est._most_certified_step(fit.cv)
+            step = most_certified_step(fit.cv, lambda post: certify(
+                post, problem, certificate_spec(est)))
             # the step's own target: problem.at takes lam as given (PN)
             model = smc_model(est, problem.at(step.lam_pn), hyper)
             fit.posterior = step.with_importance(refine_log_z(
@@ -392,7 +395,7 @@ def _evidence_on_all_rows(est, approx):
     left at them. The certificate does not restrict this: the kl bound
     holds for every posterior at once, so ``rho`` may use all the data;
     only the bound's prior must not have seen the rows whose risk it uses
-    (:mod:`pac_particles.bounds.auc_certificates`). A kernel given as a
+    (:func:`pac_particles.bounds.certify`). A kernel given as a
     parameter is tuned as a copy."""
     if est.kernel is not None:
         # tune a copy: the kernel given as a parameter stays as it was
