@@ -79,7 +79,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
 
 from pac_particles.bounds.certificates import (Certificate, held_out_bound,
                                                kl_bound)
@@ -98,6 +98,11 @@ __all__ = ["CertificateSpec", "Candidate", "certify", "certificate_candidates",
 #: the first word of the certificate's seed sequence: its split and draws
 #: never share a stream with a fit seeded by the same ``seed``
 CERTIFICATE_STREAM = 0xCE27
+#: prior variances (the logistic regression's C) a cross-validation on A
+#: chooses among with ``prior_var="cv"``
+PRIOR_VAR_GRID = tuple(np.geomspace(1e-3, 1e2, 11))
+#: folds of that cross-validation (within A)
+PRIOR_VAR_FOLDS = 5
 #: which score a certificate certifies
 SCORES = ("randomised", "deployed")
 
@@ -116,9 +121,10 @@ class CertificateSpec:
         half).
     seed : int
         Seed of the certificate's own stream (:data:`CERTIFICATE_STREAM`).
-    prior_var : float
-        Prior variance of the part-A logistic regression (its ``C``), given,
-        not tuned.
+    prior_var : float or ``"cv"``
+        Prior variance of the part-A logistic regression (its ``C``): given,
+        or chosen by a cross-validation within ``A`` (free in a bound on
+        ``B``).
     randomised_share : float in (0, 1)
         Share of ``delta`` of the randomised route (the part-A score takes
         the rest).
@@ -139,7 +145,7 @@ class CertificateSpec:
     delta: float = 0.05
     prior_fraction: float = 0.5
     seed: int = 0
-    prior_var: float = 1.0
+    prior_var: object = 1.0
     randomised_share: float = 0.1
     score: str = "randomised"
     point: str = "mean"
@@ -168,13 +174,15 @@ def certificate_split(y, spec: CertificateSpec) -> np.ndarray:
 
 
 def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
-    """``(mean, cov)`` of the part-A prior in the coordinates of ``X``: the
+    """``(mean, cov, prior_var)`` of the part-A prior in the coordinates of
+    ``X`` (``prior_var`` the one used): the
     Laplace approximation of the L2-penalised logistic regression (penalty
     ``|w|^2 / (2 prior_var)``, intercept unpenalised) fitted on the rows
     ``in_a`` centred and scaled with their own moments, mapped back
     exactly (``theta = w / s_A``; with ``intercept`` the last column of
     ``X`` is the constant 1 and takes ``b - w . c_A / s_A``). A column
-    constant on ``A`` is left unscaled."""
+    constant on ``A`` is left unscaled. ``prior_var="cv"``: chosen among
+    :data:`PRIOR_VAR_GRID` by a cross-validated AUC within ``A``."""
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=bool)
     features = X[:, :-1] if intercept else X
@@ -183,7 +191,15 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
     scale = part.std(axis=0)
     scale[scale == 0] = 1.0
     Z = (part - centre) / scale
-    fit = LogisticRegression(C=float(prior_var), max_iter=2000).fit(Z, labels)
+    if prior_var == "cv":
+        # chosen on A alone (A's folds, A's AUC): free in a bound on B
+        fit = LogisticRegressionCV(Cs=PRIOR_VAR_GRID, cv=PRIOR_VAR_FOLDS,
+                                   scoring="roc_auc", max_iter=2000).fit(
+                                       Z, labels)
+        prior_var = float(fit.C_[0])
+    else:
+        fit = LogisticRegression(C=float(prior_var), max_iter=2000).fit(
+            Z, labels)
     w, b = fit.coef_[0], float(fit.intercept_[0])
     p = fit.predict_proba(Z)[:, 1]
     Z1 = np.hstack([Z, np.ones((Z.shape[0], 1))])
@@ -192,7 +208,7 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
     if not intercept:
         # the AUC ignores the intercept: the coefficients' marginal
         cov_z = np.linalg.inv(H)[:-1, :-1]
-        return w / scale, cov_z / np.outer(scale, scale)
+        return w / scale, cov_z / np.outer(scale, scale), prior_var
     d = Z.shape[1]
     T = np.zeros((d + 1, d + 1))
     T[np.arange(d), np.arange(d)] = 1.0 / scale
@@ -200,7 +216,7 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
     T[d, d] = 1.0
     mean = T @ np.append(w, b)
     cov = T @ np.linalg.inv(H) @ T.T
-    return mean, 0.5 * (cov + cov.T)
+    return mean, 0.5 * (cov + cov.T), prior_var
 
 
 class _Rows:
@@ -271,16 +287,21 @@ def _setting(problem, spec):
                          "class")
     in_a = certificate_split(y, spec)
     intercept = bool(getattr(data, "intercept", False))
-    mu_a, cov_a = part_a_prior(data.X, y, in_a, spec.prior_var, intercept)
+    mu_a, cov_a, prior_var = part_a_prior(data.X, y, in_a, spec.prior_var,
+                                          intercept)
     rows = _Rows(problem, ~in_a)
+    tuned = spec.prior_var == "cv"
     split = (f"prior fitted on {spec.prior_fraction:.0%} of each class (a "
-             f"logistic regression, prior variance {spec.prior_var:g}, "
-             f"centred and scaled on that part; its Laplace Gaussian), "
+             f"logistic regression, prior variance {prior_var:.3g}"
+             + (" chosen by cross-validation within that part" if tuned
+                else "") +
+             f", centred and scaled on that part; its Laplace Gaussian), "
              f"certified on the other rows (m = {rows.m})")
     common = dict(prior="data-dependent: " + split,
                   prior_fraction=float(spec.prior_fraction),
-                  hyperparameters=(("prior_var", float(spec.prior_var)),),
-                  hyperparameters_tuned_on="none", trivial=rows.trivial)
+                  hyperparameters=(("prior_var", prior_var),),
+                  hyperparameters_tuned_on="prior part" if tuned else "none",
+                  trivial=rows.trivial)
     return in_a, mu_a, cov_a, rows, common
 
 
@@ -411,20 +432,26 @@ def _deployed(posterior, problem, spec):
         **common)
 
 
-def test_set_comparator(X, y, train_fraction=0.5, seed=0, delta=0.05):
+def test_set_comparator(X, y, train_fraction=0.5, seed=0, delta=0.05,
+                        in_a=None):
     """The test-set bound a user gets without this library, the yardstick of
     :func:`certify`: a standardised ``LogisticRegression`` (scikit-learn's
     defaults) fitted on a stratified ``train_fraction`` of the rows, the kl
     test-set bound (:func:`~pac_particles.bounds.held_out_bound`) of its
-    AUC risk on the others, ``m = min(n_pos, n_neg)`` there. Returns the
-    bound on ``1 - AUC``."""
+    AUC risk on the others, ``m = min(n_pos, n_neg)`` there; ``in_a``: the
+    mask of the fitting rows instead (the certificate's split,
+    :func:`certificate_split`, for a comparison on the very same rows).
+    Returns the bound on ``1 - AUC``."""
     from sklearn.model_selection import train_test_split
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     X = np.asarray(X, dtype=float)
     y = np.asarray(y) == np.max(y)
-    X_a, X_b, y_a, y_b = train_test_split(X, y, train_size=train_fraction,
-                                          stratify=y, random_state=seed)
+    if in_a is None:
+        X_a, X_b, y_a, y_b = train_test_split(
+            X, y, train_size=train_fraction, stratify=y, random_state=seed)
+    else:
+        X_a, X_b, y_a, y_b = X[in_a], X[~in_a], y[in_a], y[~in_a]
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
     risk = auc_risk(model.fit(X_a, y_a).decision_function(X_b), y_b)
     return held_out_bound(_clip(risk), int(min(y_b.sum(), (~y_b).sum())),

@@ -41,7 +41,7 @@ def test_part_a_prior_mean_is_the_standardised_logistic_regression_of_a():
     X, y = _data()
     in_a = np.zeros(len(y), bool)
     in_a[::2] = True
-    mean, cov = part_a_prior(X, y, in_a)
+    mean, cov, _ = part_a_prior(X, y, in_a)
     reference = make_pipeline(StandardScaler(), LogisticRegression()).fit(
         X[in_a], y[in_a])
     shift = reference.decision_function(X) - X @ mean

@@ -37,7 +37,7 @@ def failures(method, reps, setting, seed=1, **kwargs):
             est = PACBayesAUC(method=method, lam=lam, eps=DELTA,
                               random_state=r, **kwargs).fit(X, y)
         found = certificate_variants(est.posterior_,
-                                     GibbsProblem.ranking(X, y, lam),
+                                     GibbsProblem.ranking(X, y, est.lam_),
                                      certificate_spec(est), shift, rng)
         for name, (bound, population) in found.items():
             counts[name] = counts.get(name, 0) + int(population > bound)
