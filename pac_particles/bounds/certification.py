@@ -40,7 +40,8 @@ shares are fixed in advance (``1 - spec.randomised_share`` and
    against the part-A prior, ``KL`` of ``rho`` rescaled by the ``c > 0``
    that makes it smallest (the same ranking and signs; the bound holds for
    every ``rho`` at once, so ``c`` is free). Offered for posteriors over
-   the design's coefficients (``space == "primal"``) when ``B`` has at most
+   the design's coefficients (``space == "primal"``) when ``B`` has at
+   least ``spec.randomised_min_m`` independent terms and at most
    ``spec.max_exact_pairs`` pairs, conditions on the sizes only.
 
 The certificate is the smaller of the two, and names the score it
@@ -128,6 +129,11 @@ class CertificateSpec:
     randomised_share : float in (0, 1)
         Share of ``delta`` of the randomised route (the part-A score takes
         the rest).
+    randomised_min_m : int
+        The randomised route is offered from this ``m`` of ``B`` on (below
+        it, the part-A score takes the whole ``delta``: at ``m = 4`` the
+        share would cost 0.005 of AUC, and the randomised route's
+        ``log(2 sqrt(m))`` and KL never beat a test-set bound there).
     score : ``"randomised"`` or ``"deployed"``
         The fitted randomised score (or the part-A score, whichever is
         tighter), or the point estimate the estimator returns.
@@ -147,6 +153,7 @@ class CertificateSpec:
     seed: int = 0
     prior_var: object = 1.0
     randomised_share: float = 0.1
+    randomised_min_m: int = 100
     score: str = "randomised"
     point: str = "mean"
     widths: tuple = (0.5, 1.0, 2.0, 4.0)
@@ -313,6 +320,7 @@ def certificate_candidates(posterior, problem, spec: CertificateSpec =
     offered, the fitted randomised score."""
     _, mu_a, cov_a, rows, common = _setting(problem, spec)
     offered = (posterior.space == "primal"
+               and spec.randomised_min_m <= rows.m
                and rows.n_pairs <= spec.max_exact_pairs)
     share = spec.randomised_share if offered else 0.0
     held = held_out_bound(_clip(rows.risk(rows.X @ mu_a)), rows.m,

@@ -24,14 +24,15 @@ from pac_particles.sklearn.estimator import PACBayesAUC
 def _data(n=400, d=4, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) * np.arange(1, d + 1) + 3.0
-    y = X @ (np.linspace(1, -1, d) / np.arange(1, d + 1)) \
-        + rng.normal(size=n) > 0
+    score = X @ (np.linspace(1, -1, d) / np.arange(1, d + 1)) \
+        + rng.normal(size=n)
+    y = score > np.quantile(score, 0.6)
     return X, y
 
 
 @pytest.fixture(scope="module")
 def fitted():
-    X, y = _data()
+    X, y = _data(n=600)
     est = PACBayesAUC(method="ep", lam=200.0, random_state=0).fit(X, y)
     problem = GibbsProblem.ranking(X, y, 200.0)
     return X, y, est, problem
@@ -68,6 +69,8 @@ def test_certificate_is_the_part_a_test_set_bound_or_tighter(fitted):
     spec = certificate_spec(est)
     part_a = certificate_candidates(est.posterior_, problem, spec)[0]
     cert = est.certificate_
+    # B's m is at least 100: the randomised route is offered at 0.1 delta
+    assert part_a.certificate.m >= 100 and cert.n_candidates == 2
     assert part_a.certificate.delta == pytest.approx(0.9 * est.eps)
     assert cert.bound <= part_a.certificate.bound
     b_risk = part_a.certificate.empirical_randomized_risk
@@ -132,6 +135,16 @@ def test_spec_refuses_bad_values():
         CertificateSpec(delta=1.5)
     with pytest.raises(InputError):
         CertificateSpec(score="bayes")
+
+
+def test_below_m_100_the_part_a_score_takes_the_whole_delta():
+    X, y = _data(n=120)
+    est = PACBayesAUC(method="ep", lam=100.0, random_state=0).fit(X, y)
+    problem = GibbsProblem.ranking(X, y, 100.0)
+    cert = certify(est.posterior_, problem, certificate_spec(est))
+    assert cert.n_candidates == 1 and cert.name == "held_out"
+    assert cert.bound == pytest.approx(held_out_bound(
+        cert.empirical_randomized_risk, cert.m, est.eps).bound)
 
 
 def test_one_row_of_a_class_gets_the_trivial_certificate():
