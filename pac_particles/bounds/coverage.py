@@ -20,11 +20,10 @@ bound in a setting where the correct one is nearly tight. Here:
 * :func:`coverage_p_value` -- the one-sided binomial test of "covers at
   ``1 - delta``".
 
-The harness is tests/bounds/test_estimator_coverage.py (small) and
-scripts/certificates_table.py ``--coverage`` (large).
+The harness is tests/bounds/test_estimator_coverage.py (its figures, at
+more samples, are in docs/benchmarks.md). :func:`logistic_population` is
+the synthetic logistic data of the certificates table.
 """
-
-import dataclasses
 
 import numpy as np
 from scipy.special import ndtr
@@ -127,11 +126,6 @@ def coverage_p_value(failures, repetitions, delta):
     ``delta``": ``P(Binomial(repetitions, delta) >= failures)``."""
     return float(binomtest(int(failures), int(repetitions), float(delta),
                            alternative="greater").pvalue)
-
-
-def spec_for(spec, **changes):
-    """``spec`` with ``changes`` (a convenience of the harness)."""
-    return dataclasses.replace(spec, **changes)
 
 
 def logistic_population(n, d=10, seed=0, prevalence=0.3):
