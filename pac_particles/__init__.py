@@ -56,7 +56,7 @@ __all__ = sorted(_EXPORTS) + ["__version__"]
 MOVED = {
     "auc": "problem.auc",
     "baselines": "sklearn.baselines",
-    "certify": "bounds.auc_certificates",
+    "certify": "bounds.certification",
     "checks": "core.checks",
     "classifier": "sklearn.classifier",
     "cli": "apps.cli",

@@ -17,6 +17,11 @@ The package splits by topic; every name is importable from
 * :mod:`~pac_particles.bounds.classification` -- the dissertation's
   classification results (Lemma 10, Corollaries 11, 13, 15, Lemma 14,
   Theorem 17) and the certificate of a point risk (``m = n``).
+* :mod:`~pac_particles.bounds.certification` -- :func:`certify`, the one function
+  that turns a fitted posterior into the certificate of the randomised (or
+  part-A) score or of the deployed score, from a :class:`CertificateSpec`;
+  the deployed score's margin bound in
+  :mod:`~pac_particles.bounds.derandomised`.
 * :mod:`~pac_particles.bounds.corollary19` -- the dissertation's Corollary 19
   for ranking (:class:`PACBayesBound`), kept for reference; its Gaussian,
   Gibbs and SMC versions in :mod:`~pac_particles.bounds.corollary19_posteriors`.
@@ -63,6 +68,7 @@ from pac_particles.bounds.classification import (CLASSIFICATION_TRIVIAL,
                              remark16_zero_one_excess_bound,
                              corollary21_oracle_bound, SigmaProfile,
                              vb_objective_in_sigma)
+from pac_particles.bounds.certification import CertificateSpec, certify
 from pac_particles.bounds.corollary19 import (TRIVIAL_BOUND, PACBayesBound, pac_bayes_bound,
                           prevalence_factor_lower)
 from pac_particles.bounds.corollary19_posteriors import (
@@ -95,4 +101,4 @@ __all__ = ["binary_kl", "kl_inverse_upper", "kl_inverse_lower",
            "TRIVIAL_BOUND", "PACBayesBound",
            "pac_bayes_bound", "pac_bayes_bound_gaussian", "pac_bayes_bound_gp",
            "pac_bayes_bound_gibbs", "prevalence_factor_lower",
-           "smc_certificate"]
+           "smc_certificate", "CertificateSpec", "certify"]

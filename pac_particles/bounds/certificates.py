@@ -190,6 +190,20 @@ class Certificate:
     posterior: str = ""
     note: str = ""
 
+    def __str__(self):
+        """One plain sentence: the score certified, the level, the bound
+        (and on what scale: AUC where ``trivial`` is 1/2 of a ranking,
+        else the risk)."""
+        level = f"{100 * (1 - self.delta):g}%"
+        score = self.posterior or "the randomised predictor"
+        if self.vacuous:
+            return (f"At {level} confidence, no useful guarantee for {score}: "
+                    f"its risk bound {self.bound:.3f} is no better than the "
+                    f"trivial {self.trivial:g} (m = {self.m}).")
+        return (f"With {level} confidence, {score} has population risk at "
+                f"most {self.bound:.3f} (1 - AUC for a ranking, the error "
+                f"for a classifier; m = {self.m}, {self.name} bound).")
+
     def as_dict(self):
         """Plain fields for JSON (alternatives, hyper-parameters and delta
         shares as name -> value mappings)."""

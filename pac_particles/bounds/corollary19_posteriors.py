@@ -77,7 +77,7 @@ from pac_particles.core.gaussian import gaussian_kl
 from pac_particles.problem.data import validate_xy
 from pac_particles.problem.risks import AUCRisk
 
-__all__ = ["pac_bayes_bound_gaussian", "pac_bayes_bound_gp",
+__all__ = ["pac_bayes_bound_gaussian", "pac_bayes_bound_gp", "fitted_gaussian_bound",
            "pac_bayes_bound_gibbs", "smc_certificate"]
 
 
@@ -263,3 +263,47 @@ def smc_certificate(post, eps=0.05, grid_size=1, eps_prevalence=None,
     return dataclasses.replace(
         cert, eps=eps, note=how,
         delta_shares=(("Corollary 19", eps - eps_log_z), ("log Z", eps_log_z)))
+
+
+def fitted_gaussian_bound(post, prior, eps=0.05, lam_grid=None, seed=0,
+                          sample_share=0.1, data=None):
+    """Corollary 19 for a fitted Gaussian posterior ``post`` (the protocol's
+    :meth:`~pac_particles.core.posterior_result.PosteriorResult.
+    gaussian_summary`; GP latent scores or linear coefficients on
+    ``post.data``) under the data-free ``prior``: a covariance (or
+    variances) of ``N(0, prior)`` or a
+    :class:`~pac_particles.problem.priors.SpikeSlabPrior`. ``E_rho[R_n]``
+    is exact up to :data:`~pac_particles.bounds.EXACT_RISK_MAX_PAIRS`
+    pairs, else an upper confidence bound from sampled pairs at
+    ``sample_share`` of ``eps`` (drawn with ``seed``). ``lam_grid``: the
+    grid fixed in advance ``lam`` was chosen on (None: ``lam`` given).
+    ``data``: the rows the bound uses, in the posterior's coordinates
+    (default ``post.data``; a uniform row sample when those stay on a
+    cluster)."""
+    from pac_particles.bounds.ranking import (EXACT_RISK_MAX_PAIRS,
+                                              sampled_expected_risk_bound)
+    from pac_particles.bounds.rescaled_kl import scaled_kl
+    from pac_particles.bounds.ranking import (RISK_SAMPLE_PAIRS,
+                                              paired_expected_risk_bound)
+    data = post.data if data is None else data
+    mean, cov = post.gaussian_summary()
+    spent = 0.0
+    if not data.in_memory:
+        # rows on a cluster: uniform pairs fetched from it
+        spent = sample_share * eps
+        P, N = data.sampled_pairs(np.random.default_rng(seed),
+                                  RISK_SAMPLE_PAIRS)
+        expected = paired_expected_risk_bound(mean, cov, P, N, spent)[0]
+    else:
+        rows = np.eye(data.n) if post.is_gp else data.X
+        pos, neg = rows[data.y], rows[~data.y]
+        if len(pos) * len(neg) <= EXACT_RISK_MAX_PAIRS:
+            expected = expected_auc_risk(mean, cov, pos, neg)
+        else:
+            spent = sample_share * eps
+            expected = sampled_expected_risk_bound(mean, cov, pos, neg,
+                                                   spent, seed=seed)[0]
+    kl = scaled_kl(1.0, mean, cov, prior)
+    return pac_bayes_bound(min(max(float(expected), 0.0), 1.0), kl, post.lam,
+                           n_pos=data.n_pos, n_neg=data.n_neg,
+                           eps=eps - spent, lam_grid=lam_grid)

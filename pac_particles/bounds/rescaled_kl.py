@@ -6,7 +6,7 @@ the PAC-Bayes-kl bound holds for every posterior at once, so choosing ``c``
 with the data to make ``KL(rho_c || prior)`` smallest is free
 (:func:`rescaled_kl`). The certificates of a fit whose posterior's scale
 was set by EP's evidence use it
-(:mod:`pac_particles.bounds.auc_certificates`); :func:`jittered_gram` is
+(:func:`pac_particles.bounds.certify`); :func:`jittered_gram` is
 the prior covariance of GP scores those certificates compare with.
 """
 

@@ -32,6 +32,9 @@ What a result provides (its subclass defines these):
 ``_draws(n, rng)``
     ``n`` equally weighted draws of ``theta``.
 
+What a certificate reads (:func:`~pac_particles.bounds.certify`):
+:meth:`gaussian_summary`, ``space``, :meth:`point_estimate`.
+
 What it gets from them: :meth:`sample`, :meth:`point_estimate`,
 :meth:`linear_coefficients`, :meth:`raw_coefficients`, and what the
 estimators read without asking which method ran: :meth:`point_draws` (the
@@ -80,6 +83,9 @@ POINT_ESTIMATES = ("bayes_point", "mean", "componentwise_mode")
 #: what ``theta`` is: coefficients of the design, SMC's span coordinates,
 #: latent GP scores
 SPACES = ("primal", "score", "gp")
+
+#: ridge (times the mean variance) of a particle system's Gaussian summary
+SUMMARY_RIDGE = 1e-8
 
 #: draws of a Gaussian posterior in an export, by default
 GAUSSIAN_DRAWS = 1000
@@ -163,6 +169,19 @@ class PosteriorResult:
         check_choice(name, "point", POINT_ESTIMATES)
         return np.asarray(self.mean, dtype=float)
 
+    def gaussian_summary(self) -> Tuple[np.ndarray, np.ndarray]:
+        """``(mean, cov)``: the Gaussian a certificate takes for this
+        posterior (:func:`~pac_particles.bounds.certify`): a particle
+        system's weighted moments, with a ridge of :data:`SUMMARY_RIDGE`
+        times the mean variance so that its KL to a prior is finite (a
+        Gaussian posterior gives its own moments). The certificate
+        certifies this Gaussian, not the particles (an empirical measure
+        has no finite KL to a prior)."""
+        mean = np.asarray(self.mean, dtype=float)
+        cov = np.atleast_2d(np.asarray(self.cov, dtype=float))
+        ridge = SUMMARY_RIDGE * max(float(np.mean(np.diag(cov))), 1e-300)
+        return mean, cov + ridge * np.eye(mean.size)
+
     def linear_coefficients(self, theta: Optional[np.ndarray] = None
                             ) -> np.ndarray:
         """Coefficients on the validated design of ``theta`` (d,) or (m, d)
@@ -222,6 +241,11 @@ class GaussianPosterior(PosteriorResult):
 
     def _draws(self, n, rng):
         return gaussian_draws(self.mean, self.cov, n, rng)
+
+    def gaussian_summary(self) -> Tuple[np.ndarray, np.ndarray]:
+        """The Gaussian's own moments."""
+        return (np.asarray(self.mean, dtype=float),
+                np.atleast_2d(np.asarray(self.cov, dtype=float)))
 
     def coefficient_intervals(self, level: float = 0.95, point: str = "mean"
                               ) -> Tuple[np.ndarray, np.ndarray]:

@@ -227,3 +227,13 @@ def youden_cut(positives, scores):
     if not np.isfinite(best):
         return float(scores.max()) + 1.0
     return float(0.5 * (best + below.max())) if below.size else float(best) - 1.0
+
+
+def certificate_spec(est, score="randomised"):
+    """The :class:`~pac_particles.bounds.CertificateSpec` of an estimator's
+    certificates: ``eps``, the seed (the certificate draws from its own
+    stream of it), the deployed point estimate (``point``, else the
+    mean)."""
+    from pac_particles.bounds import CertificateSpec
+    return CertificateSpec(delta=est.eps, seed=est.random_state, score=score,
+                           point=getattr(est, "point", "mean"))

@@ -23,8 +23,8 @@ the grid with warm starts
 grid value by its leave-one-out accuracy (each point's site removed, no
 refit: :func:`~pac_particles.sklearn.selection.ep_loo_choice`).
 ``log_evidence_`` is the posterior's ``log_evidence``: SMC's ``log Z``,
-VB's ELBO (a lower bound) or EP's energy. The certificate comes from
-:mod:`pac_particles.bounds.classifier_certificates`.
+VB's ELBO (a lower bound) or EP's energy. The certificates come from
+:func:`pac_particles.bounds.certify`.
 
 Example
 -------
@@ -52,12 +52,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from pac_particles.approx.vb import FAMILIES
-from pac_particles.bounds.classifier_certificates import fitted_classifier_certificate
+from pac_particles.bounds import certify
 from pac_particles.core.checks import ArrayLike, check_choice
 from pac_particles.core.inference_data import to_inference_data
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.risks import LOSSES
-from pac_particles.sklearn.binary import BinaryEstimatorMixin, check_shared_parameters
+from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
+                                          certificate_spec,
+                                          check_shared_parameters)
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
                                            get_method, method_names)
 
@@ -118,18 +120,17 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         :func:`~pac_particles.sklearn.selection.ep_grid_choice`).
         Empty when none failed, with a float ``lam`` and for SMC and VB.
     certificate_ : :class:`pac_particles.bounds.Certificate` or None, the
-        tightest PAC-Bayes-kl / Catoni bound (``m = n``) on the population
-        misclassification rate of the *randomised* classifier (``theta``
-        drawn from the fitted posterior at each use), in [0, 1], labelled
-        vacuous at 1/2 or more
-        (:func:`pac_particles.bounds.classification_certificate`); its
-        ``empirical_randomized_risk`` is the expected training error. For
-        SMC ``theta`` is drawn from the Gaussian fitted to the particles or
-        from the exact Gibbs posterior, as ``posterior`` says
-        (:mod:`pac_particles.bounds.classifier_certificates`). None
-        with ``pu_prior`` (the PU risk is not a mean of n i.i.d. losses in
-        [0, 1]) and for SMC with the unbounded hinge and exponential losses
-        (their Gibbs KL needs ``-lam <= log Z``; use method="vb" or "ep").
+        bound on the population misclassification rate of the *randomised*
+        classifier (``theta`` drawn from the posterior's Gaussian at each
+        use), or of the part-A logistic regression's labels where that is
+        tighter (:func:`pac_particles.bounds.certify`: ``str`` says which),
+        in [0, 1], labelled vacuous at 1/2 or more. None with ``pu_prior``
+        (the PU risk is not a mean of n i.i.d. losses in [0, 1]).
+    deployed_certificate_ : the bound on the error of the labels
+        ``sign(x . coef_ + intercept_)`` (the posterior mean's; ``predict``'s
+        for EP and VB, whose predictive probability passes 1/2 exactly
+        there), derandomised (:mod:`pac_particles.bounds.derandomised`);
+        None with ``pu_prior``.
     certified_error_ : ``certificate_.bound`` (None when there is none).
     """
 
@@ -185,9 +186,12 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         # coef_, intercept_ of x -> transform(x) . mean on raw inputs
         self.coef_, intercept = self.posterior_.raw_coefficients()
         self.intercept_ = float(intercept)
-        self.certificate_ = fitted_classifier_certificate(
-            self.method, self.loss, self.posterior_, self.data_, self.eps,
-            prior_var=self.prior_var, pu_prior=self.pu_prior)
+        self.certificate_ = self.deployed_certificate_ = None
+        if self.pu_prior is None:
+            self.certificate_, self.deployed_certificate_ = (
+                certify(self.posterior_, problem.at(self.lam_),
+                        certificate_spec(self, s))
+                for s in ("randomised", "deployed"))
         self.certified_error_ = (None if self.certificate_ is None
                                  else self.certificate_.bound)
         return self

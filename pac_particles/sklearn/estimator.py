@@ -5,8 +5,8 @@ validates ``(X, y)`` and sets the problem up once
 (:class:`~pac_particles.problem.problem.GibbsProblem`), hands it to the
 method, looked up in the registry (:mod:`pac_particles.sklearn.methods`: SMC,
 EP, VB or a method registered there; ``lam`` chosen by
-:mod:`pac_particles.sklearn.selection`), certifies the
-fitted posterior (:mod:`pac_particles.bounds.auc_certificates`) and reads
+:mod:`pac_particles.sklearn.selection`), certifies the fitted posterior
+(:func:`pac_particles.bounds.certify`) and reads
 scores, coefficients and draws through the posterior's protocol
 (:class:`~pac_particles.core.posterior_result.PosteriorResult`). It follows
 the scikit-learn conventions, so it works in
@@ -39,7 +39,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.metrics import roc_auc_score
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from pac_particles.bounds.auc_certificates import AUCCertificates
+from pac_particles.bounds import certify
+from pac_particles.bounds.corollary19_posteriors import fitted_gaussian_bound
+from pac_particles.bounds.rescaled_kl import jittered_gram
+from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.sklearn.coefficient_report import CoefficientReport
 from pac_particles.core.checks import (ArrayLike, InputError, check_choice, check_count,
                                        check_finite_array, check_positive,
@@ -54,12 +57,13 @@ from pac_particles.problem.dask_data import is_dask_collection
 from pac_particles.sklearn.dask_fit import (cluster_decision_function,
                                            cluster_problem)
 from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
-                                          calibration_rows,
+                                          calibration_rows, certificate_spec,
                                           check_shared_parameters,
                                           logistic_slope, youden_cut)
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
                                            get_method, method_names)
-from pac_particles.sklearn.selection import default_lam_max, heldout_score
+from pac_particles.sklearn.selection import (default_lam_max, heldout_score,
+                                             most_certified_step)
 
 __all__ = ["PACBayesAUC", "heldout_auc"]
 
@@ -72,7 +76,7 @@ HYPERPARAMETERS = ("fixed", "evidence")
 CV_RULES = ("certified", "best")
 
 
-class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
+class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
                   ClassifierMixin, BaseEstimator):
     """PAC-Bayesian AUC scoring (Ridgway, Alquier, Chopin & Liang, 2014).
 
@@ -141,10 +145,16 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
     lam_, log_evidence_, log_evidence_se_ : ``lam`` used, the posterior's
         ``log_evidence`` and SMC's single-run standard error of it.
     coef_se_ : SMC's single-run Monte Carlo standard error of ``coef_``.
-    certificate_, certified_auc_risk_ : the tightest valid certificate
-        (:class:`pac_particles.bounds.Certificate`, what it certifies and
-        what it paid for) and its PU-corrected bound on ``1 - AUC`` of the
-        randomised score, in [0, 1].
+    certificate_, certified_auc_risk_ : the certificate of the randomised
+        score (``theta`` drawn from the posterior's Gaussian at each use), or
+        of the part-A score where that is tighter
+        (:func:`pac_particles.bounds.certify`; ``str`` of it says which),
+        never looser than the test-set bound of a score fitted on half the
+        rows, and its PU-corrected bound on ``1 - AUC``, in [0, 1].
+    deployed_certificate_ : the certificate of the score
+        ``decision_function`` returns (the posterior's ``point`` estimate),
+        derandomised (:mod:`pac_particles.bounds.derandomised`); None for GP
+        scores. The three are None for rows left on a Dask cluster.
     bound_ : the dissertation's Corollary 19 (kept for reference).
     train_auc_, heldout_auc_ : PU-corrected AUC on the training data, and of
         held-out scores (leave-one-out, the folds' mean at ``lam_``, or
@@ -222,9 +232,11 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         with one_blas_thread():
             return self._fit(X, y)
 
-    def _fit_options(self, hyper: dict, lam_max: float) -> FitOptions:
+    def _fit_options(self, hyper: dict, lam_max: float,
+                     problem: GibbsProblem) -> FitOptions:
         """The parameters as the method reads them, fixed for the fit."""
         choose_lam = isinstance(self.lam, str)
+        spec = certificate_spec(self)
         return FitOptions(
             lam=None if choose_lam else check_positive(self.lam, "lam"),
             lam_max=lam_max, grid_size=self.grid_size, n_folds=self.n_folds,
@@ -238,8 +250,10 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
             chains=self.chains, pu_prior=self.pu_prior, eps=self.eps,
             random_state=self.random_state, n_jobs=self.n_jobs,
             verbose=self.verbose, backend=self.backend,
-            step_rule=(self._most_certified_step
-                       if self.cv_rule == "certified" else None))
+            step_rule=(
+                (lambda cv: most_certified_step(
+                    cv, lambda post: certify(post, problem, spec)))
+                if self.cv_rule == "certified" else None))
 
     def _fit(self, X, y):
         self._check_params()
@@ -268,7 +282,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
                                       self.spike_slab, self.prior_var)
         # the certified rule compares certificates during the fit
         self.hyperparameters_ = hyper
-        options = self._fit_options(hyper, lam_max)
+        options = self._fit_options(hyper, lam_max, problem)
         method = choose_method(self.method, options, n, "ranking",
                                problem.data.in_memory)
         self.method_ = method.name
@@ -297,15 +311,7 @@ class PACBayesAUC(AUCCertificates, CoefficientReport, BinaryEstimatorMixin,
         train_scores = self._raw_scores(X)
         self.train_auc_ = 1.0 - float(pu_corrected_risk(
             auc_risk(train_scores, positives), self.pu_prior))
-        # E_rho[R_n] and the KL, once: the headline certificate and, for the
-        # Gaussian approximations, Corollary 19 both use them (O(P) each)
-        terms = self._data_free_terms(post)
-        # Corollary 19: the sampler's own during its fit, else the Gaussian's
-        self.bound_ = fit.bound if fit.bound is not None else (
-            self._gaussian_certificate(post, fit.grid, terms))
-        self.certificate_ = self._certificate(terms=terms)
-        self.certified_auc_risk_ = min(max(float(pu_corrected_risk(
-            self.certificate_.bound, self.pu_prior)), 0.0), 1.0)
+        _certify(self, fit, problem, fit.grid)
         rows = calibration_rows(len(positives), self.random_state)
         self.threshold_ = youden_cut(positives[rows], train_scores[rows])
         if self.kernel is None:
@@ -395,3 +401,38 @@ def heldout_auc(est: PACBayesAUC, X: np.ndarray,
     if auc is None:
         return None
     return 1.0 - float(pu_corrected_risk(1.0 - auc, est.pu_prior))
+
+
+def _data_free_prior(est, post):
+    """The prior of Corollary 19 (``bound_``), fixed before the data: the
+    hyper-parameters given as parameters (or their defaults), never those
+    an evidence fit tuned on the rows; ``N(0, K)`` of the given kernel's
+    Gram matrix (with its jitter) for GP scores."""
+    hyper = prior_hyperparameters(post.data.d, est.kernel, est.prior,
+                                  est.spike_slab, est.prior_var)
+    if post.is_gp:
+        return jittered_gram(hyper["kernel"], post.data.X)
+    if est.prior == "spike_slab":
+        return SpikeSlabPrior(post.data.d, p=hyper["p"], v0=hyper["v0"],
+                              v1=hyper["v1"])
+    return hyper["prior_var"]
+
+
+def _certify(est, fit, problem, grid):
+    """Set ``bound_`` (Corollary 19 under the data-free prior, ``lam`` on
+    ``grid`` when chosen there), ``certificate_``, ``certified_auc_risk_``
+    and ``deployed_certificate_`` (:func:`pac_particles.bounds.certify`)."""
+    post = fit.posterior
+    est.bound_ = fit.bound if fit.bound is not None else fitted_gaussian_bound(
+        post, _data_free_prior(est, post), est.eps, grid,
+        seed=est.random_state)
+    est.certificate_ = est.deployed_certificate_ = None
+    est.certified_auc_risk_ = None
+    if problem.data.in_memory:
+        # rows on a cluster: their row sample is drawn with replacement, so
+        # its halves are not independent; no certificate there
+        est.certificate_ = certify(post, problem, certificate_spec(est))
+        est.deployed_certificate_ = (None if post.is_gp else certify(
+            post, problem, certificate_spec(est, "deployed")))
+        est.certified_auc_risk_ = min(max(float(pu_corrected_risk(
+            est.certificate_.bound, est.pu_prior)), 0.0), 1.0)

@@ -4,9 +4,7 @@ and a bound the randomised classifier's population error respects."""
 import numpy as np
 import pytest
 
-from pac_particles.bounds import classification_certificate
 from pac_particles.sklearn.classifier import PACBayesClassifier
-from pac_particles.core.gaussian import gaussian_kl
 
 
 def _classes(n, seed, shift=1.2):
@@ -29,20 +27,35 @@ def _randomised_error(est, X, y, n_draws=4000, seed=0):
     return float(wrong.mean())
 
 
-@pytest.mark.parametrize("method", ["vb", "ep"])
-def test_gaussian_certificate_uses_the_randomised_error_and_the_gaussian_kl(method):
+@pytest.mark.parametrize("method", ["vb", "ep", "smc"])
+def test_certificate_is_the_tighter_of_the_part_a_labels_and_the_posterior(
+        method):
+    """The error certificate: the part-A logistic regression's test-set
+    bound on B (m = n_B, at 0.9 eps) or the posterior Gaussian's kl bound
+    on B against the part-A prior (0.1 eps), whichever is smaller."""
+    from pac_particles.bounds import (CertificateSpec, held_out_bound,
+                                      kl_bound)
+    from pac_particles.bounds.certification import certificate_candidates
+    from pac_particles.problem.problem import GibbsProblem
     X, y = _classes(200, 0)
-    est = PACBayesClassifier(method=method, lam=200.0, random_state=0).fit(X, y)
+    est = PACBayesClassifier(method=method, lam=200.0, n_particles=60,
+                             len_chain=4, random_state=0).fit(X, y)
     cert = est.certificate_
-    result = est.approximation_.result_
-    assert cert.empirical_randomized_risk == pytest.approx(
-        _randomised_error(est, X, y), abs=0.01)
-    assert cert.kl == pytest.approx(gaussian_kl(result.mean, result.cov, 1.0),
-                                    rel=1e-6)
-    again = classification_certificate(cert.empirical_randomized_risk, cert.kl,
-                                       200, delta=0.05)
-    assert est.certified_error_ == pytest.approx(again.bound)
-    assert cert.empirical_randomized_risk <= est.certified_error_ <= 1.0
+    problem = GibbsProblem.classification(X, y == 1, 200.0)
+    spec = CertificateSpec(seed=0)
+    part_a, posterior = certificate_candidates(est.posterior_, problem, spec)
+    n_b = part_a.n_rows
+    assert part_a.certificate.m == posterior.certificate.m == n_b
+    assert part_a.certificate.bound == pytest.approx(held_out_bound(
+        part_a.certificate.empirical_randomized_risk, n_b, 0.045).bound)
+    assert posterior.certificate.bound == pytest.approx(kl_bound(
+        posterior.certificate.empirical_randomized_risk,
+        posterior.certificate.kl, n_b, 0.005).bound)
+    assert cert.bound == min(part_a.certificate.bound,
+                             posterior.certificate.bound)
+    assert sum(dict(cert.delta_shares).values()) == pytest.approx(0.05)
+    assert est.certified_error_ == cert.bound
+    assert 0.0 <= est.deployed_certificate_.bound <= 1.0
 
 
 def test_certificate_bounds_the_population_error_of_the_randomised_classifier():
@@ -54,32 +67,8 @@ def test_certificate_bounds_the_population_error_of_the_randomised_classifier():
     assert population <= est.certified_error_
 
 
-def test_smc_certificate_plugs_in_no_monte_carlo_estimate():
-    """The particles' log Z and errors are estimates: the candidates are
-    the Gaussian fitted to the particles (exact terms) and the exact Gibbs
-    posterior from a lower confidence bound on log Z, at eps / 2 each."""
-    from pac_particles.bounds import gibbs_certificate
-    from pac_particles.problem.risks import ClassificationRisk
-    X, y = _classes(120, 3)
-    est = PACBayesClassifier(method="smc", lam=120.0, n_particles=100,
-                             len_chain=5, random_state=0).fit(X, y)
-    post, cert = est.posterior_, est.certificate_
-    zero_one = ClassificationRisk(y == est.classes_[1], "zero_one")
-    gibbs = gibbs_certificate(post.log_z_lower_bound(0.0025)[0], 120.0,
-                              risk=zero_one, delta=0.0225, trivial=0.5)
-    alternatives = dict(cert.alternatives)
-    assert alternatives["kl, exact Gibbs posterior"] == pytest.approx(
-        gibbs.bound)
-    assert cert.bound == min(alternatives.values())
-    assert sum(dict(cert.delta_shares).values()) == pytest.approx(0.05)
-    assert 0.0 <= est.certified_error_ <= 1.0
-
-
 def test_no_certificate_where_its_assumptions_fail():
     X, y = _classes(120, 4)
     pu = PACBayesClassifier(method="vb", lam=120.0, pu_prior=0.3).fit(X, y)
     assert pu.certificate_ is None and pu.certified_error_ is None
-    hinge = PACBayesClassifier(method="smc", loss="hinge", lam=120.0,
-                               n_particles=60, len_chain=4,
-                               random_state=0).fit(X, y)
-    assert hinge.certificate_ is None
+    assert pu.deployed_certificate_ is None

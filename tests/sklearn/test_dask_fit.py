@@ -71,9 +71,8 @@ def test_fit_on_a_dask_array_matches_the_in_memory_fit(client):
     auc, auc_mem = (roc_auc_score(y_test, scores.compute()),
                     roc_auc_score(y_test, mem.decision_function(X_test)))
     assert abs(auc - auc_mem) < 0.002
-    assert abs(est.certified_auc_risk_ - mem.certified_auc_risk_) < 0.01
-    assert "sampled pairs" in est.certificate_.prior
-    assert 0.0 < est.certified_auc_risk_ < 1.0
+    assert est.certificate_ is None and est.certified_auc_risk_ is None
+    assert 0.0 < est.bound_.bound <= 1.0
     np.testing.assert_allclose(est.decision_function(X_test),
                                scores.compute(), rtol=1e-12, atol=1e-12)
     labels = est.predict(da.from_array(X_test, chunks=1000))

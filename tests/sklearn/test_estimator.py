@@ -7,6 +7,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import check_estimator
 
 from builders import noisy_linear
+from pac_particles.sklearn.binary import certificate_spec
 from pac_particles.sklearn.estimator import PACBayesAUC
 
 
@@ -81,48 +82,6 @@ def test_certificate_is_the_gibbs_bound_of_the_fitted_posterior():
     assert est.bound_.auc_risk_bound_two_sample > est.posterior_.expected_risk
 
 
-def test_headline_certificate_is_the_tightest_of_its_candidates():
-    """SMC's particles have no density: the candidates are the Gaussian
-    fitted to them (exact terms) under the data-free and the data-dependent
-    prior, and the exact Gibbs posterior from a lower confidence bound on
-    log Z; each at eps / 3, the Gibbs one split 9:1 between its kl bound
-    and log Z."""
-    from pac_particles.bounds import (auc_certificate, data_dependent_candidate,
-                                      gibbs_certificate)
-    from pac_particles.core.gaussian import gaussian_kl
-    from pac_particles.smc.moves.base import weighted_gaussian_fit
-    from pac_particles.problem.probit_risk import expected_auc_risk
-    X, y = _data()
-    est = PACBayesAUC(lam=60.0, n_particles=50, len_chain=5, eps=0.1,
-                      random_state=3).fit(X, y)
-    post, cert = est.posterior_, est.certificate_
-    data = post.data
-    mean, chol = weighted_gaussian_fit(post.weights, post.theta, ridge=1e-8)
-    cov = chol @ chol.T
-    risk = expected_auc_risk(mean, cov, data.X_pos, data.X_neg)
-    kl = gaussian_kl(mean, cov, 1.0)
-    share = 0.1 / 3
-    fit = auc_certificate(risk, kl, n_pos=data.n_pos, n_neg=data.n_neg,
-                          delta=share, bounds=("kl",))
-    split = data_dependent_candidate(data.X, data.y, seed=3,
-                                     gaussian=(mean, cov))(share)
-    gibbs = gibbs_certificate(post.log_z_lower_bound(0.1 * share)[0], 60.0,
-                              n_pos=data.n_pos, n_neg=data.n_neg,
-                              delta=0.9 * share)
-    assert dict(cert.alternatives) == pytest.approx({
-        "kl, Gaussian fitted to the particles": fit.bound,
-        "kl, data-dependent, Gaussian fitted to the particles": split.bound,
-        "kl, exact Gibbs posterior": gibbs.bound})
-    assert cert.bound == min(fit.bound, split.bound, gibbs.bound)
-    assert cert.delta == 0.1 and cert.n_candidates == 3
-    assert sum(dict(cert.delta_shares).values()) == pytest.approx(0.1)
-    assert dict(cert.delta_shares)["kl, exact Gibbs posterior: log Z"] == \
-        pytest.approx(0.1 * share)
-    assert est.certified_auc_risk_ == cert.bound
-    # the kl bound is far tighter than Corollary 19 on the AUC scale
-    assert cert.bound < est.bound_.auc_risk_bound
-
-
 @pytest.mark.parametrize("kwargs", [dict(method="ep"), dict(method="vb"),
                                     dict(method="ep", kernel="rbf"),
                                     dict(method="ep", prior="spike_slab")])
@@ -131,11 +90,12 @@ def test_every_method_reports_a_certificate_in_zero_one(kwargs):
     est = PACBayesAUC(lam=80.0, random_state=0, **kwargs).fit(X, y)
     cert = est.certificate_
     assert 0 <= est.certified_auc_risk_ <= 1
-    assert cert.name == "kl" and cert.delta == est.eps
-    # data-dependent priors for linear scores under the Gaussian prior only
-    linear_gaussian = "kernel" not in kwargs and "prior" not in kwargs
-    assert cert.n_candidates == (2 if linear_gaussian else 1)
+    assert cert.name in ("kl", "held_out") and cert.delta == est.eps
+    # B's m is below 100 here: the part-A score alone, at the whole eps
+    assert cert.n_candidates == 1 and cert.name == "held_out"
     assert cert.vacuous == (cert.bound >= 0.5)
+    deployed = est.deployed_certificate_
+    assert (deployed is None) == ("kernel" in kwargs)
 
 
 def test_certificate_stays_in_zero_one_and_says_vacuous_at_extreme_lam():
@@ -254,11 +214,14 @@ def test_certified_cv_rule_takes_the_tightest_step_the_folds_cannot_reject():
     chosen = list(refit.gammas).index(est.lam_)
     assert chosen in candidates
     # compared before the chosen step's importance draws join its particles
-    tightest = est._certificate(refit.at_step(chosen)).bound
+    from pac_particles.bounds import certify
+    from pac_particles.problem.problem import GibbsProblem
+    problem = GibbsProblem.ranking(X, y == "yes", est.lam_)
+    spec = certificate_spec(est)
+    tightest = certify(refit.at_step(chosen), problem, spec).bound
     for t in candidates:
-        other = est._certificate(refit.at_step(t))
+        other = certify(refit.at_step(t), problem, spec)
         assert other.bound >= tightest - 1e-12
-    assert est.certificate_.bound == est._certificate().bound
 
 
 def test_corollary19_of_a_tempering_step_is_evaluated_on_the_grid():
@@ -428,262 +391,6 @@ def test_smc_evidence_grid_picks_the_best_spike_variance():
     grid = est.evidence_grid_
     assert len(grid.params) == 4
     assert est.hyperparameters_ == grid.params[int(np.argmax(grid.log_z))]
-
-
-def _reviewed_data():
-    """The review of the certificates (issue 26): d = 30, n = 200, two
-    relevant features."""
-    return noisy_linear(200, [2.0, -2.0], seed=0, d=30)
-
-
-def _raw_prior(est):
-    """The fit's data-dependent prior (mean, covariance) and prior
-    variances in the raw inputs' coordinates (``theta = w * scale`` on the
-    standardised columns)."""
-    scale = est.approximation_.data.scale
-    prior = est._data_dependent_prior(est.posterior_)
-    return (prior.mean / scale, prior.cov / np.outer(scale, scale),
-            est._prior_var() / scale ** 2)
-
-
-def test_smc_evidence_grid_is_paid_by_a_union_bound():
-    """SMC's evidence picks among 4 spike variances fixed in advance on the
-    whole sample: the data-free kl bound runs at eps / 4 and says so."""
-    from pac_particles.bounds import kl_bound
-    X, y = _sparse(n=150)
-    est = PACBayesAUC(method="smc", prior="spike_slab", lam=150.0,
-                      hyperparameters="evidence", n_particles=40, len_chain=4,
-                      random_state=0).fit(X, y)
-    from pac_particles.bounds import gibbs_certificate
-    cert = est.certificate_
-    assert cert.hyperparameter_grid_size == 4
-    assert cert.hyperparameters_tuned_on == "whole sample"
-    assert cert.prior.startswith("data-free:") and "log 4 paid" in cert.prior
-    # two candidates at eps / 2: the Gaussian fitted to the particles, and
-    # the exact Gibbs posterior (eps / 20 of it for a bound on log Z, at
-    # eps / 80 for each of the 4 runs the grid chose among)
-    half = est.eps / 2
-    post = est.posterior_
-    if cert.posterior == "exact Gibbs posterior":
-        expected = gibbs_certificate(post.log_z_lower_bound(0.1 * half / 4)[0],
-                                     post.lam, n_pos=post.data.n_pos,
-                                     n_neg=post.data.n_neg,
-                                     delta=0.9 * half / 4).bound
-    else:
-        expected = kl_bound(cert.empirical_randomized_risk, cert.kl, cert.m,
-                            half / 4, trivial=0.5).bound
-    assert cert.bound == pytest.approx(expected)
-    assert cert.delta == est.eps and dict(cert.delta_shares) == pytest.approx({
-        "kl, Gaussian fitted to the particles": half,
-        "kl, exact Gibbs posterior: kl": 0.9 * half,
-        "kl, exact Gibbs posterior: log Z": 0.1 * half})
-    assert dict(cert.hyperparameters)["v0"] == est.hyperparameters_["v0"]
-
-
-def _candidate_certificates(est, monkeypatch):
-    """Every candidate of the fit's certificate (``_certificate``), each at
-    its share of ``eps``, in the order of ``alternatives``."""
-    import pac_particles.bounds.auc_certificates as certify
-    from pac_particles.bounds import tightest as real
-    seen = []
-
-    def spy(candidates, delta):
-        seen.extend(make(delta / len(candidates)) for make in candidates)
-        return real(candidates, delta)
-    monkeypatch.setattr(certify, "tightest", spy)
-    est._certificate()
-    return seen
-
-
-@pytest.fixture(scope="module")
-def ep_evidence_fit():
-    """EP's ARD on the reviewed data (a fit shared by the tests below)."""
-    X, y = _reviewed_data()
-    return X, y, PACBayesAUC(method="ep", lam=200.0,
-                             hyperparameters="evidence",
-                             random_state=0).fit(X, y)
-
-
-def test_ep_evidence_fit_is_certified_under_priors_that_never_saw_its_rows(
-        ep_evidence_fit, monkeypatch):
-    """EP's ARD variances of the posterior are tuned on every row: the kl
-    bound holds for every posterior, so only the priors must be kept off
-    the rows they certify. Two candidates at eps / 2: the prior as given,
-    ``N(0, prior_var I)``, on all rows, and the EP prior on the prior part
-    with its ARD variances tuned there, on the other rows. Both take the
-    KL of the posterior rescaled by the best ``c > 0``: the same
-    randomised ranking."""
-    from pac_particles.bounds import prior_split
-    from pac_particles.bounds.auc_certificates import EVIDENCE_DATA_FREE_NOTE
-    from pac_particles.bounds.rescaled_kl import scaled_kl
-    X, y, est = ep_evidence_fit
-    cert = est.certificate_
-    assert [name for name, _ in cert.alternatives] == ["kl",
-                                                       "kl, data-dependent"]
-    assert dict(cert.delta_shares) == pytest.approx(
-        {"kl": est.eps / 2, "kl, data-dependent": est.eps / 2})
-    free, part = _candidate_certificates(est, monkeypatch)
-    post = est.posterior_
-    # the data-free candidate: the prior's hyper-parameters as given
-    assert free.prior.startswith("data-free: " + EVIDENCE_DATA_FREE_NOTE)
-    assert free.hyperparameters == (("prior_var", 1.0),)
-    assert free.hyperparameters_tuned_on == "none"
-    assert free.m == min(np.sum(y == 1), np.sum(y == 0))
-    # its KL: to N(0, I), at the best scale of the posterior (no larger
-    # than at c = 1, nor at a nearby c)
-    assert free.kl <= scaled_kl(1.0, post.mean, post.cov, 1.0)
-    c = float(free.prior.split("rescaled by c = ")[1].split(" ")[0])
-    for near in (0.99 * c, 1.01 * c):
-        assert free.kl <= scaled_kl(near, post.mean, post.cov, 1.0)
-    # the data-dependent candidate: ARD variances tuned on the prior part,
-    # certified on the other rows
-    assert "tuned by evidence on that part" in part.prior
-    assert part.hyperparameters_tuned_on == "prior part"
-    assert part.prior_fraction == 0.3
-    in_b = ~prior_split(y, 0.3, seed=0)
-    assert part.m == min(np.sum(in_b & (y == 1)), np.sum(in_b & (y == 0)))
-    assert not np.allclose(dict(part.hyperparameters)["prior_var"],
-                           est.hyperparameters_["prior_var"])
-
-
-def test_corollary_19_of_an_ep_evidence_fit_is_under_the_given_prior(
-        ep_evidence_fit):
-    """Corollary 19 holds for every posterior: ``bound_`` of an evidence
-    fit takes the data-free candidate's terms, the prior as given and every
-    row's pairs."""
-    from pac_particles.bounds import pac_bayes_bound
-    from pac_particles.bounds.rescaled_kl import rescaled_kl
-    from pac_particles.problem.risks import AUCRisk
-    X, y, est = ep_evidence_fit
-    post = est.posterior_
-    expected, kl, data, _, _ = est._data_free_terms(post)
-    assert kl == pytest.approx(rescaled_kl(post.mean, post.cov, 1.0)[0])
-    assert est.bound_.n_pos == np.sum(y == 1)
-    assert est.bound_.n_neg == np.sum(y == 0)
-    ref = pac_bayes_bound(expected, kl, 200.0, risk=AUCRisk(data.y),
-                          eps=est.eps)
-    assert est.bound_.bound == pytest.approx(ref.bound)
-    assert 0.0 <= est.bound_.bound <= 1.0
-
-
-def test_ep_evidence_tunes_the_posterior_on_every_row_and_no_prior_on_b(
-        monkeypatch):
-    """Part B's rows rescaled and shifted: the data-dependent prior, in the
-    raw inputs' coordinates, stays put (it saw part A only); the data-free
-    candidate's prior is the one given (``N(0, prior_var I)``); the
-    posterior's ARD variances are those EP's evidence finds on every row (a
-    direct ``EPLinear`` fit), so they move.
-
-    The AUC sees a prior only up to scale (``theta -> c theta``), and EP's
-    ARD evidence is flat along it: the relevant features' variances (1e5
-    here) stop where the optimiser stops, which the rounding of part A's
-    two standardisations (identical in exact arithmetic) moves by 0.5-5%.
-    What part A determines, the prior mean's direction and the covariance
-    relative to the mean's squared norm, agreed to 2e-4; the scale is held
-    to 25%, where a prior that saw part B through the whole sample's
-    standardisation (no re-standardisation of part A) moved it 2.6x."""
-    from pac_particles.bounds import prior_split
-    from pac_particles.approx.ep import EPLinear
-    X, y = _reviewed_data()
-    in_b = ~prior_split(y, 0.3, seed=0)
-    moved = X.copy()
-    moved[in_b] = moved[in_b] * 3.0 + 1.0
-    fits = [PACBayesAUC(method="ep", lam=200.0, hyperparameters="evidence",
-                        random_state=0).fit(Z, y)
-            for Z in (X, moved)]
-    (m0, c0), (m1, c1) = (_raw_prior(est)[:2] for est in fits)
-    n0, n1 = np.linalg.norm(m0), np.linalg.norm(m1)
-    assert abs(n1 / n0 - 1.0) < 0.25
-    assert np.max(np.abs(m1 / n1 - m0 / n0)) < 1e-3
-    assert (np.max(np.abs(c1 / n1 ** 2 - c0 / n0 ** 2))
-            < 1e-3 * np.max(np.abs(c0 / n0 ** 2)))
-    for est in fits:
-        free = _candidate_certificates(est, monkeypatch)[0]
-        assert free.prior.startswith("data-free")
-        assert free.hyperparameters == (("prior_var", 1.0),)
-    direct = EPLinear(X, y, 200.0, prior_var=1.0)
-    direct.fit_hyperparameters()
-    np.testing.assert_allclose(fits[0].hyperparameters_["prior_var"],
-                               direct.prior_var, rtol=1e-6)
-    assert not np.allclose(fits[0].hyperparameters_["prior_var"],
-                           fits[1].hyperparameters_["prior_var"], rtol=0.1)
-
-
-def test_data_dependent_prior_does_not_see_the_certified_rows():
-    """The prior part is centred and scaled on its own rows and its prior
-    mapped exactly into the posterior's coordinates: rescaling and shifting
-    part B's rows, which moves the whole sample's standardisation, leaves
-    the prior unchanged in the raw inputs' coordinates."""
-    from pac_particles.bounds import prior_split
-    X, y = _reviewed_data()
-    in_b = ~prior_split(y, 0.3, seed=0)
-    moved = X.copy()
-    moved[in_b] = moved[in_b] * 3.0 + 1.0
-    fits = [_raw_prior(PACBayesAUC(method="ep", lam=200.0,
-                                   random_state=0).fit(Z, y))[:2]
-            for Z in (X, moved)]
-    for before, after in zip(*fits):
-        np.testing.assert_allclose(after, before, rtol=1e-9, atol=1e-12)
-
-
-@pytest.mark.parametrize("kwargs", [
-    dict(kernel="rbf"), dict(prior="spike_slab", spike_slab=(0.2, 0.01, 1.0))])
-def test_ep_evidence_of_gp_and_spike_slab_certifies_on_given_and_part_priors(
-        kwargs, monkeypatch):
-    """GP lengthscales and spike-and-slab ``p, v0`` of the posterior are
-    tuned by EP's evidence on every row; the certificate's candidates are
-    the prior as given (all rows) and the prior with hyper-parameters tuned
-    on the prior part alone: the kl bound of ``KL(rho || that prior)`` with
-    ``E_rho[R_B]`` and ``m_B`` of the other rows. The data-free
-    candidate's hyper-parameters are the constructor's; part B's rows
-    rescaled and shifted: the prior part's hyper-parameters stay, the
-    posterior's move."""
-    from pac_particles.bounds import auc_certificate, prior_split
-    from pac_particles.approx.ep import EPGP, EPSpikeSlab
-    from pac_particles.problem.probit_risk import expected_auc_risk
-    X, y = _sparse(n=120)
-    d = X.shape[1]
-    in_b = ~prior_split(y, 0.3, seed=0)
-    moved = X.copy()
-    moved[in_b] = moved[in_b] * 3.0 + 1.0
-    fits = [PACBayesAUC(method="ep", lam=120.0, hyperparameters="evidence",
-                        random_state=0, **kwargs).fit(Z, y)
-            for Z in (X, moved)]
-    est = fits[0]
-    cert, post = est.certificate_, est.posterior_
-    assert [name for name, _ in cert.alternatives] == ["kl",
-                                                       "kl, data-dependent"]
-    free, part = _candidate_certificates(est, monkeypatch)
-    given = dict(free.hyperparameters)
-    assert free.hyperparameters_tuned_on == "none"
-    assert free.m == min(np.sum(y == 1), np.sum(y == 0))
-    if "kernel" in kwargs:
-        assert given == {"lengthscale": (np.sqrt(d),), "amplitude": 1.0}
-        direct = EPGP(X, y, 120.0, kernel="rbf")
-        direct.fit_hyperparameters()
-        np.testing.assert_allclose(est.hyperparameters_["kernel"].lengthscale,
-                                   direct.kernel.lengthscale, rtol=1e-6)
-    else:
-        assert given == {"p": 0.2, "v0": 0.01, "v1": 1.0}
-        direct = EPSpikeSlab(X, y, 120.0, p=0.2, v0=0.01, v1=1.0)
-        direct.fit_hyperparameters()
-        assert est.hyperparameters_["p"] == pytest.approx(direct.p)
-        assert est.hyperparameters_["v0"] == pytest.approx(direct.v0)
-    assert part.prior.startswith("data-dependent")
-    assert part.hyperparameters_tuned_on == "prior part"
-    assert dict(part.hyperparameters) != given
-    rows = np.eye(len(y)) if "kernel" in kwargs else est.approximation_.data.X
-    pos, neg = rows[in_b & (y == 1)], rows[in_b & (y == 0)]
-    expected = auc_certificate(expected_auc_risk(post.mean, post.cov, pos, neg),
-                               part.kl, n_pos=len(pos), n_neg=len(neg),
-                               delta=est.eps / 2, bounds="kl")
-    assert part.bound == pytest.approx(expected.bound)
-    assert part.m == expected.m
-    moved_part = _candidate_certificates(fits[1], monkeypatch)[1]
-    for (name, value), (_, other) in zip(part.hyperparameters,
-                                         moved_part.hyperparameters):
-        np.testing.assert_allclose(other, value, rtol=1e-4, err_msg=name)
-    assert fits[1].hyperparameters_ != est.hyperparameters_
 
 
 def test_ep_evidence_leaves_the_kernel_parameter_as_given():
@@ -944,27 +651,6 @@ def test_a_refit_does_not_report_the_previous_fits_held_out_auc():
     assert est.heldout_auc_ is None and not hasattr(est, "cv_auc_")
 
 
-def test_certificate_samples_the_risk_when_the_pairs_are_too_many(monkeypatch):
-    """Above EXACT_RISK_MAX_PAIRS a Gaussian posterior's E_rho[R_n] is an
-    upper confidence bound from sampled pairs at a tenth of eps: the
-    certificate still holds at eps, has no data-dependent candidate (at
-    that scale) and is close to the one from the exact sum."""
-    import pac_particles.bounds.auc_certificates as certify
-    X, y = _data()
-    exact = PACBayesAUC(method="ep", lam=80.0, random_state=0).fit(X, y)
-    monkeypatch.setattr(certify, "EXACT_RISK_MAX_PAIRS", 100)
-    monkeypatch.setattr(certify, "RISK_SAMPLE_PAIRS", 4000)
-    sampled = PACBayesAUC(method="ep", lam=80.0, random_state=0).fit(X, y)
-    cert = sampled.certificate_
-    assert cert.delta == sampled.eps and cert.n_candidates == 1
-    assert "4000 sampled pairs" in cert.prior
-    assert cert.empirical_randomized_risk != \
-        exact.certificate_.empirical_randomized_risk
-    free = dict(exact.certificate_.alternatives)["kl"]
-    assert free - 0.01 < cert.bound < free + 0.03
-    assert 0.0 <= sampled.bound_.bound <= 1.0
-
-
 @pytest.mark.parametrize("kwargs", [dict(method="ep"), dict(method="vb"),
                                     dict(method="ep", kernel="rbf")])
 def test_corollary19_of_a_gaussian_fit_is_the_library_bound(kwargs):
@@ -991,29 +677,6 @@ def test_corollary19_of_a_gaussian_fit_is_the_library_bound(kwargs):
     assert est.bound_.bound == pytest.approx(ref.bound, rel=1e-9)
     assert est.bound_.auc_risk_bound_two_sample == pytest.approx(
         ref.auc_risk_bound_two_sample, rel=1e-9)
-
-
-def test_the_data_dependent_prior_is_fitted_once_per_fit(monkeypatch):
-    """SMC's certified rule compares the candidate steps and then certifies
-    the chosen one under the same EP prior, fitted once per fit; a new fit
-    (new data) fits its own."""
-    import pac_particles.bounds.auc_certificates as certify
-    calls = []
-    real = certify.data_dependent_prior
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(certify, "data_dependent_prior", counting)
-    X, y = _data(n=120)
-    est = PACBayesAUC(lam_max=300.0, grid_size=5, n_folds=2, n_particles=30,
-                      len_chain=3, random_state=0, n_jobs=1).fit(X, y)
-    assert len(calls) == 1
-    assert any("data-dependent" in name
-               for name, _ in est.certificate_.alternatives)
-    est.fit(X[:100], y[:100])
-    assert len(calls) == 2
 
 
 def test_ess_rmin_sets_the_schedule_of_every_smc_run_of_the_fit(monkeypatch):

@@ -12,11 +12,13 @@ __all__ = ["certificate_fields", "certificate_sentence", "test_set_fields"]
 
 
 def certificate_fields(estimator):
-    """The certificate of a fitted :class:`PACBayesAUC` as plain fields (for
-    the demo and the JSON summaries), on the AUC scale: ``certified_auc = 1 -
-    certified_auc_risk_``, with which bound, prior and delta, whether it
-    is vacuous (AUC 1/2 or less: no better than a coin), and the
-    ``sentence`` a user reads (:func:`certificate_sentence`)."""
+    """The certificates of a fitted :class:`PACBayesAUC` as plain fields
+    (for the demo and the JSON summaries), on the AUC scale:
+    ``certified_auc = 1 - certified_auc_risk_``, with which bound, prior and
+    delta, the score it certifies (``score``), whether it is vacuous (AUC
+    1/2 or less: no better than a coin), the ``sentence`` a user reads
+    (:func:`certificate_sentence`), and the deployed score's certificate
+    (``deployed``: the score ``decision_function`` returns)."""
     cert = estimator.certificate_
     certified_auc = 1.0 - estimator.certified_auc_risk_
     level = f"{100 * (1 - cert.delta):g}%"
@@ -25,18 +27,17 @@ def certificate_fields(estimator):
                      " is no better than a coin (0.5); the sample is too "
                      "small for this posterior to be certified")
     else:
-        posterior = cert.posterior or "the fitted posterior"
-        statement = (f"with probability >= {1 - cert.delta:g}, the randomised "
-                     f"score (theta drawn from {posterior} at each use) has "
-                     f"expected AUC >= {certified_auc:.4f}")
+        statement = (f"with probability >= {1 - cert.delta:g}, "
+                     f"{cert.posterior} has expected AUC >= "
+                     f"{certified_auc:.4f}")
     fields = {
         "bound": cert.name, "prior": cert.prior, "delta": cert.delta,
-        "certified_auc": certified_auc,
+        "score": cert.posterior, "certified_auc": certified_auc,
         "expected_auc_risk_bound": estimator.certified_auc_risk_,
         "vacuous": cert.vacuous,
         "empirical_randomized_auc": 1.0 - cert.empirical_randomized_risk,
         "kl": cert.kl, "m": cert.m,
-        # what the certificate rests on: the posterior it certifies, how its
+        # what the certificate rests on: the score it certifies, how its
         # prior's hyper-parameters were chosen, and each part's share of delta
         "posterior": cert.posterior, "prior_fraction": cert.prior_fraction,
         "hyperparameters": dict(cert.hyperparameters),
@@ -46,25 +47,35 @@ def certificate_fields(estimator):
         "corollary19_certified_auc": 1.0 - estimator.bound_.auc_risk_bound_rigorous,
         "corollary19_vacuous": estimator.bound_.auc_risk_bound_rigorous >= 0.5,
         "statement": statement}
+    deployed = getattr(estimator, "deployed_certificate_", None)
+    fields["deployed"] = None if deployed is None else {
+        "score": deployed.posterior, "certified_auc": 1.0 - deployed.bound,
+        "delta": deployed.delta, "vacuous": deployed.vacuous,
+        "m": deployed.m, "note": deployed.note}
     fields["sentence"] = certificate_sentence(fields)
     return {"certificate": fields}
 
 
-def certificate_sentence(cert):
+def certificate_sentence(cert, test_set=None):
     """The certificate (fields of :func:`certificate_fields`) in one plain
-    sentence."""
+    sentence: the score certified, the level, the bound, and the test-set
+    bound of held-out rows next to it when ``test_set``
+    (:func:`test_set_fields`) is given."""
     level = f"{100 * (1 - cert['delta']):g}%"
+    beside = ("" if test_set is None else
+              f" (the test-set bound on the held-out rows: AUC >= "
+              f"{test_set['certified_auc']:.3f})")
     if cert["vacuous"]:
         return (f"No useful guarantee: at {level} confidence the certificate "
                 f"only says AUC >= {cert['certified_auc']:.3f}, no better "
                 "than a coin (0.5); the smaller class has too few rows "
-                f"(m = {cert['m']} used by the bound) to certify this fit.")
-    posterior = cert.get("posterior") or "fitted posterior"
-    return (f"With {level} confidence, a score drawn from the {posterior} "
-            "for each use ranks a random positive above a random negative "
-            f"of new data (from the same source) with probability at least "
-            f"{cert['certified_auc']:.3f} (its training AUC: "
-            f"{cert['empirical_randomized_auc']:.3f}).")
+                f"(m = {cert['m']} used by the bound) to certify this fit"
+                f"{beside}.")
+    score = cert.get("score") or "the fitted posterior's randomised score"
+    return (f"With {level} confidence, {score} ranks a random positive "
+            "above a random negative of new data (from the same source) "
+            f"with probability at least {cert['certified_auc']:.3f}"
+            f"{beside}.")
 
 
 def test_set_fields(test_auc, y_test, delta):

@@ -8,7 +8,8 @@ the K-fold loop, held-out refits), :mod:`~pac_particles.sklearn.selection.scorer
 (what a fold computes; SMC's :func:`cv_lambda`),
 :mod:`~pac_particles.sklearn.selection.leave_one_out` (EP's and VB's
 leave-one-out choices) and :mod:`~pac_particles.sklearn.selection.evidence`
-(the evidence grid).
+(the evidence grid), :mod:`~pac_particles.sklearn.selection.certified`
+(the certified step of a tempering path).
 
 The grid of ``lam``
     :func:`lam_grid` -- ``grid_size`` log-spaced values below ``lam_max``,
@@ -95,6 +96,7 @@ from pac_particles.sklearn.selection.scorers import (
 from pac_particles.sklearn.selection.leave_one_out import (
     ep_grid_choice, ep_loo_choice, loo_lambda, vb_loo_choice)
 from pac_particles.sklearn.selection.evidence import EvidenceGrid, evidence_grid
+from pac_particles.sklearn.selection.certified import most_certified_step
 
 __all__ = ["LAM_MAX_PER_POINT", "CLASSIFICATION_LAM_MAX_PER_POINT",
            "default_lam_max", "lam_grid", "LamCVResult", "on_grid",
@@ -102,4 +104,4 @@ __all__ = ["LAM_MAX_PER_POINT", "CLASSIFICATION_LAM_MAX_PER_POINT",
            "cross_validate_lam", "heldout_score", "holdout_split", "METRICS", "PathScores",
            "SMCPathScorer", "RefitScorer", "cv_lambda", "loo_lambda",
            "ep_grid_choice", "ep_loo_choice", "vb_loo_choice",
-           "EvidenceGrid", "evidence_grid"]
+           "EvidenceGrid", "evidence_grid", "most_certified_step"]

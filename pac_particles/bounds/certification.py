@@ -1,0 +1,466 @@
+"""Every certificate of a fitted posterior, from one pure function.
+
+:func:`certify` takes a fitted posterior (the protocol of
+:mod:`pac_particles.core.posterior_result`), the problem it was fitted on
+(:class:`~pac_particles.problem.problem.GibbsProblem`: the AUC or the
+error, its validated rows) and a :class:`CertificateSpec`, and returns a
+:class:`~pac_particles.bounds.Certificate` that says which score it
+certifies. What SMC, EP and VB differ in comes from the posterior's
+protocol (its Gaussian summary, its space), never from a method's name.
+
+The split
+---------
+The rows are split once, stratified, into a prior part ``A`` (a
+``prior_fraction`` of each class) and a certifying part ``B``, from a seed
+stream of its own (``SeedSequence([CERTIFICATE_STREAM, seed])``, independent
+of every stream a fit draws from ``seed``). On ``A`` alone, by a rule fixed
+in advance, a Gaussian prior is fitted: the Laplace approximation of an
+L2-penalised logistic regression (prior variance ``spec.prior_var``) on
+``A``'s columns centred and scaled with ``A``'s own moments, mapped exactly
+into the posterior's coordinates (an affine map of a column changes no
+ranking; the whole sample's standardisation of the fit is then harmless,
+since the prior depends on ``A`` only). Nothing of ``B`` enters it.
+
+The candidates, and what is paid
+--------------------------------
+Two routes, both evaluated on ``B`` only, joined by a union bound whose
+shares are fixed in advance (``1 - spec.randomised_share`` and
+``spec.randomised_share`` of ``delta``):
+
+1. *The part-A score* ``x . mu_A``, fixed before ``B`` (``KL = 0``): the
+   test-set bound [Lan05] ``kl(r_B || R) <= log(1 / delta_1) / m_B``, no
+   PAC-Bayes ``log xi(m)`` term (one fixed predictor needs none). This is
+   the test-set bound a user gets from a logistic regression on half the
+   rows, at ``delta_1`` instead of ``delta``: at ``m = 108`` and 0.9 of
+   ``delta`` it costs about 0.002 of AUC, where a union of two equal shares
+   (``log 2``) would cost about 0.01.
+2. *The fitted randomised score* ``theta ~ rho`` (the posterior's Gaussian
+   summary: EP's and VB's Gaussian, the Gaussian fitted to SMC's
+   particles), using every row: PAC-Bayes-kl [See02; Mau04] on ``B``
+   against the part-A prior, ``KL`` of ``rho`` rescaled by the ``c > 0``
+   that makes it smallest (the same ranking and signs; the bound holds for
+   every ``rho`` at once, so ``c`` is free). Offered for posteriors over
+   the design's coefficients (``space == "primal"``) when ``B`` has at
+   least ``spec.randomised_min_m`` independent terms and at most
+   ``spec.max_exact_pairs`` pairs, conditions on the sizes only.
+
+The certificate is the smaller of the two, and names the score it
+certifies; both bounds are kept in ``alternatives``.
+
+``spec.score == "deployed"`` certifies instead the one linear score the
+estimator returns (the posterior's point estimate ``w``), derandomised
+(:mod:`pac_particles.bounds.derandomised`): the margin bound on ``B``
+against the part-A prior, over a grid of widths and margins fixed in
+advance (a union bound), paid inside.
+
+Example
+-------
+::
+
+    from pac_particles.bounds import CertificateSpec, certify
+    cert = certify(est.posterior_, problem, CertificateSpec(seed=0))
+    str(cert)
+
+References
+----------
+[Lan05] Langford, J. (2005). Tutorial on practical prediction theory for
+classification. JMLR 6, 273-306.
+
+[Mau04] Maurer, A. (2004). A note on the PAC Bayesian theorem. arXiv:cs/0411099.
+
+[PRST21] Perez-Ortiz, M., Rivasplata, O., Shawe-Taylor, J. and Szepesvari, C.
+(2021). Tighter risk certificates for neural networks. JMLR 22(227), 1-40.
+
+[See02] Seeger, M. (2002). PAC-Bayesian generalisation error bounds for
+Gaussian process classification. JMLR 3, 233-269.
+"""
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
+
+from pac_particles.bounds.certificates import (Certificate, held_out_bound,
+                                               kl_bound)
+from pac_particles.bounds.derandomised import derandomised_bound, margin_rows
+from pac_particles.bounds.ranking import prior_split
+from pac_particles.bounds.rescaled_kl import rescaled_kl
+from pac_particles.core.checks import (InputError, check_choice,
+                                       check_fraction, check_probability)
+from pac_particles.problem.auc import auc_risk
+from pac_particles.problem.probit_risk import expected_auc_risk
+
+__all__ = ["CertificateSpec", "Candidate", "certify", "certificate_candidates",
+           "certified_score", "certificate_split", "part_a_prior",
+           "test_set_comparator", "CERTIFICATE_STREAM", "SCORES"]
+
+#: the first word of the certificate's seed sequence: its split and draws
+#: never share a stream with a fit seeded by the same ``seed``
+CERTIFICATE_STREAM = 0xCE27
+#: prior variances (the logistic regression's C) a cross-validation on A
+#: chooses among with ``prior_var="cv"``
+PRIOR_VAR_GRID = tuple(np.geomspace(1e-3, 1e2, 11))
+#: folds of that cross-validation (within A)
+PRIOR_VAR_FOLDS = 5
+#: which score a certificate certifies
+SCORES = ("randomised", "deployed")
+
+
+@dataclass(frozen=True)
+class CertificateSpec:
+    """Everything a certificate depends on besides the posterior and the
+    rows, fixed before seeing them.
+
+    Attributes
+    ----------
+    delta : float in (0, 1)
+        The statement holds with probability at least ``1 - delta``.
+    prior_fraction : float in (0, 1)
+        Share of each class in the prior part ``A`` (0.5: the comparator's
+        half).
+    seed : int
+        Seed of the certificate's own stream (:data:`CERTIFICATE_STREAM`).
+    prior_var : float or ``"cv"``
+        Prior variance of the part-A logistic regression (its ``C``): given,
+        or chosen by a cross-validation within ``A`` (free in a bound on
+        ``B``).
+    randomised_share : float in (0, 1)
+        Share of ``delta`` of the randomised route (the part-A score takes
+        the rest).
+    randomised_min_m : int
+        The randomised route is offered from this ``m`` of ``B`` on (below
+        it, the part-A score takes the whole ``delta``: at ``m = 4`` the
+        share would cost 0.005 of AUC, and the randomised route's
+        ``log(2 sqrt(m))`` and KL never beat a test-set bound there).
+    score : ``"randomised"`` or ``"deployed"``
+        The fitted randomised score (or the part-A score, whichever is
+        tighter), or the point estimate the estimator returns.
+    point : str
+        The point estimate of the deployed score (``posterior.point_estimate``).
+    widths, margins : tuples of float
+        The deployed certificate's grid of ``t`` and ``gamma``.
+    max_pairs : int
+        Pairs of ``B`` above which the deployed route samples pairs.
+    max_exact_pairs : int
+        Pairs of ``B`` above which the randomised route is not offered (its
+        ``E_rho[R_B]`` is summed over every pair).
+    """
+
+    delta: float = 0.05
+    prior_fraction: float = 0.5
+    seed: int = 0
+    prior_var: object = 1.0
+    randomised_share: float = 0.1
+    randomised_min_m: int = 100
+    score: str = "randomised"
+    point: str = "mean"
+    widths: tuple = (0.5, 1.0, 2.0, 4.0)
+    margins: tuple = (1.0, 2.0)
+    max_pairs: int = 2_000_000
+    max_exact_pairs: int = 20_000_000
+
+    def __post_init__(self):
+        check_probability(self.delta, "delta")
+        check_fraction(self.prior_fraction, "prior_fraction")
+        check_probability(self.randomised_share, "randomised_share")
+        check_choice(self.score, "score", SCORES)
+
+
+def _stream(seed):
+    return np.random.SeedSequence([CERTIFICATE_STREAM,
+                                   0 if seed is None else int(seed)])
+
+
+def certificate_split(y, spec: CertificateSpec) -> np.ndarray:
+    """Mask of the prior part ``A``: ``spec.prior_fraction`` of each class,
+    drawn from the labels and the certificate's own stream alone
+    (:data:`CERTIFICATE_STREAM`)."""
+    return prior_split(y, spec.prior_fraction, _stream(spec.seed).spawn(2)[0])
+
+
+def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
+    """``(mean, cov, prior_var)`` of the part-A prior in the coordinates of
+    ``X`` (``prior_var`` the one used): the
+    Laplace approximation of the L2-penalised logistic regression (penalty
+    ``|w|^2 / (2 prior_var)``, intercept unpenalised) fitted on the rows
+    ``in_a`` centred and scaled with their own moments, mapped back
+    exactly (``theta = w / s_A``; with ``intercept`` the last column of
+    ``X`` is the constant 1 and takes ``b - w . c_A / s_A``). A column
+    constant on ``A`` is left unscaled. ``prior_var="cv"``: chosen among
+    :data:`PRIOR_VAR_GRID` by a cross-validated AUC within ``A``."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=bool)
+    features = X[:, :-1] if intercept else X
+    part, labels = features[in_a], y[in_a]
+    centre = part.mean(axis=0)
+    scale = part.std(axis=0)
+    scale[scale == 0] = 1.0
+    Z = (part - centre) / scale
+    if prior_var == "cv":
+        # chosen on A alone (A's folds, A's AUC): free in a bound on B
+        fit = LogisticRegressionCV(Cs=PRIOR_VAR_GRID, cv=PRIOR_VAR_FOLDS,
+                                   scoring="roc_auc", max_iter=2000).fit(
+                                       Z, labels)
+        prior_var = float(fit.C_[0])
+    else:
+        fit = LogisticRegression(C=float(prior_var), max_iter=2000).fit(
+            Z, labels)
+    w, b = fit.coef_[0], float(fit.intercept_[0])
+    p = fit.predict_proba(Z)[:, 1]
+    Z1 = np.hstack([Z, np.ones((Z.shape[0], 1))])
+    H = (Z1 * (p * (1 - p))[:, None]).T @ Z1
+    H[np.diag_indices(Z.shape[1])] += 1.0 / float(prior_var)
+    if not intercept:
+        # the AUC ignores the intercept: the coefficients' marginal
+        cov_z = np.linalg.inv(H)[:-1, :-1]
+        return w / scale, cov_z / np.outer(scale, scale), prior_var
+    d = Z.shape[1]
+    T = np.zeros((d + 1, d + 1))
+    T[np.arange(d), np.arange(d)] = 1.0 / scale
+    T[d, :d] = -centre / scale
+    T[d, d] = 1.0
+    mean = T @ np.append(w, b)
+    cov = T @ np.linalg.inv(H) @ T.T
+    return mean, 0.5 * (cov + cov.T), prior_var
+
+
+class _Rows:
+    """The certifying part ``B`` of a problem: its rows, labels, ``m`` and
+    the empirical risk of a score vector (AUC risk or error)."""
+
+    def __init__(self, problem, in_b):
+        data = problem.data
+        self.ranking = problem.task == "ranking"
+        self.X, self.y = data.X[in_b], np.asarray(data.y[in_b], dtype=bool)
+        n_pos = int(self.y.sum())
+        n_neg = self.y.size - n_pos
+        self.m = min(n_pos, n_neg) if self.ranking else self.y.size
+        self.n_pairs = n_pos * n_neg if self.ranking else self.y.size
+        self.trivial = 0.5
+        self.what = "AUC" if self.ranking else "error"
+
+    def risk(self, scores):
+        if self.ranking:
+            return float(auc_risk(scores, self.y))
+        # ties (score 0) count 1/2, as the 0-1 loss of the fit
+        margins = np.where(self.y, scores, -scores)
+        return float(np.mean((margins < 0) + 0.5 * (margins == 0)))
+
+    def expected_risk(self, mean, cov):
+        from pac_particles.problem.gaussian_losses import GaussianPointRisk
+        from pac_particles.problem.risks import ClassificationRisk
+        if self.ranking:
+            return expected_auc_risk(mean, cov, self.X[self.y],
+                                     self.X[~self.y])
+        risk = ClassificationRisk(self.y, "zero_one")
+        return float(GaussianPointRisk(self.X, risk)(mean, cov,
+                                                     need_grad=False)[0])
+
+    def margins(self, w, S, max_pairs, rng):
+        if self.ranking:
+            return margin_rows(self.X[self.y], self.X[~self.y], w, S,
+                               max_pairs, rng)
+        D = np.where(self.y[:, None], self.X, -self.X)
+        return (D @ w, np.sqrt(np.maximum(np.einsum("kd,de,ke->k", D, S, D),
+                                          0.0)), False)
+
+
+def _clip(value):
+    return min(max(float(value), 0.0), 1.0)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One route of :func:`certify`: its certificate at its own share of
+    ``delta``, and the score it certifies in the posterior's coordinates:
+    ``mean`` with ``cov`` None (one fixed linear score) or the Gaussian
+    ``N(mean, cov)`` (a randomised score); ``n_rows``: the rows of ``B``."""
+    name: str
+    certificate: Certificate
+    mean: np.ndarray
+    cov: object
+    n_rows: int
+
+
+def _setting(problem, spec):
+    """``(in_a, mu_a, cov_a, rows, common)``: the split, the part-A prior,
+    the certifying rows and the fields every certificate shares."""
+    data = problem.data
+    y = np.asarray(data.y, dtype=bool)
+    if min(y.sum(), (~y).sum()) < 2:
+        raise InputError("a certificate needs at least two rows of each "
+                         "class")
+    in_a = certificate_split(y, spec)
+    intercept = bool(getattr(data, "intercept", False))
+    mu_a, cov_a, prior_var = part_a_prior(data.X, y, in_a, spec.prior_var,
+                                          intercept)
+    rows = _Rows(problem, ~in_a)
+    tuned = spec.prior_var == "cv"
+    split = (f"prior fitted on {spec.prior_fraction:.0%} of each class (a "
+             f"logistic regression, prior variance {prior_var:.3g}"
+             + (" chosen by cross-validation within that part" if tuned
+                else "") +
+             f", centred and scaled on that part; its Laplace Gaussian), "
+             f"certified on the other rows (m = {rows.m})")
+    common = dict(prior="data-dependent: " + split,
+                  prior_fraction=float(spec.prior_fraction),
+                  hyperparameters=(("prior_var", prior_var),),
+                  hyperparameters_tuned_on="prior part" if tuned else "none",
+                  trivial=rows.trivial)
+    return in_a, mu_a, cov_a, rows, common
+
+
+def certificate_candidates(posterior, problem, spec: CertificateSpec =
+                           CertificateSpec()) -> list:
+    """The routes of :func:`certify` for the randomised score (module
+    docstring), each a :class:`Candidate` at its share of ``spec.delta``
+    (the shares add up to ``spec.delta``): the part-A score and, where
+    offered, the fitted randomised score."""
+    _, mu_a, cov_a, rows, common = _setting(problem, spec)
+    offered = (posterior.space == "primal"
+               and spec.randomised_min_m <= rows.m
+               and rows.n_pairs <= spec.max_exact_pairs)
+    share = spec.randomised_share if offered else 0.0
+    held = held_out_bound(_clip(rows.risk(rows.X @ mu_a)), rows.m,
+                          spec.delta * (1.0 - share), trivial=rows.trivial)
+    held = dataclasses.replace(
+        held, posterior="the part-A score x . mu_A (fixed before B; "
+        "test-set bound on B, no PAC-Bayes term)", **common)
+    found = [Candidate("part-A score", held, mu_a, None, rows.y.size)]
+    if offered:
+        mean, cov = posterior.gaussian_summary()
+        kl, scale = rescaled_kl(mean, cov, cov_a, mu_a)
+        expected = _clip(rows.expected_risk(mean, cov))
+        pac = kl_bound(expected, kl, rows.m, spec.delta * share,
+                       trivial=rows.trivial)
+        pac = dataclasses.replace(
+            pac, posterior=f"the fitted randomised score (theta drawn from "
+            f"the posterior's Gaussian, rescaled by c = {scale:.3g}, at each "
+            f"use)", **common)
+        found.append(Candidate("randomised score", pac, mean, cov,
+                               rows.y.size))
+    return found
+
+
+def certify(posterior, problem, spec: CertificateSpec = CertificateSpec()
+            ) -> Certificate:
+    """The certificate of ``posterior`` fitted on ``problem`` (module
+    docstring): of the randomised score (or the part-A score where that is
+    tighter) or, with ``spec.score == "deployed"``, of the point estimate's
+    linear score. The bound is on the AUC risk (ranking) or the error
+    (classification), in [0, 1], at level ``1 - spec.delta``.
+
+    With fewer than two rows of a class there is no split: the trivial
+    certificate (bound 1, vacuous).
+
+    Raises
+    ------
+    InputError
+        for a deployed certificate of a posterior without linear
+        coefficients (GP latent scores).
+    """
+    y = np.asarray(problem.data.y, dtype=bool)
+    if min(y.sum(), (~y).sum()) < 2:
+        # no split leaves a row of each class on each side: only R <= 1
+        return Certificate(name="trivial", bound=1.0, delta=spec.delta,
+                           vacuous=True, empirical_randomized_risk=1.0,
+                           kl=None, m=int(min(y.sum(), (~y).sum())),
+                           trivial=0.5, raw_bound=1.0,
+                           posterior="any score (fewer than two rows of a "
+                           "class: nothing to certify on)")
+    if spec.score == "deployed":
+        return _deployed(posterior, problem, spec)
+    found = certificate_candidates(posterior, problem, spec)
+    best = min(found, key=lambda c: c.certificate.bound).certificate
+    return dataclasses.replace(
+        best, delta=spec.delta, n_candidates=len(found),
+        alternatives=tuple((c.name, c.certificate.bound) for c in found),
+        delta_shares=tuple((c.name, c.certificate.delta) for c in found),
+        note=_paid_note(len(found) > 1))
+
+
+def certified_score(posterior, problem, certificate, spec: CertificateSpec =
+                    CertificateSpec()) -> Candidate:
+    """The :class:`Candidate` whose score ``certificate`` (from
+    :func:`certify` with ``spec``) certifies: its ``mean`` (and ``cov``
+    for a randomised score) in the posterior's coordinates."""
+    for found in certificate_candidates(posterior, problem, spec):
+        if found.certificate.bound == certificate.bound:
+            return found
+    raise InputError("the certificate is not one of this posterior's")
+
+
+def _paid_note(offered):
+    note = ("data-independent: the split (labels and the seed's own stream), "
+            "the prior's rule, the shares of delta; fitted on A only: the "
+            "prior's mean and covariance, the part-A score; ")
+    if offered:
+        note += ("paid by a union bound with shares fixed in advance: the "
+                 "choice between the part-A score and the randomised score; "
+                 "free (the kl bound holds for every posterior): the "
+                 "posterior's fit on every row and its rescaling c")
+    else:
+        note += ("one candidate (the randomised score's route is not offered "
+                 "for this posterior's space or B's size): nothing to pay")
+    return note
+
+
+def _deployed(posterior, problem, spec):
+    """The derandomised certificate of the point estimate's linear score
+    (:mod:`pac_particles.bounds.derandomised`)."""
+    if posterior.is_gp:
+        raise InputError("a deployed certificate needs linear coefficients; "
+                         "GP latent scores have none")
+    _, mu_a, cov_a, rows, common = _setting(problem, spec)
+    seed = _stream(spec.seed).spawn(2)[1]
+    w = posterior.linear_coefficients(posterior.point_estimate(spec.point))
+    S_inv = np.linalg.inv(cov_a)
+    u, s, sampled = rows.margins(w, cov_a, spec.max_pairs,
+                                 np.random.default_rng(seed))
+    bound, how = derandomised_bound(u, s, sampled, w, mu_a, S_inv, rows.m,
+                                    spec.delta, spec.widths, spec.margins)
+    empirical = rows.risk(rows.X @ w)
+    return Certificate(
+        name="derandomised kl", bound=bound, delta=spec.delta,
+        vacuous=bool(bound >= rows.trivial),
+        empirical_randomized_risk=_clip(empirical), kl=how["kl"], m=rows.m,
+        parameter=how["width"], grid_size=how["grid_size"],
+        raw_bound=bound,
+        posterior=(f"the deployed score x . w (the posterior's "
+                   f"{spec.point}), derandomised with margin gamma = "
+                   f"{how['margin']:g} and width t = {how['width']:g}"),
+        note=("data-independent: the split, the prior's rule, the grid of "
+              f"(t, gamma) ({how['grid_size']} values, union bound paid)"
+              + ("; B's pairs sampled from the certificate's own stream, "
+                 "their confidence bound paid at 0.1 of delta"
+                 if sampled else "")
+              + "; free: w and its scale c (every posterior at once)"),
+        **common)
+
+
+def test_set_comparator(X, y, train_fraction=0.5, seed=0, delta=0.05,
+                        in_a=None):
+    """The test-set bound a user gets without this library, the yardstick of
+    :func:`certify`: a standardised ``LogisticRegression`` (scikit-learn's
+    defaults) fitted on a stratified ``train_fraction`` of the rows, the kl
+    test-set bound (:func:`~pac_particles.bounds.held_out_bound`) of its
+    AUC risk on the others, ``m = min(n_pos, n_neg)`` there; ``in_a``: the
+    mask of the fitting rows instead (the certificate's split,
+    :func:`certificate_split`, for a comparison on the very same rows).
+    Returns the bound on ``1 - AUC``."""
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y) == np.max(y)
+    if in_a is None:
+        X_a, X_b, y_a, y_b = train_test_split(
+            X, y, train_size=train_fraction, stratify=y, random_state=seed)
+    else:
+        X_a, X_b, y_a, y_b = X[in_a], X[~in_a], y[in_a], y[~in_a]
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    risk = auc_risk(model.fit(X_a, y_a).decision_function(X_b), y_b)
+    return held_out_bound(_clip(risk), int(min(y_b.sum(), (~y_b).sum())),
+                          delta, trivial=0.5).bound

@@ -1,0 +1,155 @@
+"""certify(): the part-A prior is the standardised logistic regression of
+part A, the certificate is never looser than that score's test-set bound
+on B (at its share of delta), nothing of B enters the prior, the deployed
+score's margin inequality holds pointwise."""
+
+import numpy as np
+
+from pac_particles.sklearn.binary import certificate_spec
+import pytest
+from scipy.special import ndtr
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from pac_particles.bounds import CertificateSpec, certify, held_out_bound
+from pac_particles.bounds.certification import (certificate_candidates,
+                                                certified_score, part_a_prior)
+from pac_particles.core.checks import InputError
+from pac_particles.problem.problem import GibbsProblem
+from pac_particles.sklearn.estimator import PACBayesAUC
+
+
+def _data(n=400, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * np.arange(1, d + 1) + 3.0
+    score = X @ (np.linspace(1, -1, d) / np.arange(1, d + 1)) \
+        + rng.normal(size=n)
+    y = score > np.quantile(score, 0.6)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = _data(n=600)
+    est = PACBayesAUC(method="ep", lam=200.0, random_state=0).fit(X, y)
+    problem = GibbsProblem.ranking(X, y, 200.0)
+    return X, y, est, problem
+
+
+def test_part_a_prior_mean_is_the_standardised_logistic_regression_of_a():
+    X, y = _data()
+    in_a = np.zeros(len(y), bool)
+    in_a[::2] = True
+    mean, cov, _ = part_a_prior(X, y, in_a)
+    reference = make_pipeline(StandardScaler(), LogisticRegression()).fit(
+        X[in_a], y[in_a])
+    shift = reference.decision_function(X) - X @ mean
+    np.testing.assert_allclose(shift, shift[0], atol=1e-6)
+    assert np.all(np.linalg.eigvalsh(cov) > 0)
+
+
+def test_part_a_prior_sees_nothing_of_b():
+    X, y = _data()
+    in_a = np.zeros(len(y), bool)
+    in_a[::2] = True
+    moved = X.copy()
+    moved[~in_a] = moved[~in_a] * 3.0 + 1.0
+    for before, after in zip(part_a_prior(X, y, in_a),
+                             part_a_prior(moved, y, in_a)):
+        np.testing.assert_allclose(after, before, rtol=1e-9, atol=1e-12)
+
+
+def test_certificate_is_the_part_a_test_set_bound_or_tighter(fitted):
+    """The part-A candidate is the test-set bound of a standardised
+    logistic regression fitted on A (sklearn's) at 0.9 delta: the
+    certificate is never looser than it."""
+    X, y, est, problem = fitted
+    spec = certificate_spec(est)
+    part_a = certificate_candidates(est.posterior_, problem, spec)[0]
+    cert = est.certificate_
+    # B's m is at least 100: the randomised route is offered at 0.1 delta
+    assert part_a.certificate.m >= 100 and cert.n_candidates == 2
+    assert part_a.certificate.delta == pytest.approx(0.9 * est.eps)
+    assert cert.bound <= part_a.certificate.bound
+    b_risk = part_a.certificate.empirical_randomized_risk
+    assert held_out_bound(b_risk, part_a.certificate.m, 0.9 * est.eps
+                          ).bound == pytest.approx(part_a.certificate.bound)
+    # on B, the part-A score ranks as well as on every row, give or take
+    whole = 1.0 - roc_auc_score(y, problem.data.X @ part_a.mean)
+    assert abs(b_risk - whole) < 0.05
+
+
+def test_certificate_names_the_score_and_pays_its_shares(fitted):
+    _, _, est, problem = fitted
+    cert = est.certificate_
+    found = certified_score(est.posterior_, problem, cert,
+                            certificate_spec(est))
+    assert found.certificate.bound == cert.bound
+    assert sum(dict(cert.delta_shares).values()) == pytest.approx(est.eps)
+    text = str(cert)
+    assert "95% confidence" in text and f"{cert.bound:.3f}" in text
+    assert ("part-A score" in text) == (found.name == "part-A score")
+
+
+def test_certificate_draws_from_its_own_seed_stream(fitted):
+    """The split is not the one a fit seeded alike would draw
+    (default_rng(random_state)): its stream is its own."""
+    from pac_particles.bounds import prior_split
+    from pac_particles.bounds.certification import certificate_split
+    _, y, est, _ = fitted
+    in_a = certificate_split(y, certificate_spec(est))
+    assert not np.array_equal(in_a, prior_split(y, 0.5, 0))
+
+
+def test_margin_inequality_holds_pointwise_against_monte_carlo():
+    """1{d.w < 0} <= P_rho(d.theta < gamma t s_d) / Phi(gamma) for rho =
+    N(c w, t^2 S): the probability by Monte Carlo, the closed form used."""
+    rng = np.random.default_rng(1)
+    d = 3
+    A = rng.normal(size=(d, d))
+    S = A @ A.T + np.eye(d)
+    w = rng.normal(size=d)
+    D = rng.normal(size=(40, d))
+    c, t, gamma = 2.0, 0.7, 1.0
+    theta = c * w + t * rng.multivariate_normal(np.zeros(d), S, 200_000)
+    s = np.sqrt(np.einsum("kd,de,ke->k", D, S, D))
+    below = (D @ theta.T < gamma * t * s[:, None]).mean(axis=1)
+    closed = ndtr(gamma - c * (D @ w) / (t * s))
+    np.testing.assert_allclose(below, closed, atol=0.005)
+    assert np.all((D @ w < 0) <= closed / ndtr(gamma) + 1e-12)
+
+
+def test_deployed_certificate_bounds_the_returned_score(fitted):
+    X, y, est, problem = fitted
+    cert = est.deployed_certificate_
+    assert cert.name == "derandomised kl" and cert.delta == est.eps
+    assert "deployed score" in str(cert)
+    # its empirical term is the returned score's risk on B, below the bound
+    assert cert.empirical_randomized_risk < cert.bound <= 1.0
+
+
+def test_spec_refuses_bad_values():
+    with pytest.raises(InputError):
+        CertificateSpec(delta=1.5)
+    with pytest.raises(InputError):
+        CertificateSpec(score="bayes")
+
+
+def test_below_m_100_the_part_a_score_takes_the_whole_delta():
+    X, y = _data(n=120)
+    est = PACBayesAUC(method="ep", lam=100.0, random_state=0).fit(X, y)
+    problem = GibbsProblem.ranking(X, y, 100.0)
+    cert = certify(est.posterior_, problem, certificate_spec(est))
+    assert cert.n_candidates == 1 and cert.name == "held_out"
+    assert cert.bound == pytest.approx(held_out_bound(
+        cert.empirical_randomized_risk, cert.m, est.eps).bound)
+
+
+def test_one_row_of_a_class_gets_the_trivial_certificate():
+    X, y = _data(n=40)
+    y = np.zeros(40, bool)
+    y[0] = True
+    cert = certify(None, GibbsProblem.ranking(X, y, 10.0), CertificateSpec())
+    assert cert.bound == 1.0 and cert.vacuous and cert.name == "trivial"
