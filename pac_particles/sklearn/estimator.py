@@ -65,7 +65,7 @@ from pac_particles.sklearn.methods import (FitOptions, choose_method,
 from pac_particles.sklearn.selection import (default_lam_max, heldout_score,
                                              most_certified_step)
 
-__all__ = ["PACBayesAUC", "heldout_auc"]
+__all__ = ["PACBayesAUC", "fit_options", "heldout_auc"]
 
 # the classification estimator moved to its own module
 __getattr__ = moved_names(__name__, {
@@ -232,29 +232,6 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         with one_blas_thread():
             return self._fit(X, y)
 
-    def _fit_options(self, hyper: dict, lam_max: float,
-                     problem: GibbsProblem) -> FitOptions:
-        """The parameters as the method reads them, fixed for the fit."""
-        choose_lam = isinstance(self.lam, str)
-        spec = certificate_spec(self)
-        return FitOptions(
-            lam=None if choose_lam else check_positive(self.lam, "lam"),
-            lam_max=lam_max, grid_size=self.grid_size, n_folds=self.n_folds,
-            hyper=hyper, hyperparameters=self.hyperparameters,
-            kernel=self.kernel, prior=self.prior, prior_var=self.prior_var,
-            vb_family=self.vb_family, point=self.point,
-            standardize=self.standardize, n_particles=self.n_particles,
-            len_chain=self.len_chain, ess_rmin=self.ess_rmin,
-            fold_particles=self.fold_particles,
-            fold_len_chain=self.fold_len_chain, move=self.move,
-            chains=self.chains, pu_prior=self.pu_prior, eps=self.eps,
-            random_state=self.random_state, n_jobs=self.n_jobs,
-            verbose=self.verbose, backend=self.backend,
-            step_rule=(
-                (lambda cv: most_certified_step(
-                    cv, lambda post: certify(post, problem, spec)))
-                if self.cv_rule == "certified" else None))
-
     def _fit(self, X, y):
         self._check_params()
         # a refit must not report figures left over from a previous fit
@@ -282,7 +259,7 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
                                       self.spike_slab, self.prior_var)
         # the certified rule compares certificates during the fit
         self.hyperparameters_ = hyper
-        options = self._fit_options(hyper, lam_max, problem)
+        options = fit_options(self, hyper, lam_max, problem)
         method = choose_method(self.method, options, n, "ranking",
                                problem.data.in_memory)
         self.method_ = method.name
@@ -436,3 +413,28 @@ def _certify(est, fit, problem, grid):
             post, problem, certificate_spec(est, "deployed")))
         est.certified_auc_risk_ = min(max(float(pu_corrected_risk(
             est.certificate_.bound, est.pu_prior)), 0.0), 1.0)
+
+
+def fit_options(est: "PACBayesAUC", hyper: dict, lam_max: float,
+                problem: GibbsProblem) -> FitOptions:
+    """``est``'s parameters as its method reads them, fixed for the fit on
+    ``problem`` (the certified rule's certificates are of that problem)."""
+    choose_lam = isinstance(est.lam, str)
+    spec = certificate_spec(est)
+    return FitOptions(
+        lam=None if choose_lam else check_positive(est.lam, "lam"),
+        lam_max=lam_max, grid_size=est.grid_size, n_folds=est.n_folds,
+        hyper=hyper, hyperparameters=est.hyperparameters,
+        kernel=est.kernel, prior=est.prior, prior_var=est.prior_var,
+        vb_family=est.vb_family, point=est.point,
+        standardize=est.standardize, n_particles=est.n_particles,
+        len_chain=est.len_chain, ess_rmin=est.ess_rmin,
+        fold_particles=est.fold_particles,
+        fold_len_chain=est.fold_len_chain, move=est.move,
+        chains=est.chains, pu_prior=est.pu_prior, eps=est.eps,
+        random_state=est.random_state, n_jobs=est.n_jobs,
+        verbose=est.verbose, backend=est.backend,
+        step_rule=(
+            (lambda cv: most_certified_step(
+                cv, lambda post: certify(post, problem, spec)))
+            if est.cv_rule == "certified" else None))
