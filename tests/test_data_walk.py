@@ -115,3 +115,27 @@ def test_the_walk_sees_a_climb_back_up():
     assert any(caller == "problem/problem"
                and callee == "sklearn/selection/folds"
                for caller, callee, _, _ in walk)
+
+
+def test_the_full_rows_are_set_up_once_per_fit_and_a_fold_once(monkeypatch):
+    """GibbsProblem.ranking runs once on all the rows of a fit, once on
+    each fold's training rows, and on the certificate's part A (its prior,
+    a problem of half the rows by design); no second set-up of the full
+    rows by the method, the selection of lam or the certificate."""
+    X, y = two_blobs(n=80, d=3, seed=0)
+    sizes = []
+    original = GibbsProblem.ranking.__func__
+
+    def counting(cls, X, *args, **kwargs):
+        sizes.append(len(X))
+        return original(cls, X, *args, **kwargs)
+    monkeypatch.setattr(GibbsProblem, "ranking", classmethod(counting))
+    for method in ("ep", "vb"):
+        sizes.clear()
+        PACBayesAUC(method=method, random_state=0).fit(X, y)
+        assert sizes.count(len(y)) == 1, (method, sizes)
+    sizes.clear()
+    PACBayesAUC(method="smc", n_particles=8, len_chain=3, n_folds=2,
+                grid_size=3, random_state=0, n_jobs=1).fit(X, y)
+    folds = [n for n in sizes if n < len(y)]
+    assert sizes.count(len(y)) == 1 and len(folds) >= 2, sizes

@@ -31,6 +31,7 @@ Example
 
 import contextlib
 import os
+import sys
 
 from threadpoolctl import ThreadpoolController
 
@@ -53,6 +54,20 @@ NORMAL_CDF_ITEMS = 25
 _MODES = ("auto", "serial", "parallel")
 _mode = "auto"
 _CONTROLLER = ThreadpoolController()
+#: how many modules were loaded when the controller looked for BLAS
+#: libraries: one loaded later (scipy's own OpenBLAS, JAX's) would escape a
+#: limit, so the controller looks again when the count has changed (a scan
+#: costs milliseconds; the count, nothing)
+_CONTROLLER_MODULES = len(sys.modules)
+
+
+def _controller():
+    """The threadpool controller, refreshed if modules were loaded since."""
+    global _CONTROLLER, _CONTROLLER_MODULES
+    if len(sys.modules) != _CONTROLLER_MODULES:
+        _CONTROLLER = ThreadpoolController()
+        _CONTROLLER_MODULES = len(sys.modules)
+    return _CONTROLLER
 
 
 def use_parallel(work):
@@ -106,7 +121,7 @@ def blas_threads(limit):
 def _held_blas(limit):
     global _blas_limit
     outer = _blas_limit
-    with _CONTROLLER.limit(limits=limit, user_api="blas"):
+    with _controller().limit(limits=limit, user_api="blas"):
         _blas_limit = limit
         try:
             yield

@@ -77,6 +77,7 @@ from pac_particles.approx.vb import GaussianVB
 from pac_particles.core.checks import InputError, check_gaussian
 from pac_particles.core.gaussian import jittered_cholesky
 from pac_particles.problem.priors import param_array, prior_gaussian_factor
+from pac_particles.problem.problem import GibbsProblem
 from pac_particles.smc.gibbs_model import check_gibbs_model
 from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
                                       GPAUCModel)
@@ -133,11 +134,25 @@ def gaussian_approximation(model, tol=PROPOSAL_TOL, with_source=False,
         return None
     data = model.data
     source = "ep"
+    whitened = False
     if isinstance(model, GPAUCModel):
-        ep = EPGP(data.X, data.y, model.lam, kernel=model.gram,
-                  standardize=False, tol=tol)
+        ep = EPGP(model.problem, kernel=model.gram, tol=tol)
     elif isinstance(model, AUCGibbsModel):
-        if model.empirical_risk.n_pairs > AUTO_MAX_PAIRS:
+        sampled = model.empirical_risk.n_pairs > AUTO_MAX_PAIRS
+        scales = np.diag(L)
+        # a diagonal prior factor is EP's own ARD prior (VB's: isotropic),
+        # so the model's problem, set up once, serves as it is; any other
+        # factor whitens the design
+        # (a model in the span of its design has coordinates of its own)
+        whitened = not (model.data is model.problem.data
+                        and np.array_equal(L, np.diag(scales))
+                        and (not sampled or np.all(scales == scales[0])))
+        problem, prior_var = model.problem, scales ** 2
+        if whitened:
+            problem = GibbsProblem.ranking(data.X @ L, data.y, model.lam,
+                                           standardize=False)
+            prior_var = np.ones(model.d)
+        if sampled:
             # EP's O(P) sites would be a sample of the pairs: VB's
             # stochastic optimisation over fresh pairs targets all of them
             # for a proposal, a fixed number of steps with the second half
@@ -145,12 +160,11 @@ def gaussian_approximation(model, tol=PROPOSAL_TOL, with_source=False,
             # of the full family's fit runs to its cap there and returns
             # the last, unaveraged iterate
             source = "vb"
-            ep = GaussianVB(data.X @ L, data.y, model.lam, standardize=False,
+            ep = GaussianVB(problem, prior_var=float(prior_var[0]),
                             n_pairs="auto", seed=seed,
                             max_iter=PROPOSAL_VB_STEPS)
         else:
-            ep = EPLinear(data.X @ L, data.y, model.lam, standardize=False,
-                          tol=tol)
+            ep = EPLinear(problem, prior_var=prior_var, tol=tol)
     elif (isinstance(model, ClassificationGibbsModel)
           and model.loss == "zero_one" and model.pu_prior is None):
         X = data.X[:, :-1] if data.intercept else data.X
@@ -173,7 +187,7 @@ def gaussian_approximation(model, tol=PROPOSAL_TOL, with_source=False,
     if (getattr(res, "degenerate", False) or mean.shape != (model.d,)
             or not (np.all(np.isfinite(mean)) and np.all(np.isfinite(cov)))):
         return None
-    if isinstance(model, AUCGibbsModel):
+    if whitened:
         mean, cov = L @ mean, L @ cov @ L.T
     return (mean, cov, source) if with_source else (mean, cov)
 

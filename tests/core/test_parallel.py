@@ -82,8 +82,9 @@ def test_a_nested_blas_limit_within_a_tighter_one_changes_nothing(monkeypatch):
     holds after it; a tighter nested limit applies and is undone."""
     from threadpoolctl import threadpool_info
     calls = []
-    real = parallel._CONTROLLER.limit
-    monkeypatch.setattr(parallel._CONTROLLER, "limit",
+    controller = parallel._controller()
+    real = controller.limit
+    monkeypatch.setattr(controller, "limit",
                         lambda **kw: (calls.append(kw["limits"]), real(**kw))[1])
 
     def blas():
@@ -181,3 +182,14 @@ def test_concurrent_folds_one_job_per_core_up_to_the_folds(monkeypatch):
     assert parallel.concurrent_folds(2) == (2, 2)
     assert parallel.concurrent_folds(5, n_jobs=1) == (1, None)
     assert parallel.concurrent_folds(5, n_jobs=3) == (3, 1)
+
+
+def test_a_blas_library_loaded_after_import_is_limited_too(monkeypatch):
+    """A module loaded after the package (here: its count changed) makes
+    the controller look for BLAS libraries again, so a limit reaches one
+    that a stale controller would have left at its own thread count."""
+    stale = parallel._controller()
+    monkeypatch.setattr(parallel, "_CONTROLLER_MODULES",
+                        parallel._CONTROLLER_MODULES - 1)
+    assert parallel._controller() is not stale
+    assert parallel._controller() is parallel._controller()
