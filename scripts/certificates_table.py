@@ -15,6 +15,7 @@ rest are listed as not run).
 import argparse
 import dataclasses
 import os
+import sys
 import time
 
 import numpy as np
@@ -22,11 +23,13 @@ import numpy as np
 from pac_particles.bounds import certify
 from pac_particles.bounds.certification import (certificate_split,
                                                 test_set_comparator)
-from pac_particles.bounds.coverage import logistic_population
 from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.sklearn.binary import certificate_spec
 from pac_particles.sklearn.estimator import PACBayesAUC
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study.certificate_coverage import logistic_population  # noqa: E402
 
 BUILT_IN = ("pima", "sonar", "liver", "breast_cancer", "eeg")
 SHARED = ("german_credit", "german_credit_numeric", "spect", "spectf",

@@ -93,7 +93,8 @@ from pac_particles.problem.auc import auc_risk
 from pac_particles.problem.probit_risk import expected_auc_risk
 
 __all__ = ["CertificateSpec", "Candidate", "certify", "certificate_candidates",
-           "certified_score", "certificate_split", "part_a_prior",
+           "certified_score", "certificate_split", "certificate_setting",
+           "certificate_stream", "part_a_prior",
            "test_set_comparator", "CERTIFICATE_STREAM", "SCORES"]
 
 #: the first word of the certificate's seed sequence: its split and draws
@@ -168,7 +169,9 @@ class CertificateSpec:
         check_choice(self.score, "score", SCORES)
 
 
-def _stream(seed):
+def certificate_stream(seed):
+    """The certificate's own seed stream, apart from every fit's: its split
+    draws from the first child, its Monte Carlo pairs from the second."""
     return np.random.SeedSequence([CERTIFICATE_STREAM,
                                    0 if seed is None else int(seed)])
 
@@ -177,7 +180,7 @@ def certificate_split(y, spec: CertificateSpec) -> np.ndarray:
     """Mask of the prior part ``A``: ``spec.prior_fraction`` of each class,
     drawn from the labels and the certificate's own stream alone
     (:data:`CERTIFICATE_STREAM`)."""
-    return prior_split(y, spec.prior_fraction, _stream(spec.seed).spawn(2)[0])
+    return prior_split(y, spec.prior_fraction, certificate_stream(spec.seed).spawn(2)[0])
 
 
 def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
@@ -284,7 +287,7 @@ class Candidate:
     n_rows: int
 
 
-def _setting(problem, spec):
+def certificate_setting(problem, spec):
     """``(in_a, mu_a, cov_a, rows, common)``: the split, the part-A prior,
     the certifying rows and the fields every certificate shares."""
     data = problem.data
@@ -318,7 +321,7 @@ def certificate_candidates(posterior, problem, spec: CertificateSpec =
     docstring), each a :class:`Candidate` at its share of ``spec.delta``
     (the shares add up to ``spec.delta``): the part-A score and, where
     offered, the fitted randomised score."""
-    _, mu_a, cov_a, rows, common = _setting(problem, spec)
+    _, mu_a, cov_a, rows, common = certificate_setting(problem, spec)
     offered = (posterior.space == "primal"
                and spec.randomised_min_m <= rows.m
                and rows.n_pairs <= spec.max_exact_pairs)
@@ -413,8 +416,8 @@ def _deployed(posterior, problem, spec):
     if posterior.is_gp:
         raise InputError("a deployed certificate needs linear coefficients; "
                          "GP latent scores have none")
-    _, mu_a, cov_a, rows, common = _setting(problem, spec)
-    seed = _stream(spec.seed).spawn(2)[1]
+    _, mu_a, cov_a, rows, common = certificate_setting(problem, spec)
+    seed = certificate_stream(spec.seed).spawn(2)[1]
     w = posterior.linear_coefficients(posterior.point_estimate(spec.point))
     S_inv = np.linalg.inv(cov_a)
     u, s, sampled = rows.margins(w, cov_a, spec.max_pairs,

@@ -1,6 +1,6 @@
 """Coverage with power at the estimator level: on Gaussian class-conditionals
 with few positives (the population AUC of a linear score in closed form,
-pac_particles.bounds.coverage), the estimator's certificates cover the
+lab.study.certificate_coverage), the estimator's certificates cover the
 population risk of the score they certify at 1 - delta, and a wrong variant
 of the bound fails, both judged by a one-sided binomial test. The figures
 of docs/benchmarks.md are ``failures`` below at 30 and 20 samples."""
@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-from pac_particles.bounds.coverage import (certificate_variants,
+from lab.study.certificate_coverage import (certificate_variants,
                                            coverage_p_value,
                                            gaussian_population)
 from pac_particles.problem.problem import GibbsProblem

@@ -20,7 +20,7 @@ bound in a setting where the correct one is nearly tight. Here:
 * :func:`coverage_p_value` -- the one-sided binomial test of "covers at
   ``1 - delta``".
 
-The harness is tests/bounds/test_estimator_coverage.py (its figures, at
+Its test is tests/bounds/test_estimator_coverage.py (its figures, at
 more samples, are in docs/benchmarks.md). :func:`logistic_population` is
 the synthetic logistic data of the certificates table.
 """
@@ -30,8 +30,9 @@ from scipy.special import ndtr
 from scipy.stats import binomtest
 
 from pac_particles.bounds.certificates import held_out_bound, kl_bound
-from pac_particles.bounds.certification import (_setting, _stream,
-                                                certificate_candidates)
+from pac_particles.bounds.certification import (certificate_candidates,
+                                                certificate_setting,
+                                                certificate_stream)
 from pac_particles.bounds.derandomised import derandomised_bound
 
 __all__ = ["gaussian_population", "logistic_population", "population_auc_risk",
@@ -103,11 +104,11 @@ def certificate_variants(posterior, problem, spec, shift, rng, draws=200):
     out["KL = 0"] = smallest(wrong_kl)
     out["no union"] = smallest(no_union)
     # the deployed score, and its variants from the same margin rows
-    _, mu_a, cov_a, rows, _ = _setting(problem, spec)
+    _, mu_a, cov_a, rows, _ = certificate_setting(problem, spec)
     w = posterior.linear_coefficients(posterior.point_estimate(spec.point))
     u, s, sampled = rows.margins(w, cov_a, spec.max_pairs,
                                  np.random.default_rng(
-                                     _stream(spec.seed).spawn(2)[1]))
+                                     certificate_stream(spec.seed).spawn(2)[1]))
     S_inv = np.linalg.inv(cov_a)
     risk_w = float(population_auc_risk(data.raw_linear(w)[0], shift)[0])
     grid = len(spec.widths) * len(spec.margins)
