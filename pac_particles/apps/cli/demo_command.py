@@ -145,12 +145,7 @@ def print_demo(r):
     corollary19 = ("" if c["corollary19_vacuous"] else
                    f"; Corollary 19: "
                    f"{_auc_claim(c['corollary19_certified_auc'], False)}")
-    print(f"  PAC-Bayes certificate ({100 * (1 - c['delta']):g}%, {c['bound']} "
-          f"bound, {c['prior'].split(':')[0]} prior): the randomised score "
-          f"of the {c['posterior'] or 'posterior'} has expected "
-          f"{_auc_claim(c['certified_auc'], c['vacuous'])} (its empirical AUC "
-          f"{c['empirical_randomized_auc']:.3f}; the particles' randomised "
-          f"test AUC {r['gibbs_expected_test_auc']:.3f}){corollary19}")
+    print(f"  certificate: {c['sentence']}{corollary19}")
     _print_reading(r["certificate_reading"])
     print(f"  held-out bound ({100 * (1 - t['delta']):g}%) for the Bayes point: "
           f"test-population {_auc_claim(t['certified_auc'], t['vacuous'])}")

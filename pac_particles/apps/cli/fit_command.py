@@ -176,15 +176,13 @@ def certificate_reading(cert, quantity, test_value=None, n_test=None):
     beside = None
     if test_value is not None:
         side = "below" if quantity == "AUC" else "above"
+        score = cert.posterior or "the fitted predictor"
         beside = (f"why the two differ: the test {quantity} {test_value:.3f} "
-                  f"is measured on {n_test} held-out rows for the "
-                  f"predictions made; the certificate bounds, with {level} "
-                  f"confidence, the {quantity} on all new data of the "
-                  f"randomised predictor (theta drawn afresh from the "
-                  f"posterior at each use) and pays for how far the "
-                  f"posterior moved from its prior (its KL) over the m = "
-                  f"{cert.m} {smaller} it rests on: so it lies {side} the "
-                  f"test {quantity}, and nears it as m grows")
+                  f"is measured on {n_test} held-out rows; the certificate "
+                  f"is a guarantee, at {level} confidence, for {score} on "
+                  f"all new data, from the m = {cert.m} {smaller} it rests "
+                  f"on: a confidence limit, so it lies {side} the test "
+                  f"{quantity} and nears it as m grows")
     advice = None
     if cert.vacuous:
         needed = rows_to_inform(cert)
