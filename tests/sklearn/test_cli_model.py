@@ -433,7 +433,8 @@ def test_the_demo_headline_shows_corollary_19_only_when_informative(capsys):
     cert = {"delta": 0.05, "bound": "kl", "prior": "data-free", "vacuous": False,
             "posterior": "exact Gibbs posterior", "certified_auc": 0.7,
             "empirical_randomized_auc": 0.8, "corollary19_certified_auc": 0.0,
-            "corollary19_vacuous": True}
+            "corollary19_vacuous": True,
+            "sentence": "With 95% confidence, the score has AUC >= 0.7."}
     result = {"dataset": "toy", "n_train": 24, "n_test": 8, "d": 3,
               "method": "smc", "lam_rule": "given (--lam)",
               "importance": None,
