@@ -166,6 +166,10 @@ class Certificate:
     note : str
         How terms estimated by Monte Carlo entered the bound (empty when
         every term is exact).
+    score_coefficients : tuple of float or None
+        When the certificate is of one fixed linear score, its coefficients
+        on the design of the fit (``x . w``, ``x`` as the fit's data
+        transform it); None for a randomised score.
     """
 
     name: str
@@ -189,6 +193,7 @@ class Certificate:
     delta_shares: tuple = ()
     posterior: str = ""
     note: str = ""
+    score_coefficients: Optional[tuple] = None
 
     def __str__(self):
         """One plain sentence: the score certified, the level, the bound

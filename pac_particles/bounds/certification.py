@@ -376,9 +376,13 @@ def certify(posterior, problem, spec: CertificateSpec = CertificateSpec()
     if spec.score == "deployed":
         return _deployed(posterior, problem, spec)
     found = certificate_candidates(posterior, problem, spec)
-    best = min(found, key=lambda c: c.certificate.bound).certificate
+    chosen = min(found, key=lambda c: c.certificate.bound)
+    # a fixed score's coefficients: the user can score with what is certified
+    fixed = None if chosen.cov is not None else tuple(
+        float(v) for v in np.asarray(chosen.mean, dtype=float))
     return dataclasses.replace(
-        best, delta=spec.delta, n_candidates=len(found),
+        chosen.certificate, score_coefficients=fixed,
+        delta=spec.delta, n_candidates=len(found),
         alternatives=tuple((c.name, c.certificate.bound) for c in found),
         delta_shares=tuple((c.name, c.certificate.delta) for c in found),
         note=_paid_note(len(found) > 1))

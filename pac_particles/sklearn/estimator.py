@@ -151,6 +151,9 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         (:func:`pac_particles.bounds.certify`; ``str`` of it says which),
         never looser than the test-set bound of a score fitted on half the
         rows, and its PU-corrected bound on ``1 - AUC``, in [0, 1].
+    certified_coef_, certified_intercept_ : the score ``certificate_``
+        certifies where that is one fixed linear score (the part-A score),
+        on raw inputs (:meth:`certified_decision_function`); None otherwise.
     deployed_certificate_ : the certificate of the score
         ``decision_function`` returns (the posterior's ``point`` estimate),
         derandomised (:mod:`pac_particles.bounds.derandomised`); None for GP
@@ -316,6 +319,20 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
             return X @ self.coef_ + self.intercept_
         return self._raw_scores(X) - self.threshold_
 
+    def certified_decision_function(self, X: ArrayLike) -> np.ndarray:
+        """Scores of the score ``certificate_`` certifies where that is one
+        fixed linear score (the part-A score): ``X @ certified_coef_ +
+        certified_intercept_``. InputError where it certifies the
+        randomised score, which has no fixed scores."""
+        check_is_fitted(self)
+        if self.certified_coef_ is None:
+            raise InputError("certificate_ certifies the randomised score "
+                             "(a new theta at each use), not one fixed "
+                             "score: use decision_function and "
+                             "deployed_certificate_")
+        X = validate_data(self, X, dtype=float, reset=False)
+        return X @ self.certified_coef_ + self.certified_intercept_
+
     def predict(self, X: ArrayLike) -> ArrayLike:
         """Labels: ``classes_[1]`` where ``decision_function`` is positive
         (a Dask array for a Dask ``X``)."""
@@ -404,7 +421,8 @@ def _certify(est, fit, problem, grid):
         post, _data_free_prior(est, post), est.eps, grid,
         seed=est.random_state)
     est.certificate_ = est.deployed_certificate_ = None
-    est.certified_auc_risk_ = None
+    est.certified_auc_risk_ = est.certified_coef_ = None
+    est.certified_intercept_ = None
     if problem.data.in_memory:
         # rows on a cluster: their row sample is drawn with replacement, so
         # its halves are not independent; no certificate there
@@ -413,6 +431,12 @@ def _certify(est, fit, problem, grid):
             post, problem, certificate_spec(est, "deployed")))
         est.certified_auc_risk_ = min(max(float(pu_corrected_risk(
             est.certificate_.bound, est.pu_prior)), 0.0), 1.0)
+        fixed = est.certificate_.score_coefficients
+        if fixed is not None:
+            # the one fixed score certified (the part-A score), on raw inputs
+            est.certified_coef_, offset = problem.data.raw_linear(
+                np.asarray(fixed, dtype=float))
+            est.certified_intercept_ = float(offset)
 
 
 def fit_options(est: "PACBayesAUC", hyper: dict, lam_max: float,

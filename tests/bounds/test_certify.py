@@ -153,3 +153,34 @@ def test_one_row_of_a_class_gets_the_trivial_certificate():
     y[0] = True
     cert = certify(None, GibbsProblem.ranking(X, y, 10.0), CertificateSpec())
     assert cert.bound == 1.0 and cert.vacuous and cert.name == "trivial"
+
+
+def test_the_certified_part_a_score_is_the_estimators_to_score_with(fitted):
+    """Where the certificate certifies the part-A score, the estimator
+    scores with it on raw inputs: its AUC on part B (sklearn's) is the
+    certificate's empirical term, and its scores are the part-A mean's on
+    the fit's design; a randomised certificate has no fixed score."""
+    from pac_particles.bounds.certification import certificate_split
+    X, y, est, problem = fitted
+    cert = est.certificate_
+    assert cert.posterior.startswith("the part-A score")
+    in_a = certificate_split(problem.data.y, certificate_spec(est))
+    scores = est.certified_decision_function(X)
+    np.testing.assert_allclose(
+        scores - scores.mean(),
+        problem.data.X @ np.asarray(cert.score_coefficients)
+        - (problem.data.X @ np.asarray(cert.score_coefficients)).mean(),
+        rtol=1e-9, atol=1e-9)
+    b_risk = 1.0 - roc_auc_score(y[~in_a], scores[~in_a])
+    assert b_risk == pytest.approx(cert.empirical_randomized_risk, abs=1e-12)
+    randomised = _with_a_randomised_certificate(est)
+    with pytest.raises(InputError, match="randomised score"):
+        randomised.certified_decision_function(X)
+
+
+def _with_a_randomised_certificate(est):
+    """A copy of ``est`` whose certificate certifies the randomised score."""
+    import copy
+    other = copy.copy(est)
+    other.certified_coef_ = other.certified_intercept_ = None
+    return other
