@@ -161,8 +161,9 @@ def _error_certificate_fields(cert):
     has none: PU labels, or SMC with an unbounded loss)."""
     if cert is None:
         return None
-    claim = (f"with probability >= {1 - cert.delta:g}, the randomised "
-             f"classifier errs with probability <= {cert.bound:.4f}")
+    score = cert.posterior or "the randomised classifier"
+    claim = (f"with probability >= {1 - cert.delta:g}, {score} errs on new "
+             f"data with probability <= {cert.bound:.4f}")
     return {"bound": cert.name, "delta": cert.delta,
             "certified_error": cert.bound, "vacuous": cert.vacuous,
             "empirical_randomized_error": cert.empirical_randomized_risk,
