@@ -128,7 +128,7 @@ from pac_particles.problem.auc import linear_auc_risk
 from pac_particles.core.checks import (InputError, check_count, check_finite_array,
                      check_positive)
 from pac_particles.problem.probit_risk import SmoothedPairRisk, smoothed_auc_risk
-from pac_particles.problem.problem import GibbsProblem, as_problem, check_problem
+from pac_particles.problem.problem import as_problem, check_problem
 from pac_particles.core.weighted_particles import WeightedParticles
 
 __all__ = ["SVGD", "SVGDResult", "SVGDConvergenceWarning", "smoothed_auc_risk",

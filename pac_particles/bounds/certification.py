@@ -76,7 +76,6 @@ Gaussian process classification. JMLR 3, 233-269.
 """
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 import numpy as np

@@ -114,9 +114,10 @@ __all__ = ["run_smc", "run_smc_chains", "chain_seeds", "SMCPosterior",
 IMPORTANCE_ALONE_K = 0.7
 #: ... and when their Kish ESS is at least this share of the draws (or the
 #: scout fell more than MASS_CHECK_Z standard errors short of them): on a
-#: posterior of several arcs (d = 2, 50 n) draws of k 0.3-0.55 and ESS
-#: 4-7% of the draws fell 0.13-0.26 nats short (the smoothing trims the
-#: few draws in the far arcs), where tempering from the prior is exact
+#: posterior of several arcs, draws of a light tail but a few percent ESS
+#: fell short (the smoothing trims the few draws in the far arcs), where
+#: tempering from the prior is exact (docs/benchmarks.md, "Exactness of
+#: the default against quadrature")
 IMPORTANCE_ALONE_ESS = 0.1
 
 
@@ -344,8 +345,8 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         # few effective draws send the run to tempering from the prior,
         # unless the scout fell far short of the importance estimate: then
         # tempering from the prior misses mass that q found (Sonar at
-        # 10 n: 17 nats), and an unbiased estimate rarely overshoots
-        # (Markov's inequality)
+        # 10 n), and an unbiased estimate rarely overshoots (Markov's
+        # inequality)
         scout_short = check is not None and check.z > MASS_CHECK_Z
         enough = (pilot.ess >= IMPORTANCE_ALONE_ESS * pilot.n_draws
                   or scout_short)
@@ -371,7 +372,7 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
             # the bridge from q cannot reach the mass q misses (nor change
             # the radius that q fixes): tempering from the prior instead,
             # unless the scout showed that tempering from the prior misses
-            # what q found (Sonar at 10 n: 19 nats below the bridge)
+            # what q found (Sonar at 10 n)
             start = "prior"
     if wastefree:
         # the single-run variance of log Z needs every step's weights
@@ -427,8 +428,8 @@ MIN_SCOUT_PARTICLES = 20
 #: of the draws where it fits
 SCOUT_WEIGHT = 0.1
 #: ... its covariance that of the scout's particles times this: a scout of
-#: a quarter of the particles may hold few particles in a far mode (an arc
-#: at 50 n, d = 2), and twice the standard deviation puts draws around it
+#: an eighth of the particles may hold few particles in a far mode (an arc
+#: of a large lam), and twice the standard deviation puts draws around it
 SCOUT_WIDENING = 4.0
 
 

@@ -25,7 +25,6 @@ from typing import Any, Callable, ClassVar, Optional
 import numpy as np
 
 from pac_particles.core.checks import InputError
-from pac_particles.core.posterior_result import PosteriorResult
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.sklearn.selection import default_lam_max, lam_grid
 
