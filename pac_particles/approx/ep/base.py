@@ -199,21 +199,6 @@ class _EPBase(Fitter):
         return 1.0 - auc_risk(self.loo_scores(), self.data.y)
 
 
-def _fit_from_path(model):
-    """Whether ``model`` converged, fitted from the path's sites, or from
-    the prior where those sites give no proper start (a spike-and-slab
-    prior's sites kept from a fit that did not converge); False where
-    neither gives a proper posterior."""
-    try:
-        return model.fit(warm_start=True).converged
-    except FloatingPointError:
-        model._run = None
-    try:
-        return model.fit(warm_start=False).converged
-    except FloatingPointError:
-        return False
-
-
 def lam_path_scores(model, score, best=None):
     """``lam -> score(model)`` after fitting ``model`` at ``lam``, each fit
     warm-started from the sites of the last converged one (continuation
@@ -250,7 +235,7 @@ def lam_path_scores(model, score, best=None):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", EPConvergenceWarning)
-                converged = _fit_from_path(model)
+                converged = model.fit(warm_start=True).converged
         finally:
             model.compute_log_z = with_log_z
         if not converged:

@@ -111,7 +111,16 @@ class EPSpikeSlab(_EPBase):
         prior = _SpikeSlabSites(self.data.d, self.p, self.v0, self.v1)
         if warm_start and self._run is not None:
             prior.set(self._prior.params())
-        res = self._fit_core(self._Xs, prior, "primal", warm_start)
+        try:
+            res = self._fit_core(self._Xs, prior, "primal", warm_start)
+        except FloatingPointError:
+            if not warm_start:
+                raise
+            # the kept prior sites (of a fit that did not converge, or at
+            # other hyper-parameters) give no proper start: from the prior
+            prior = _SpikeSlabSites(self.data.d, self.p, self.v0, self.v1)
+            self._run = None
+            res = self._fit_core(self._Xs, prior, "primal", False)
         st = self._run.state
         res.mean = st.w_mean.copy()
         inv_chol = linalg.solve_triangular(st.chol, np.eye(st.chol.shape[0]),
