@@ -48,10 +48,17 @@ The certificate is the smaller of the two, and names the score it
 certifies; both bounds are kept in ``alternatives``.
 
 ``spec.score == "deployed"`` certifies instead the one linear score the
-estimator returns (the posterior's point estimate ``w``), derandomised
-(:mod:`pac_particles.bounds.derandomised`): the margin bound on ``B``
-against the part-A prior, over a grid of widths and margins fixed in
-advance (a union bound), paid inside.
+estimator returns by default (the posterior's point estimate ``w``, fitted
+on every row), derandomised (:mod:`pac_particles.bounds.derandomised`): the
+margin bound on ``B`` against the part-A prior, over a grid of widths and
+margins fixed in advance (a union bound), paid inside.
+
+``spec.score == "part_a"`` certifies the part-A score alone, at the whole
+``delta``: the test-set bound on ``B`` of a score fitted on ``A`` only,
+which is what an estimator deploying that score
+(``deploy="certified"``) returns. No choice is made, so nothing is paid;
+on the same split it is the bound a user gets from a logistic regression
+fitted on ``A`` and tested on ``B``.
 
 Example
 -------
@@ -105,7 +112,7 @@ PRIOR_VAR_GRID = tuple(np.geomspace(1e-3, 1e2, 11))
 #: folds of that cross-validation (within A)
 PRIOR_VAR_FOLDS = 5
 #: which score a certificate certifies
-SCORES = ("randomised", "deployed")
+SCORES = ("randomised", "deployed", "part_a")
 
 
 @dataclass(frozen=True)
@@ -134,9 +141,10 @@ class CertificateSpec:
         it, the part-A score takes the whole ``delta``: at ``m = 4`` the
         share would cost 0.005 of AUC, and the randomised route's
         ``log(2 sqrt(m))`` and KL never beat a test-set bound there).
-    score : ``"randomised"`` or ``"deployed"``
+    score : ``"randomised"``, ``"deployed"`` or ``"part_a"``
         The fitted randomised score (or the part-A score, whichever is
-        tighter), or the point estimate the estimator returns.
+        tighter), the all-rows point estimate (derandomised), or the
+        part-A score alone at the whole ``delta``.
     point : str
         The point estimate of the deployed score (``posterior.point_estimate``).
     widths, margins : tuples of float
@@ -325,12 +333,8 @@ def certificate_candidates(posterior, problem, spec: CertificateSpec =
                and spec.randomised_min_m <= rows.m
                and rows.n_pairs <= spec.max_exact_pairs)
     share = spec.randomised_share if offered else 0.0
-    held = held_out_bound(_clip(rows.risk(rows.X @ mu_a)), rows.m,
-                          spec.delta * (1.0 - share), trivial=rows.trivial)
-    held = dataclasses.replace(
-        held, posterior="the part-A score x . mu_A (fixed before B; "
-        "test-set bound on B, no PAC-Bayes term)", **common)
-    found = [Candidate("part-A score", held, mu_a, None, rows.y.size)]
+    found = [_part_a_candidate(mu_a, rows, common,
+                               spec.delta * (1.0 - share))]
     if offered:
         mean, cov = posterior.gaussian_summary()
         kl, scale = rescaled_kl(mean, cov, cov_a, mu_a)
@@ -346,12 +350,24 @@ def certificate_candidates(posterior, problem, spec: CertificateSpec =
     return found
 
 
+def _part_a_candidate(mu_a, rows, common, delta):
+    """The part-A score's test-set bound on ``B`` at ``delta``."""
+    held = held_out_bound(_clip(rows.risk(rows.X @ mu_a)), rows.m, delta,
+                          trivial=rows.trivial)
+    held = dataclasses.replace(
+        held, posterior="the part-A score x . mu_A (fixed before B; "
+        "test-set bound on B, no PAC-Bayes term)", **common)
+    return Candidate("part-A score", held, mu_a, None, rows.y.size)
+
+
 def certify(posterior, problem, spec: CertificateSpec = CertificateSpec()
             ) -> Certificate:
     """The certificate of ``posterior`` fitted on ``problem`` (module
     docstring): of the randomised score (or the part-A score where that is
-    tighter) or, with ``spec.score == "deployed"``, of the point estimate's
-    linear score. The bound is on the AUC risk (ranking) or the error
+    tighter), with ``spec.score == "deployed"`` of the all-rows point
+    estimate's linear score, with ``spec.score == "part_a"`` of the part-A
+    score alone (its test-set bound at the whole ``delta``; its
+    coefficients in ``score_coefficients``). The bound is on the AUC risk (ranking) or the error
     (classification), in [0, 1], at level ``1 - spec.delta``.
 
     With fewer than two rows of a class there is no split: the trivial
@@ -374,7 +390,11 @@ def certify(posterior, problem, spec: CertificateSpec = CertificateSpec()
                            "class: nothing to certify on)")
     if spec.score == "deployed":
         return _deployed(posterior, problem, spec)
-    found = certificate_candidates(posterior, problem, spec)
+    if spec.score == "part_a":
+        _, mu_a, _, rows, common = certificate_setting(problem, spec)
+        found = [_part_a_candidate(mu_a, rows, common, spec.delta)]
+    else:
+        found = certificate_candidates(posterior, problem, spec)
     chosen = min(found, key=lambda c: c.certificate.bound)
     # a fixed score's coefficients: the user can score with what is certified
     fixed = None if chosen.cov is not None else tuple(
@@ -384,7 +404,7 @@ def certify(posterior, problem, spec: CertificateSpec = CertificateSpec()
         delta=spec.delta, n_candidates=len(found),
         alternatives=tuple((c.name, c.certificate.bound) for c in found),
         delta_shares=tuple((c.name, c.certificate.delta) for c in found),
-        note=_paid_note(len(found) > 1))
+        note=_paid_note(len(found) > 1, spec.score == "part_a"))
 
 
 def certified_score(posterior, problem, certificate, spec: CertificateSpec =
@@ -398,7 +418,7 @@ def certified_score(posterior, problem, certificate, spec: CertificateSpec =
     raise InputError("the certificate is not one of this posterior's")
 
 
-def _paid_note(offered):
+def _paid_note(offered, alone=False):
     note = ("data-independent: the split (labels and the seed's own stream), "
             "the prior's rule, the shares of delta; fitted on A only: the "
             "prior's mean and covariance, the part-A score; ")
@@ -407,6 +427,9 @@ def _paid_note(offered):
                  "choice between the part-A score and the randomised score; "
                  "free (the kl bound holds for every posterior): the "
                  "posterior's fit on every row and its rescaling c")
+    elif alone:
+        note += ("one candidate (the part-A score alone, as deployed): "
+                 "nothing to pay")
     else:
         note += ("one candidate (the randomised score's route is not offered "
                  "for this posterior's space or B's size): nothing to pay")

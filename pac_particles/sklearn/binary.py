@@ -33,7 +33,7 @@ from pac_particles.problem.data import check_columns
 
 __all__ = ["BinaryEstimatorMixin", "check_shared_parameters", "youden_cut",
            "logistic_slope", "feature_series", "calibration_rows",
-           "CALIBRATION_ROWS"]
+           "CALIBRATION_ROWS", "DEPLOYS"]
 
 #: Training rows on which the Youden cut and Platt's slope are computed: a
 #: uniform sample of this many above it. Their sampling error from 200,000
@@ -41,6 +41,10 @@ __all__ = ["BinaryEstimatorMixin", "check_shared_parameters", "youden_cut",
 #: error as estimates of the population's cut and slope, and at a million
 #: rows the two took as long as the whole VB fit.
 CALIBRATION_ROWS = 200_000
+
+#: the score an estimator deploys (its ``deploy``): the posterior fitted on
+#: every row, or the certified part-A score (held out from its certificate)
+DEPLOYS = ("all_rows", "certified")
 
 
 class BinaryEstimatorMixin:

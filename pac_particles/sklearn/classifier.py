@@ -48,22 +48,24 @@ NIPS 13.
 from typing import Any, Optional
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from pac_particles.approx.vb import FAMILIES
 from pac_particles.bounds import certify
-from pac_particles.core.checks import ArrayLike, check_choice
+from pac_particles.core.checks import ArrayLike, InputError, check_choice
 from pac_particles.core.inference_data import to_inference_data
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.risks import LOSSES
-from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
+from pac_particles.sklearn.binary import (DEPLOYS, BinaryEstimatorMixin,
                                           certificate_spec,
                                           check_shared_parameters)
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
                                            get_method, method_names)
 
 __all__ = ["PACBayesClassifier"]
+
 
 
 class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
@@ -105,6 +107,14 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         are in ``posteriors_``. Ignored by VB and EP.
     backend : {"numba", "jax"}, where SMC's risk runs: the host's cores, or
         JAX's device, a GPU (docs/gpu.md). Ignored by VB and EP.
+    deploy : {"all_rows", "certified"}
+        What ``predict`` and ``predict_proba`` use: the posterior fitted on
+        every row (default: its predictive probability), or the certified
+        part-A rule (the logistic regression fitted on the certificate's
+        prior half: its labels and probabilities, and
+        ``deployed_certificate_`` its test-set bound on the other half,
+        never looser than a test-set bound on the same rows). Not with
+        ``pu_prior``.
 
     Attributes
     ----------
@@ -127,10 +137,12 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         in [0, 1], labelled vacuous at 1/2 or more. None with ``pu_prior``
         (the PU risk is not a mean of n i.i.d. losses in [0, 1]).
     deployed_certificate_ : the bound on the error of the labels
-        ``sign(x . coef_ + intercept_)`` (the posterior mean's; ``predict``'s
-        for EP and VB, whose predictive probability passes 1/2 exactly
-        there), derandomised (:mod:`pac_particles.bounds.derandomised`);
-        None with ``pu_prior``.
+        ``sign(x . coef_ + intercept_)``: with ``deploy="all_rows"`` the
+        posterior mean's (``predict``'s for EP and VB, whose predictive
+        probability passes 1/2 exactly there), derandomised
+        (:mod:`pac_particles.bounds.derandomised`); with
+        ``deploy="certified"`` the part-A rule's (``predict``'s), its
+        test-set bound at the whole ``eps``. None with ``pu_prior``.
     certified_error_ : ``certificate_.bound`` (None when there is none).
     """
 
@@ -138,7 +150,8 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                  n_folds=5, grid_size=20, grid_decades=3.0, prior_var=1.0,
                  fit_intercept=True, standardize=True, vb_family="full",
                  n_particles=200, len_chain=10, pu_prior=None, eps=0.05,
-                 random_state=None, n_jobs=1, chains=1, backend="numba"):
+                 random_state=None, n_jobs=1, chains=1, backend="numba",
+                 deploy="all_rows"):
         self._store_params(locals())
 
     def _check_params(self):
@@ -146,6 +159,10 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                                                    auto=False))
         check_choice(self.loss, "loss", LOSSES)
         check_choice(self.vb_family, "vb_family", FAMILIES)
+        check_choice(self.deploy, "deploy", DEPLOYS)
+        if self.deploy == "certified" and self.pu_prior is not None:
+            raise InputError("deploy='certified' needs a certificate, and "
+                             "PU labels have none: use deploy='all_rows'")
 
     def _fit_options(self) -> FitOptions:
         """The parameters as the method reads them, fixed for the fit."""
@@ -188,21 +205,32 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         self.intercept_ = float(intercept)
         self.certificate_ = self.deployed_certificate_ = None
         if self.pu_prior is None:
+            deployed = "part_a" if self.deploy == "certified" else "deployed"
             self.certificate_, self.deployed_certificate_ = (
                 certify(self.posterior_, problem.at(self.lam_),
                         certificate_spec(self, s))
-                for s in ("randomised", "deployed"))
+                for s in ("randomised", deployed))
+        if self.deploy == "certified":
+            # the deployed rule is the part-A rule it certifies
+            coef, intercept = problem.data.raw_linear(np.asarray(
+                self.deployed_certificate_.score_coefficients, dtype=float))
+            self.coef_, self.intercept_ = coef, float(intercept)
         self.certified_error_ = (None if self.certificate_ is None
                                  else self.certificate_.bound)
         return self
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Posterior predictive ``P(y = classes_[1] | x)`` of the randomised
-        classifier (SMC: weighted vote; VB, EP: ``Phi(x m / sqrt(x S x))``);
-        columns ``classes_``."""
+        classifier (SMC: weighted vote; VB, EP: ``Phi(x m / sqrt(x S x))``),
+        or with ``deploy="certified"`` the part-A logistic regression's
+        ``expit(x . coef_ + intercept_)``; columns ``classes_``."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=float, reset=False)
-        p = get_method(self.method).positive_probability(self._method_fit, X)
+        if self.deploy == "certified":
+            p = expit(X @ self.coef_ + self.intercept_)
+        else:
+            p = get_method(self.method).positive_probability(
+                self._method_fit, X)
         return np.column_stack([1.0 - p, p])
 
     def to_inference_data(self, n_draws: Optional[int] = None,

@@ -44,7 +44,14 @@ covariance of ``(w, b)`` (``"predictive": "gaussian"``: ``Phi(x~ . m /
 sqrt(x~' S x~))``, ``x~ = (x, 1)``); :func:`load_model` reads it back as a
 :class:`SavedClassifier`. The raw-scale numbers fold the fit's
 standardisation in, so its predictions agree with the estimator's up to
-rounding.
+rounding. A classifier fitted with ``deploy="certified"`` predicts with the
+part-A logistic regression alone (``"predictive": "logistic"``: ``coef``
+and ``intercept`` of one rule, ``P(y = 1 | x) = expit(x . w + b)``).
+
+Either file records under ``"fit"`` which score is deployed (``deploy``)
+and both certificates: that of the randomised score (``certified_auc`` or
+``certified_error``) and that of the deployed score (``deployed_certified_auc``
+or ``deployed_certified_error``).
 
 GP-kernel fits score new rows through their training inputs and kernel;
 they are refused by :func:`save_model` (with what to use instead).
@@ -85,7 +92,7 @@ FORMAT = "pac_particles.model"
 FORMAT_VERSION = 1
 _KINDS = ("linear_score", "linear_classifier")
 #: how a saved classifier turns its posterior into P(y = 1 | x)
-_PREDICTIVES = ("vote", "gaussian")
+_PREDICTIVES = ("vote", "gaussian", "logistic")
 
 
 def _canonical(payload):
@@ -163,8 +170,11 @@ def save_model(estimator, path, feature_names=None, classes=None, info=None):
     for key, value in values.items():
         if not np.all(np.isfinite(value)):
             raise InputError(f"the fit's {key} is not finite: nothing to save")
+    deployed = estimator.deployed_certificate_
     fit = _fit_record(estimator, info, train_auc=estimator.train_auc_,
-                      certified_auc=1.0 - estimator.certified_auc_risk_)
+                      certified_auc=1.0 - estimator.certified_auc_risk_,
+                      deployed_certified_auc=None if deployed is None
+                      else 1.0 - deployed.bound)
     payload = {"format": FORMAT, "format_version": FORMAT_VERSION,
                "kind": "linear_score", "feature_names": feature_names,
                "classes": classes,
@@ -181,7 +191,8 @@ def _fit_record(estimator, info, **figures):
     method that ran, ``lam``, ``figures`` and ``info``."""
     fit = {"estimator": type(estimator).__name__,
            "method": getattr(estimator, "method_", estimator.method),
-           "lam": estimator.lam_, **figures, "eps": estimator.eps,
+           "lam": estimator.lam_, "deploy": estimator.deploy, **figures,
+           "eps": estimator.eps,
            "pac_particles_version": __version__,
            "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     fit.update(info or {})
@@ -214,7 +225,11 @@ def _save_classifier(estimator, path, feature_names, classes, info):
     post, data = estimator.posterior_, estimator.data_
     feature_names, classes = _names_and_classes(
         estimator, feature_names, classes, data.n_raw_features)
-    if isinstance(post, GaussianPosterior):
+    if estimator.deploy == "certified":
+        posterior = {"predictive": "logistic",
+                     "coef": np.asarray(estimator.coef_, float).tolist(),
+                     "intercept": float(estimator.intercept_)}
+    elif isinstance(post, GaussianPosterior):
         # theta -> (w, b) is linear: (w, b) = T theta, with T's columns the
         # images of the unit vectors
         coef, offset = data.raw_linear(np.eye(post.mean.size))
@@ -227,9 +242,11 @@ def _save_classifier(estimator, path, feature_names, classes, info):
         posterior = {"predictive": "vote", "coef": coef.tolist(),
                      "intercept": np.atleast_1d(offset).tolist(),
                      "weights": np.asarray(post.weights, float).tolist()}
-    cert = estimator.certificate_
+    cert, deployed = estimator.certificate_, estimator.deployed_certificate_
     fit = _fit_record(estimator, info, loss=estimator.loss,
-                      certified_error=None if cert is None else cert.bound)
+                      certified_error=None if cert is None else cert.bound,
+                      deployed_certified_error=None if deployed is None
+                      else deployed.bound)
     payload = {"format": FORMAT, "format_version": FORMAT_VERSION,
                "kind": "linear_classifier", "feature_names": feature_names,
                "classes": classes, **posterior, "fit": fit}
@@ -380,6 +397,12 @@ def _load_classifier(path, payload, common):
         cov = _finite_array(path, payload, "cov", (d + 1, d + 1),
                             f"a finite {d + 1} x {d + 1} matrix")
         return SavedClassifier(mean=mean, cov=cov, **common)
+    if predictive == "logistic":
+        return SavedClassifier(
+            coef=_finite_array(path, payload, "coef", (d,),
+                               "one finite number per feature"),
+            intercept=_finite_number(path, payload, "intercept"),
+            logistic=True, **common)
     coef = _finite_array(path, payload, "coef", (None, d),
                          "one row of finite numbers per particle")
     n = coef.shape[0]
@@ -458,24 +481,29 @@ class SavedClassifier(_SavedModel):
     ----------
     feature_names, classes_, fit, n_features_in_ : as :class:`SavedScorer`.
     predictive : ``"vote"`` (SMC's weighted particles ``coef_``,
-        ``intercept_``, ``weights_``) or ``"gaussian"`` (``mean_``,
-        ``cov_`` of the coefficients then the intercept).
+        ``intercept_``, ``weights_``), ``"gaussian"`` (``mean_``,
+        ``cov_`` of the coefficients then the intercept) or ``"logistic"``
+        (one rule ``coef_``, ``intercept_``: the certified part-A rule).
     """
 
     def __init__(self, feature_names, classes, coef=None, intercept=None,
                  weights=None, mean=None, cov=None, fit=None,
-                 format_version=FORMAT_VERSION):
+                 format_version=FORMAT_VERSION, logistic=False):
         super().__init__(feature_names, classes, fit, format_version)
-        self.predictive = "gaussian" if mean is not None else "vote"
+        self.predictive = ("logistic" if logistic else
+                           "gaussian" if mean is not None else "vote")
         self.coef_, self.intercept_, self.weights_ = coef, intercept, weights
         self.mean_, self.cov_ = mean, cov
 
     def predict_proba(self, X):
         """Posterior predictive probabilities of ``classes_[0]`` and
         ``classes_[1]``: the particles' weighted vote (ties count 1/2) or
-        ``Phi(x~ . m / sqrt(x~' S x~))``."""
+        ``Phi(x~ . m / sqrt(x~' S x~))``, or ``expit(x . w + b)``."""
         X = self._design(X)
-        if self.predictive == "gaussian":
+        if self.predictive == "logistic":
+            from scipy.special import expit
+            p = expit(X @ self.coef_ + self.intercept_)
+        elif self.predictive == "gaussian":
             Z = np.hstack([X, np.ones((X.shape[0], 1))])
             p = positive_probability(Z @ self.mean_, np.einsum(
                 "ij,jk,ik->i", Z, self.cov_, Z))

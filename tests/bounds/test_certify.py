@@ -184,3 +184,46 @@ def _with_a_randomised_certificate(est):
     other = copy.copy(est)
     other.certified_coef_ = other.certified_intercept_ = None
     return other
+
+
+def test_deploy_certified_returns_the_part_a_score_with_its_test_set_bound():
+    """``deploy='certified'``: ``decision_function`` is a standardised
+    logistic regression fitted on part A alone (scikit-learn's, up to a
+    shift and a positive scale), and ``deployed_certificate_`` is the kl
+    test-set bound of its AUC on part B (``roc_auc_score``) at the whole
+    eps: the user's test-set bound on the same rows."""
+    from pac_particles.bounds.certification import certificate_split
+    X, y = _data(n=300)
+    est = PACBayesAUC(method="ep", lam=100.0, random_state=0,
+                      deploy="certified").fit(X, y)
+    in_a = certificate_split(y, certificate_spec(est))
+    user = make_pipeline(StandardScaler(), LogisticRegression(
+        max_iter=2000)).fit(X[in_a], y[in_a]).decision_function(X)
+    ours = est.decision_function(X)
+    slope = np.polyfit(user, ours, 1)[0]
+    assert slope > 0
+    np.testing.assert_allclose(ours - ours.mean(),
+                               slope * (user - user.mean()), atol=1e-6)
+    m = int(min(y[~in_a].sum(), (~y[~in_a]).sum()))
+    expected = held_out_bound(1.0 - roc_auc_score(y[~in_a], user[~in_a]), m,
+                              est.eps).bound
+    cert = est.deployed_certificate_
+    assert cert.bound == pytest.approx(expected, abs=1e-12)
+    assert cert.delta == est.eps and cert.n_candidates == 1
+    assert cert.posterior.startswith("the part-A score")
+    # never looser than the randomised certificate's part-A route (0.9 eps)
+    assert cert.bound <= est.certificate_.bound + 1e-12
+    # the default deploys the all-rows posterior, certified derandomised
+    default = PACBayesAUC(method="ep", lam=100.0, random_state=0).fit(X, y)
+    assert default.deployed_certificate_.name == "derandomised kl"
+    assert not np.allclose(default.coef_ / np.linalg.norm(default.coef_),
+                           est.coef_ / np.linalg.norm(est.coef_))
+
+
+def test_deploy_refuses_unknown_values_and_gp_scores():
+    X, y = _data(n=60)
+    with pytest.raises(InputError, match="deploy"):
+        PACBayesAUC(method="ep", lam=10.0, deploy="part_a").fit(X, y)
+    with pytest.raises(InputError, match="kernel=None"):
+        PACBayesAUC(method="ep", lam=10.0, kernel="rbf",
+                    deploy="certified").fit(X, y)

@@ -72,3 +72,37 @@ def test_no_certificate_where_its_assumptions_fail():
     pu = PACBayesClassifier(method="vb", lam=120.0, pu_prior=0.3).fit(X, y)
     assert pu.certificate_ is None and pu.certified_error_ is None
     assert pu.deployed_certificate_ is None
+
+
+def test_deploy_certified_predicts_with_the_part_a_rule_and_its_test_set_bound():
+    """``deploy="certified"``: ``predict_proba`` is scikit-learn's
+    standardised logistic regression fitted on part A alone, and
+    ``deployed_certificate_`` the kl test-set bound of its labels' error
+    on part B (``m = n_B``) at the whole eps."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from pac_particles.bounds import held_out_bound
+    from pac_particles.bounds.certification import certificate_split
+    from pac_particles.sklearn.binary import certificate_spec
+    X, y = _classes(200, 1, shift=0.6)
+    est = PACBayesClassifier(method="vb", lam=100.0, random_state=0,
+                             deploy="certified").fit(X, y)
+    in_a = certificate_split(y == 1, certificate_spec(est))
+    user = make_pipeline(StandardScaler(), LogisticRegression(
+        max_iter=2000)).fit(X[in_a], y[in_a])
+    np.testing.assert_allclose(est.predict_proba(X), user.predict_proba(X),
+                               atol=1e-6)
+    error = float(np.mean(user.predict(X[~in_a]) != y[~in_a]))
+    cert = est.deployed_certificate_
+    assert cert.bound == pytest.approx(held_out_bound(
+        error, int((~in_a).sum()), est.eps).bound, abs=1e-12)
+    np.testing.assert_array_equal(est.predict(X), user.predict(X))
+
+
+def test_deploy_certified_needs_a_certificate():
+    from pac_particles.core.checks import InputError
+    X, y = _classes(60, 0)
+    with pytest.raises(InputError, match="PU labels"):
+        PACBayesClassifier(method="vb", lam=10.0, pu_prior=0.3,
+                           deploy="certified").fit(X, y)

@@ -246,6 +246,66 @@ def test_a_saved_classifier_predicts_as_the_estimator(tmp_path, method):
     assert back.fit["method"] == method and back.fit["loss"] == "zero_one"
 
 
+def test_a_certified_deployment_is_saved_and_used_by_predict(tmp_path):
+    """deploy='certified': the model files hold the part-A score (AUC) or
+    rule (classifier), say so, record both certificates, and predict as
+    the estimator."""
+    from pac_particles.sklearn.classifier import PACBayesClassifier
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    X, y = noisy_linear(120, [1.0, -1.0], 0, d=3)
+    X = X * [1.0, 5.0, 0.2] + [0.0, 3.0, -1.0]
+    for est in (PACBayesAUC(method="ep", lam=30.0, deploy="certified",
+                            random_state=0),
+                PACBayesClassifier(method="vb", lam=30.0, deploy="certified",
+                                   random_state=0)):
+        est.fit(X, y)
+        back = load_model(save_model(est, tmp_path / "m.json"))
+        np.testing.assert_allclose(back.predict_proba(X),
+                                   est.predict_proba(X), rtol=0, atol=1e-12)
+        assert back.fit["deploy"] == "certified"
+        deployed = est.deployed_certificate_.bound
+        recorded = (back.fit.get("deployed_certified_error")
+                    if "loss" in back.fit
+                    else 1.0 - back.fit["deployed_certified_auc"])
+        assert recorded == pytest.approx(deployed, abs=1e-12)
+    assert back.predictive == "logistic"
+
+
+@pytest.mark.parametrize("command", ["fit", "classify"])
+def test_the_command_line_deploys_the_certified_score(tmp_path, capsys,
+                                                      command):
+    """``--deploy certified``: summary.json records which score is deployed
+    and both certificates, the headline names the deployed one, the model
+    file says which score it holds, and predict scores with it."""
+    csv = _csv(tmp_path / "d.csv", _frame(n=160))
+    out = tmp_path / "out"
+    model = str(tmp_path / "m.json")
+    main([command, csv, "--method", "ep" if command == "fit" else "vb",
+          "--lam", "30", "--test-size", "0", "--out", str(out),
+          "--deploy", "certified", "--save-model", model,
+          "--target", "outcome"] + SMALL)
+    printed = capsys.readouterr().out
+    assert "deployed score (certified)" in printed or \
+        "deployed rule (certified)" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["deploy"] == "certified"
+    deployed = (summary["certificate"]["deployed"] if command == "fit"
+                else summary["deployed_certificate"])
+    assert "part-A score" in deployed["score" if command == "fit"
+                                      else "sentence"]
+    assert summary["certificate"] is not None
+    back = load_model(model)
+    assert back.fit["deploy"] == "certified"
+    main(["predict", model, csv, "--out", str(tmp_path / "p.csv")])
+    said = capsys.readouterr()
+    assert "deployed score certified" in said.out + said.err
+    rows = pd.read_csv(tmp_path / "p.csv")
+    frame = _frame(n=160)
+    X = frame[["f1", "f2", "f3"]].to_numpy(float)
+    np.testing.assert_allclose(rows.filter(like="probability").to_numpy()[:, 0],
+                               back.predict_proba(X)[:, 1], rtol=1e-12)
+
+
 def test_predict_names_missing_feature_columns(tmp_path, capsys):
     path, _ = _saved(tmp_path)
     other = tmp_path / "other.csv"
@@ -555,6 +615,8 @@ def test_the_choices_help_shows_are_the_librarys():
     assert set(cli._CLASSIFIER_METHODS) == set(
         method_names("classification", auto=False))
     assert cli._LOSSES == LOSSES and cli._CV_RULES == CV_RULES
+    from pac_particles.sklearn.binary import DEPLOYS
+    assert cli._DEPLOYS == DEPLOYS
     assert cli._PROGRESS_MODES == PROGRESS_MODES
     assert cli._DATASETS == tuple(sorted(DATASETS))
 

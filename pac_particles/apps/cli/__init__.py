@@ -119,8 +119,8 @@ from typing import TYPE_CHECKING
 # the choices --help shows, here too: a test checks them (cli._LOSSES, ...)
 # against the library's
 from pac_particles.apps.cli.parser import (_AUC_METHODS, _CLASSIFIER_METHODS,
-                                           _CV_RULES, _DATASETS, _LOSSES,
-                                           _PROGRESS_MODES, _csv_args,
+                                           _CV_RULES, _DATASETS, _DEPLOYS,
+                                           _LOSSES, _PROGRESS_MODES, _csv_args,
                                            build_parser, parent_parsers,
                                            progress_argument)
 
@@ -215,13 +215,14 @@ def _run(args):
                                   method=args.method, lam=args.lam,
                                   test_size=args.test_size,
                                   n_jobs=args.n_jobs, cv_rule=args.cv_rule,
+                                  deploy=args.deploy,
                                   save_model_to=args.save_model,
                                   csv_options=_csv_args(args), **shared))
     elif args.command == "classify":
         cli.print_classify(cli.classify_csv(
             args.data, target=args.target, method=args.method,
             loss=args.loss, lam=args.lam, test_size=args.test_size,
-            pu_prior=args.pu_prior, n_jobs=args.n_jobs,
+            pu_prior=args.pu_prior, n_jobs=args.n_jobs, deploy=args.deploy,
             save_model_to=args.save_model, csv_options=_csv_args(args),
             **shared))
     else:

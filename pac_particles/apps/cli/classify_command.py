@@ -25,7 +25,8 @@ from pac_particles.apps.cli.fit_command import (_print_reading,
 from pac_particles.apps.cli.held_out import _baseline_folds, _fit_on_split
 from pac_particles.apps.cli.inputs import (_check_fit_options, _check_out,
                                            _read_csv)
-from pac_particles.apps.cli.parser import _CLASSIFIER_METHODS, _LOSSES
+from pac_particles.apps.cli.parser import (_CLASSIFIER_METHODS, _DEPLOYS,
+                                          _LOSSES)
 from pac_particles.apps.plots import plot_cv_curve, save
 from pac_particles.apps.tables import jsonable, write_json
 from pac_particles.core.checks import (check_choice, check_count,
@@ -39,15 +40,19 @@ __all__ = ["classify_csv", "print_classify", "logistic_classifier"]
 def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
                  test_size=0.25, pu_prior=None, n_particles=200, len_chain=10,
                  seed=0, n_jobs=1, out="results/classify", verbose=True,
-                 save_model_to=None, csv_options=None):
+                 save_model_to=None, csv_options=None, deploy="all_rows"):
     """The ``classify`` sub-command: returns the summary it writes as JSON.
 
     ``verbose`` is accepted for the shared options; the classifier reports
     no progress. ``save_model_to``: a path for the model file
-    (:func:`pac_particles.sklearn.model_file.save_model`)."""
+    (:func:`pac_particles.sklearn.model_file.save_model`); ``deploy``: the
+    rule ``predict`` and the model file use
+    (:class:`~pac_particles.sklearn.classifier.PACBayesClassifier`'s
+    ``deploy``)."""
     n_particles, len_chain, seed, test_size, method, lam = _check_fit_options(
         n_particles, len_chain, seed, test_size, method, _CLASSIFIER_METHODS, lam)
     loss = check_choice(loss, "loss", _LOSSES)
+    deploy = check_choice(deploy, "deploy", _DEPLOYS)
     if pu_prior is not None:
         pu_prior = check_pu_prior(pu_prior)
     started = time.perf_counter()
@@ -60,7 +65,7 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
     estimator = cli.PACBayesClassifier(
         method=method, loss=loss, lam=lam, pu_prior=pu_prior,
         n_particles=n_particles, len_chain=len_chain, random_state=seed,
-        n_jobs=check_count(n_jobs, "n_jobs"))
+        n_jobs=check_count(n_jobs, "n_jobs"), deploy=deploy)
     X_tr, X_te, y_tr, y_te, fit_seconds = _fit_on_split(
         estimator, X, y, test_size, seed, classes)
     summary = {
@@ -74,7 +79,11 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
                      else "given (--lam)"),
         "log_evidence": estimator.log_evidence_,
         "log_evidence_is": get_method(method).evidence_name,
+        "deploy": deploy,
         "certificate": _error_certificate_fields(estimator.certificate_),
+        # the rule predict uses (deploy): its own certificate
+        "deployed_certificate": _error_certificate_fields(
+            estimator.deployed_certificate_),
         "train_error": 1.0 - estimator.score(X_tr, y_tr),
         # the linear rule of the posterior mean on raw inputs, keyed by the
         # CSV's column names
@@ -148,6 +157,9 @@ def print_classify(s):
               "unbounded loss: use --method vb)")
     else:
         print(f"  certificate: {cert['statement']}")
+    deployed = s.get("deployed_certificate")
+    if deployed is not None:
+        print(f"  deployed rule ({s['deploy']}): {deployed['statement']}")
     _print_reading(s["certificate_reading"])
     files = [s[k] for k in ("summary_json", "cv_png") if k in s]
     print(f"  files: {', '.join(files)}")

@@ -13,11 +13,12 @@ import numpy as np
 
 from pac_particles.apps import cli
 from pac_particles.apps.cli.certificate_report import (certificate_fields,
+                                                       certificate_sentence,
                                                        test_set_fields)
 from pac_particles.apps.cli.held_out import _baseline_folds, _fit_on_split
 from pac_particles.apps.cli.inputs import (_check_fit_options, _check_out,
                                            _read_csv)
-from pac_particles.apps.cli.parser import _AUC_METHODS, _CV_RULES
+from pac_particles.apps.cli.parser import _AUC_METHODS, _CV_RULES, _DEPLOYS
 from pac_particles.apps.plots import (plot_cv_curve, plot_fitted_directions,
                                       plot_roc, save)
 from pac_particles.apps.tables import jsonable, write_json, write_rows
@@ -35,16 +36,19 @@ __all__ = ["fit_csv", "print_fit", "certificate_reading", "rows_to_inform",
 def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
             n_particles=200, len_chain=10, seed=0, n_jobs=1, out="results/fit",
             verbose=True, cv_rule="certified", save_model_to=None,
-            csv_options=None):
+            csv_options=None, deploy="all_rows"):
     """The ``fit`` sub-command: returns the summary it writes as JSON.
 
     ``save_model_to``: a path for the model file
     (:func:`pac_particles.sklearn.model_file.save_model`); ``csv_options``: how to
     read the CSV
-    (:func:`pac_particles.apps.cli.parser._csv_options`)."""
+    (:func:`pac_particles.apps.cli.parser._csv_options`); ``deploy``: the
+    score ``decision_function`` and the model file use
+    (:class:`~pac_particles.sklearn.estimator.PACBayesAUC`'s ``deploy``)."""
     n_particles, len_chain, seed, test_size, method, lam = _check_fit_options(
         n_particles, len_chain, seed, test_size, method, _AUC_METHODS, lam)
     cv_rule = check_choice(cv_rule, "cv_rule", _CV_RULES)
+    deploy = check_choice(deploy, "deploy", _DEPLOYS)
     csv_options = csv_options or {}
     X, y, names, classes, target_name = _read_csv(path, target, **csv_options)
     _check_out(out)
@@ -53,7 +57,7 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
                    option="--save-model")
     estimator = cli.PACBayesAUC(method=method, lam=lam, n_particles=n_particles,
                                 len_chain=len_chain, cv_rule=cv_rule,
-                                random_state=seed,
+                                deploy=deploy, random_state=seed,
                                 n_jobs=check_count(n_jobs, "n_jobs"), verbose=verbose)
     X_tr, X_te, y_tr, y_te, fit_seconds = _fit_on_split(
         estimator, X, y, test_size, seed, classes, names)
@@ -72,6 +76,7 @@ def fit_csv(path, target=None, method="smc", lam="cv", test_size=0.25,
         "log_evidence": estimator.log_evidence_,
         "log_evidence_se": estimator.log_evidence_se_,
         "train_auc": estimator.train_auc_,
+        "deploy": deploy,
         **certificate_fields(estimator),
         # keyed by the CSV's column names, as PACBayesAUC.coefficients_ is by
         # a DataFrame's
@@ -300,6 +305,11 @@ def print_fit(s):
                      f"{s['test_auc_logistic']:.3f}")
     print(line)
     print(f"  certificate: {s['certificate']['sentence']}")
+    deployed = s["certificate"].get("deployed")
+    if deployed is not None:
+        # the score decision_function and the model file use (--deploy)
+        print(f"  deployed score ({s.get('deploy', 'all_rows')}): "
+              f"{certificate_sentence(deployed)}")
     _print_reading(s["certificate_reading"])
     files = [s[k] for k in ("summary_json", "coefficients_csv",
                             "marginals_png", "roc_png", "cv_png") if k in s]

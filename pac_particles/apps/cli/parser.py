@@ -24,6 +24,7 @@ _CLASSIFIER_METHODS = ("smc", "vb", "ep")
 # the table itself: a registered loss is a choice too
 _LOSSES = LOSSES
 _CV_RULES = ("certified", "best")
+_DEPLOYS = ("all_rows", "certified")
 _PROGRESS_MODES = ("off", "auto", "bar", "lines")
 
 
@@ -187,6 +188,13 @@ def build_parser():
                         "tightest certificate among the lam within one "
                         "standard error of the best mean CV AUC, 'best' the "
                         "best mean CV AUC (EP and VB: leave-one-out, best)")
+    f.add_argument("--deploy", default="all_rows", choices=_DEPLOYS,
+                   help="the score to deploy: all_rows, the posterior fitted "
+                        "on "
+                        "every row (its certificate derandomised, looser); "
+                        "certified, the part-A logistic regression (its "
+                        "certificate the test-set bound on the other half, "
+                        "never looser than one on the same rows)")
     f.add_argument("--save-model", default=None, metavar="FILE",
                    help="write the fitted score to FILE (JSON with a "
                         "checksum; read by predict without running code)")
@@ -223,6 +231,13 @@ def build_parser():
     k.add_argument("--lam", type=_lam_argument, default="cv",
                    help="inverse temperature on the mean loss, or 'cv' to "
                         "choose it by K-fold accuracy")
+    k.add_argument("--deploy", default="all_rows", choices=_DEPLOYS,
+                   help="the rule to deploy: all_rows, the posterior fitted "
+                        "on "
+                        "every row (its certificate derandomised, looser); "
+                        "certified, the part-A logistic regression (its "
+                        "certificate the test-set bound on the other half, "
+                        "never looser than one on the same rows)")
     k.add_argument("--save-model", default=None, metavar="FILE",
                    help="write the fitted classifier to FILE (JSON with a "
                         "checksum; read by predict without running code)")

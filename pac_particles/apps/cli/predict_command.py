@@ -64,6 +64,8 @@ def predict_csv(model, path, out="results/predict/predictions.csv", sep=None,
     summary = {"model": os.path.abspath(model), "data": os.path.abspath(path),
                "estimator": scorer.fit.get("estimator"),
                "method": scorer.fit.get("method"), "lam": scorer.fit.get("lam"),
+               # which score the file deploys (older files: all_rows)
+               "deploy": scorer.fit.get("deploy", "all_rows"),
                "n_rows": len(rows), "ids": list(carried),
                "n_predicted_positive": int(np.sum(labels == positive)),
                "classes": scorer.classes_.tolist(), "out": out}
@@ -120,7 +122,8 @@ def print_predict(s, stream):
     positive = s["classes"][1]
     print(f"predict {os.path.basename(s['data'])}: {s['n_rows']} rows "
           f"scored with {os.path.basename(s['model'])} ({s['estimator']}, "
-          f"method {s['method']}, lam {s['lam']:.4g})", file=stream)
+          f"method {s['method']}, lam {s['lam']:.4g}, deployed score "
+          f"{s['deploy']})", file=stream)
     print(f"  {s['n_predicted_positive']} predicted {positive!r}, "
           f"{s['n_rows'] - s['n_predicted_positive']} {s['classes'][0]!r}",
           file=stream)
