@@ -36,6 +36,7 @@ from pac_particles.core.inference_data import to_inference_data
 from pac_particles.core.weighted_particles import WeightedParticles, directions
 from pac_particles.problem.priors import SpikeSlabPrior, param_array
 from pac_particles.smc.gibbs_model import check_gibbs_model
+from pac_particles.smc.adaptive_importance import REFINEMENT_ROUNDS
 from pac_particles.smc.importance_evidence import (log_z_lower_bound,
                                                    weighted_mean_se)
 from pac_particles.smc.single_run_variance import (lineage_groups,
@@ -43,7 +44,14 @@ from pac_particles.smc.single_run_variance import (lineage_groups,
                                                    mean_standard_error,
                                                    single_run_errors)
 
-__all__ = ["SMCPosterior", "StepParticles"]
+__all__ = ["SMCPosterior", "StepParticles", "IMPORTANCE_CANDIDATES"]
+
+#: sets of importance draws a run's reported ``log Z`` draws are chosen
+#: among, fixed in advance: the rounds of adaptive importance sampling
+#: (the first and ``REFINEMENT_ROUNDS`` refits, chosen by their Pareto
+#: tails) and the fresh draws after a tempering run; the lower bound on
+#: ``log Z`` pays for the choice by a union bound over them
+IMPORTANCE_CANDIDATES = REFINEMENT_ROUNDS + 2
 
 
 class StepParticles(collectors.Collector):
@@ -373,16 +381,24 @@ class SMCPosterior(WeightedParticles):
         (``importance``, reliable or not: choosing on their tail would
         break the argument), :func:`~pac_particles.smc.importance_evidence.
         log_z_lower_bound`: it holds for any proposal fixed before the
-        draws. Otherwise from the tempering estimate ``Z_hat``, as
+        draws, at ``delta / IMPORTANCE_CANDIDATES`` (a union bound): the
+        draws reported are one of at most that many sets, each from a
+        proposal fixed before it, chosen by their Pareto tails (the rounds
+        of :func:`~pac_particles.smc.adaptive_importance.
+        adaptive_importance_log_z`) or by the run (those rounds, else the
+        fresh draws after tempering). Otherwise from the tempering estimate ``Z_hat``, as
         ``log Z_hat - log(1/delta)`` (Markov): exact for exponents and
         moves fixed in advance, for adaptive tempering only as far as its
         estimate is unbiased (asymptotically; the ``how`` says so)."""
         imp = self.importance
         if imp is not None and imp.log_weights is not None:
-            value = log_z_lower_bound(imp.log_weights, delta)
+            value = log_z_lower_bound(imp.log_weights,
+                                      delta / IMPORTANCE_CANDIDATES)
             how = (f"log Z: Markov lower bound from {imp.n_draws} raw "
                    f"importance weights ({imp.proposal} proposal) at level "
-                   f"{delta:.3g}")
+                   f"{delta:.3g}, a union over the "
+                   f"{IMPORTANCE_CANDIDATES} sets of draws it was chosen "
+                   f"among")
         else:
             tempering = (self.log_z if self.log_z_tempering is None
                          else self.log_z_tempering)

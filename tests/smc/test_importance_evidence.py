@@ -393,6 +393,11 @@ def test_log_z_lower_bound_of_run_smc_is_below_quadrature():
     low, how = post.log_z_lower_bound(0.005)
     assert exact.log_z - 0.5 < low < exact.log_z
     assert "raw importance weights" in how
+    # the choice among the rounds' draws is paid: delta / 4 on the weights
+    from pac_particles.smc.result import IMPORTANCE_CANDIDATES
+    assert IMPORTANCE_CANDIDATES == 4 and "union over the 4" in how
+    assert low == pytest.approx(max(min(log_z_lower_bound(
+        post.importance.log_weights, 0.005 / 4), 0.0), -post.lam))
     # without draws: the tempering estimate's Markov bound, log(1/delta) below
     tempering = run_smc(model, n_particles=100, len_chain=5, seed=1,
                         evidence="tempering")
