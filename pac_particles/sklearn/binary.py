@@ -165,8 +165,14 @@ def check_shared_parameters(est, methods):
     """The checks of the parameters both estimators take (InputError naming
     the parameter): ``method`` among ``methods``, ``lam`` a positive float
     or ``"cv"``, ``lam_max``, ``prior_var``, the counts, ``eps``,
-    ``pu_prior``, ``random_state``, ``n_jobs`` and SMC's ``backend``."""
+    ``pu_prior``, ``random_state``, ``n_jobs``, SMC's ``backend`` and
+    ``deploy`` (linear scores only)."""
     check_choice(est.method, "method", methods)
+    check_choice(est.deploy, "deploy", DEPLOYS)
+    if est.deploy == "certified" and getattr(est, "kernel", None) is not None:
+        raise InputError("deploy='certified' deploys the part-A linear "
+                         "score: use it with kernel=None, or "
+                         "deploy='all_rows' for GP scores")
     check_backend(est.backend)
     if not (isinstance(est.lam, str) and est.lam == "cv"):
         check_positive(est.lam, "lam")

@@ -58,7 +58,7 @@ from pac_particles.core.checks import ArrayLike, InputError, check_choice
 from pac_particles.core.inference_data import to_inference_data
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.risks import LOSSES
-from pac_particles.sklearn.binary import (DEPLOYS, BinaryEstimatorMixin,
+from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
                                           certificate_spec,
                                           check_shared_parameters)
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
@@ -159,7 +159,6 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                                                    auto=False))
         check_choice(self.loss, "loss", LOSSES)
         check_choice(self.vb_family, "vb_family", FAMILIES)
-        check_choice(self.deploy, "deploy", DEPLOYS)
         if self.deploy == "certified" and self.pu_prior is not None:
             raise InputError("deploy='certified' needs a certificate, and "
                              "PU labels have none: use deploy='all_rows'")
@@ -210,10 +209,11 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                 certify(self.posterior_, problem.at(self.lam_),
                         certificate_spec(self, s))
                 for s in ("randomised", deployed))
-        if self.deploy == "certified":
+        deployed_cert = self.deployed_certificate_
+        if self.deploy == "certified" and deployed_cert is not None:
             # the deployed rule is the part-A rule it certifies
             coef, intercept = problem.data.raw_linear(np.asarray(
-                self.deployed_certificate_.score_coefficients, dtype=float))
+                deployed_cert.score_coefficients, dtype=float))
             self.coef_, self.intercept_ = coef, float(intercept)
         self.certified_error_ = (None if self.certificate_ is None
                                  else self.certificate_.bound)

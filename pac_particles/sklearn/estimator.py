@@ -56,7 +56,7 @@ from pac_particles.smc.posterior import POINT_ESTIMATES
 from pac_particles.problem.dask_data import is_dask_collection
 from pac_particles.sklearn.dask_fit import (cluster_decision_function,
                                            cluster_problem)
-from pac_particles.sklearn.binary import (DEPLOYS, BinaryEstimatorMixin,
+from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
                                           calibration_rows, certificate_spec,
                                           check_shared_parameters,
                                           logistic_slope, youden_cut)
@@ -136,14 +136,10 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
     backend : {'numba', 'jax'}, where SMC's risk runs: the host's cores or
         JAX's device, a GPU (docs/gpu.md); linear scores only. EP and VB
         ignore it (also when 'auto' chooses them).
-    deploy : {'all_rows', 'certified'}
-        The score ``decision_function`` returns: the posterior's ``point``
-        estimate fitted on every row (default; ``deployed_certificate_``
-        derandomised, looser), or the certified part-A score (a logistic
-        regression on the certificate's prior half, its test-set bound on
-        the other half: ``deployed_certificate_`` is never looser than a
-        test-set bound on the same rows). docs/user_guide.md says when each
-        pays. Linear scores with rows in memory only.
+    deploy : {'all_rows', 'certified'}, the score ``decision_function``
+        returns: the posterior's ``point`` fitted on every row, or the
+        certified part-A score (a logistic regression on the certificate's
+        prior half; docs/user_guide.md says when each pays).
 
     Attributes
     ----------
@@ -162,13 +158,10 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
     certified_coef_, certified_intercept_ : the score ``certificate_``
         certifies where that is one fixed linear score (the part-A score),
         on raw inputs (:meth:`certified_decision_function`); None otherwise.
-    deployed_certificate_ : the certificate of the score
-        ``decision_function`` returns: with ``deploy='all_rows'`` the
-        posterior's ``point`` estimate, derandomised
-        (:mod:`pac_particles.bounds.derandomised`; None for GP scores); with
-        ``deploy='certified'`` the part-A score, its test-set bound on the
-        other half at the whole ``eps``. The three are None for rows left
-        on a Dask cluster.
+    deployed_certificate_ : the certificate of the score ``decision_function``
+        returns: derandomised (``deploy='all_rows'``; None for GP scores), or
+        the part-A score's test-set bound on the other half at the whole
+        ``eps``. The three are None for rows left on a Dask cluster.
     bound_ : the dissertation's Corollary 19 (kept for reference).
     train_auc_, heldout_auc_ : PU-corrected AUC on the training data, and of
         held-out scores (leave-one-out, the folds' mean at ``lam_``, or
@@ -210,11 +203,6 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.hyperparameters, "hyperparameters", HYPERPARAMETERS)
         check_choice(self.cv_rule, "cv_rule", CV_RULES)
-        check_choice(self.deploy, "deploy", DEPLOYS)
-        if self.deploy == "certified" and self.kernel is not None:
-            raise InputError("deploy='certified' deploys the part-A linear "
-                             "score: use it with kernel=None, or "
-                             "deploy='all_rows' for GP scores")
         check_probability(self.ess_rmin, "ess_rmin")
         if self.kernel is not None and not (
                 callable(self.kernel)
@@ -274,10 +262,6 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
             problem = GibbsProblem.ranking(
                 X, positives, lam_max if choose_lam else self.lam,
                 self.standardize, self.pu_prior)
-        elif self.deploy == "certified":
-            raise InputError("deploy='certified' needs the rows in memory "
-                             "(the certificate's split); use "
-                             "deploy='all_rows' for rows on a Dask cluster")
         hyper = prior_hyperparameters(problem.data.d, self.kernel, self.prior,
                                       self.spike_slab, self.prior_var)
         # the certified rule compares certificates during the fit
@@ -308,7 +292,6 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
             point_se = post.point_estimate_se(self.point)
             if point_se is not None:
                 self.coef_se_ = post.data.raw_linear(point_se)[0]
-        # with deploy='certified' the certificates replace coef_ first
         _certify(self, fit, problem, fit.grid)
         train_scores = self._raw_scores(X)
         self.train_auc_ = 1.0 - float(pu_corrected_risk(
@@ -446,6 +429,10 @@ def _certify(est, fit, problem, grid):
     est.certificate_ = est.deployed_certificate_ = None
     est.certified_auc_risk_ = est.certified_coef_ = None
     est.certified_intercept_ = None
+    if est.deploy == "certified" and not problem.data.in_memory:
+        raise InputError("deploy='certified' needs the rows in memory (the "
+                         "certificate's split); use deploy='all_rows' for "
+                         "rows on a Dask cluster")
     if problem.data.in_memory:
         # rows on a cluster: their row sample is drawn with replacement, so
         # its halves are not independent; no certificate there

@@ -7,7 +7,7 @@ and SMC and for the certified deployed score. "No union" is not tested:
 the randomised route never won here (``"randomised route"``), and then
 "no union" is the part-A score's test-set bound at delta, a valid bound;
 no Monte Carlo estimate enters these certificates (docs/benchmarks.md,
-"Coverage with power", gives the counts)."""
+"Certificates", gives the counts)."""
 
 import dataclasses
 import warnings
