@@ -10,8 +10,13 @@ protocol (its Gaussian summary, its space), never from a method's name.
 
 The split
 ---------
-The rows are split once, stratified, into a prior part ``A`` (a
-``prior_fraction`` of each class) and a certifying part ``B``, from a seed
+The rows are split once into a prior part ``A`` and a certifying part
+``B``: for the AUC stratified (a ``prior_fraction`` of each class: the AUC
+is a statement about the class-conditional distributions, so ``B``'s class
+counts may be fixed), for the error uniformly (a ``prior_fraction`` of the
+rows, whatever their labels: ``B`` is then an i.i.d. sample of the
+population, whose error weighs the classes by their population shares,
+which a stratified ``B`` would replace by the sample's), from a seed
 stream of its own (``SeedSequence([CERTIFICATE_STREAM, seed])``, independent
 of every stream a fit draws from ``seed``). On ``A`` alone, by a rule fixed
 in advance, a Gaussian prior is fitted: the Laplace approximation of an
@@ -125,8 +130,8 @@ class CertificateSpec:
     delta : float in (0, 1)
         The statement holds with probability at least ``1 - delta``.
     prior_fraction : float in (0, 1)
-        Share of each class in the prior part ``A`` (0.5: the comparator's
-        half).
+        Share of each class (the AUC) or of the rows (the error) in the
+        prior part ``A`` (0.5: the comparator's half).
     seed : int
         Seed of the certificate's own stream (:data:`CERTIFICATE_STREAM`).
     prior_var : float or ``"cv"``
@@ -183,11 +188,20 @@ def certificate_stream(seed):
                                    0 if seed is None else int(seed)])
 
 
-def certificate_split(y, spec: CertificateSpec) -> np.ndarray:
-    """Mask of the prior part ``A``: ``spec.prior_fraction`` of each class,
-    drawn from the labels and the certificate's own stream alone
-    (:data:`CERTIFICATE_STREAM`)."""
-    return prior_split(y, spec.prior_fraction, certificate_stream(spec.seed).spawn(2)[0])
+def certificate_split(y, spec: CertificateSpec, stratified: bool = True
+                      ) -> np.ndarray:
+    """Mask of the prior part ``A``: ``spec.prior_fraction`` of each class
+    (``stratified``: the AUC's split), else of the rows drawn uniformly
+    whatever their labels (the error's), from the certificate's own stream
+    alone (:data:`CERTIFICATE_STREAM`)."""
+    seed = certificate_stream(spec.seed).spawn(2)[0]
+    if stratified:
+        return prior_split(y, spec.prior_fraction, seed)
+    n = np.asarray(y).shape[0]
+    k = min(max(int(round(spec.prior_fraction * n)), 1), n - 1)
+    in_a = np.zeros(n, dtype=bool)
+    in_a[np.random.default_rng(seed).permutation(n)[:k]] = True
+    return in_a
 
 
 def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
@@ -208,6 +222,12 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
     scale = part.std(axis=0)
     scale[scale == 0] = 1.0
     Z = (part - centre) / scale
+    if labels.all() or not labels.any():
+        # one class in A (a uniform split of a rare class): the zero score,
+        # a tie everywhere, and the penalty's Gaussian around it
+        prior_var = 1.0 if prior_var == "cv" else float(prior_var)
+        d = Z.shape[1] + int(intercept)
+        return np.zeros(d), np.diag(np.full(d, prior_var)), prior_var
     if prior_var == "cv":
         # chosen on A alone (A's folds, A's AUC): free in a bound on B
         fit = LogisticRegressionCV(Cs=PRIOR_VAR_GRID, cv=PRIOR_VAR_FOLDS,
@@ -302,13 +322,16 @@ def certificate_setting(problem, spec):
     if min(y.sum(), (~y).sum()) < 2:
         raise InputError("a certificate needs at least two rows of each "
                          "class")
-    in_a = certificate_split(y, spec)
+    ranking = problem.task == "ranking"
+    in_a = certificate_split(y, spec, stratified=ranking)
     intercept = bool(getattr(data, "intercept", False))
     mu_a, cov_a, prior_var = part_a_prior(data.X, y, in_a, spec.prior_var,
                                           intercept)
     rows = _Rows(problem, ~in_a)
     tuned = spec.prior_var == "cv"
-    split = (f"prior fitted on {spec.prior_fraction:.0%} of each class (a "
+    split = (f"prior fitted on {spec.prior_fraction:.0%} of "
+             + ("each class" if ranking else "the rows, drawn uniformly")
+             + " (a "
              f"logistic regression, prior variance {prior_var:.3g}"
              + (" chosen by cross-validation within that part" if tuned
                 else "") +

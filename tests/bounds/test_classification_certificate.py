@@ -88,7 +88,7 @@ def test_deploy_certified_predicts_with_the_part_a_rule_and_its_test_set_bound()
     X, y = _classes(200, 1, shift=0.6)
     est = PACBayesClassifier(method="vb", lam=100.0, random_state=0,
                              deploy="certified").fit(X, y)
-    in_a = certificate_split(y == 1, certificate_spec(est))
+    in_a = certificate_split(y == 1, certificate_spec(est), stratified=False)
     user = make_pipeline(StandardScaler(), LogisticRegression(
         max_iter=2000)).fit(X[in_a], y[in_a])
     np.testing.assert_allclose(est.predict_proba(X), user.predict_proba(X),
@@ -106,3 +106,23 @@ def test_deploy_certified_needs_a_certificate():
     with pytest.raises(InputError, match="PU labels"):
         PACBayesClassifier(method="vb", lam=10.0, pu_prior=0.3,
                            deploy="certified").fit(X, y)
+
+
+def test_the_error_is_certified_on_a_uniform_split_of_the_rows():
+    """The error's B is an i.i.d. sample of the population: its split draws
+    rows whatever their labels (a stratified B would hold the sample's
+    class shares); the AUC's split stays stratified (the AUC is a statement
+    about the class-conditional distributions). Across seeds the error's
+    split moves the class counts of A, the AUC's never does."""
+    from pac_particles.bounds import CertificateSpec
+    from pac_particles.bounds.certification import certificate_split
+    y = np.arange(200) < 60
+    error_counts = {int(certificate_split(y, CertificateSpec(seed=s),
+                                          stratified=False)[y].sum())
+                    for s in range(10)}
+    auc_counts = {int(certificate_split(y, CertificateSpec(seed=s))[y].sum())
+                  for s in range(10)}
+    assert auc_counts == {30} and len(error_counts) > 2
+    assert all(certificate_split(y, CertificateSpec(seed=s),
+                                 stratified=False).sum() == 100
+               for s in range(10))
