@@ -227,3 +227,15 @@ def test_deploy_refuses_unknown_values_and_gp_scores():
     with pytest.raises(InputError, match="kernel=None"):
         PACBayesAUC(method="ep", lam=10.0, kernel="rbf",
                     deploy="certified").fit(X, y)
+
+
+def test_deploy_certified_refuses_rows_left_on_a_cluster():
+    """Rows on a Dask cluster get no certificate (their row sample is drawn
+    with replacement): no certified score to deploy either."""
+    da = pytest.importorskip("dask.array")
+    X, y = _data(n=2000)
+    with pytest.raises(InputError, match="in memory"):
+        PACBayesAUC(method="vb", lam=100.0, random_state=0,
+                    deploy="certified").fit(da.from_array(X, chunks=(500, 4)),
+                                            da.from_array(y.astype(int),
+                                                          chunks=500))
