@@ -15,7 +15,7 @@ from pac_particles.smc import adaptive_importance
 from pac_particles.smc.adaptive_importance import MASS_CHECK_Z, MassCheck
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc, scout_particles
-from reference import AngularQuadrature, sphere_quadrature
+from lab.reference.quadrature import AngularQuadrature, sphere_quadrature
 
 
 def shifted_design(n, positives, shift, seed):

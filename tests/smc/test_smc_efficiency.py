@@ -3,7 +3,7 @@ efficiency study's bookkeeping (ratios, intervals, resumable CSV)."""
 import numpy as np
 import pytest
 from builders import two_d_problem
-from reference import AngularQuadrature
+from lab.reference.quadrature import AngularQuadrature
 
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc
