@@ -20,8 +20,16 @@ reported se``:
 
 ``diagnostics/smc_exactness.py`` prints the table (docs/benchmarks.md,
 "Exactness of the default against quadrature").
+
+On real data no quadrature reaches: :func:`long_reference` is a long
+tempering run from the prior, stored in ``lab/reference/long_runs.json``
+(:func:`store_reference`, by ``diagnostics/smc_long_reference.py``: minutes
+of CPU) and read by the tests (:func:`stored_references`).
 """
 
+import json
+import os
+import time
 import warnings
 
 import numpy as np
@@ -31,7 +39,8 @@ from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc
 
 __all__ = ["DESIGNS", "LAMS", "design", "truth", "exactness_runs",
-           "exactness_row", "TABLE_HEADER"]
+           "exactness_row", "TABLE_HEADER", "LONG_RUNS", "long_reference",
+           "stored_references", "store_reference"]
 
 #: name -> (n, positives, shift of the positives, seed); d = len(shift).
 #: "multi-arc": four arcs at 50 n (angles 0.32, 0.36, 0.48, 0.52), a fifth
@@ -114,3 +123,52 @@ def exactness_row(name, mult, records, log_z, mean):
             f"{np.std(zm, ddof=1):.2f} | "
             f"{' '.join(f'{k} {v}' for k, v in sorted(paths.items()))} | "
             f"{sum(r['check_failed'] for r in records)} |")
+
+
+# ------------------------------------------------- long runs on real data
+
+#: where the long reference runs are stored (one JSON object, keyed by
+#: ``"problem@lam/n"``), read by the tests and by
+#: ``diagnostics/smc_long_reference.py``
+LONG_RUNS = os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "reference", "long_runs.json")
+
+
+def long_reference(model, n_particles, len_chain, ESSrmin=0.5, seed=12345):
+    """A long tempering run from the prior (``run_smc(start="prior",
+    evidence="tempering")``, ``n_particles`` resampled particles, chains of
+    ``len_chain``): its ``log_z``, ``log_z_se``, the settings and the CPU
+    seconds, a JSON-ready dict. The reference where no quadrature
+    reaches: its estimate needs no Gaussian approximation, only long
+    enough chains to equilibrate at every step (a run too short falls
+    below ``log Z``: docs/benchmarks.md, "Exactness of the default against
+    quadrature")."""
+    clock = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        post = run_smc(model, n_particles=n_particles, len_chain=len_chain,
+                       ESSrmin=ESSrmin, seed=seed, start="prior",
+                       evidence="tempering")
+    return dict(log_z=float(post.log_z), log_z_se=float(post.log_z_se),
+                n_particles=int(n_particles), len_chain=int(len_chain),
+                ESSrmin=float(ESSrmin), seed=int(seed),
+                n_steps=int(post.n_steps),
+                cpu_seconds=round(time.process_time() - clock, 1))
+
+
+def stored_references(path=LONG_RUNS):
+    """``{"problem@lam/n": record}`` of :func:`long_reference` runs stored
+    in ``path`` (empty where there is none)."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def store_reference(key, record, path=LONG_RUNS):
+    """Add (or replace) ``record`` under ``key`` in ``path``."""
+    runs = stored_references(path)
+    runs[key] = record
+    with open(path, "w") as fh:
+        json.dump(runs, fh, indent=1, sort_keys=True)
+        fh.write("\n")
