@@ -17,21 +17,13 @@ from pac_particles.smc.adaptive_importance import MASS_CHECK_Z, MassCheck
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc, scout_particles
 from lab.reference.quadrature import AngularQuadrature, sphere_quadrature
-from lab.study.smc_exactness import stored_references
+from lab.study.smc_exactness import DESIGNS, design, stored_references
 from pac_particles.problem.datasets import load_dataset
-
-
-def shifted_design(n, positives, shift, seed):
-    """``X ~ N(0, I) + y shift``, the first ``positives`` rows positive."""
-    rng = np.random.default_rng(seed)
-    y = (np.arange(n) < positives).astype(int)
-    X = rng.standard_normal((n, len(shift))) + y[:, None] * np.asarray(shift)
-    return X, y
 
 
 #: four arcs at 50 n (angles 0.32, 0.36, 0.48, 0.52), a fifth of the mass
 #: outside EP's Gaussian
-MULTI_ARC = (100, 40, (0.8, 0.4), 1)
+MULTI_ARC = DESIGNS["multi-arc n=100"]
 
 
 def z_scores(X, y, lam, log_z, mean, seeds, **kwargs):
@@ -58,7 +50,7 @@ def assert_exact(z, z_mean):
 
 @pytest.mark.parametrize("mult", [10, 50])
 def test_default_matches_the_arc_sum_where_q_misses_arcs(mult):
-    X, y = shifted_design(*MULTI_ARC)
+    X, y = design(*MULTI_ARC)
     exact = AngularQuadrature(X, y, mult * len(y))
     assert_exact(*z_scores(X, y, mult * len(y), exact.log_z, exact.mean,
                            range(20)))
@@ -68,7 +60,7 @@ def test_former_default_fails_where_q_misses_arcs():
     """The test above rejects a sampler that trusts q's draws alone
     (``scout=False``, the former default): log Z too low by the missed
     arcs' share, by many standard errors."""
-    X, y = shifted_design(*MULTI_ARC)
+    X, y = design(*MULTI_ARC)
     exact = AngularQuadrature(X, y, 50 * len(y))
     z, _ = z_scores(X, y, 50 * len(y), exact.log_z, exact.mean, range(10),
                     scout=False)
@@ -76,14 +68,14 @@ def test_former_default_fails_where_q_misses_arcs():
 
 
 def test_default_matches_the_arc_sum_at_400_rows_and_50_n():
-    X, y = shifted_design(400, 160, (0.8, 0.4), 2)
+    X, y = design(400, 160, (0.8, 0.4), 2)
     exact = AngularQuadrature(X, y, 50 * len(y))
     assert_exact(*z_scores(X, y, 50 * len(y), exact.log_z, exact.mean,
                            range(20)))
 
 
 def test_default_matches_the_sphere_in_three_dimensions():
-    X, y = shifted_design(40, 15, (0.8, 0.4, 0.2), 3)
+    X, y = design(40, 15, (0.8, 0.4, 0.2), 3)
     log_z, mean = sphere_quadrature(X, y, 10 * len(y), size=1200)
     assert_exact(*z_scores(X, y, 10 * len(y), log_z, mean, range(20)))
 
@@ -95,7 +87,7 @@ def test_sphere_quadrature_reduces_to_the_arc_sum():
     O(1 / size) error (0.013 nats at size 600, lam = 5 n; its error where
     the risk's great circles cross the cells), which halves with twice
     the cells."""
-    X, y = shifted_design(40, 15, (0.8, 0.4), 5)
+    X, y = design(40, 15, (0.8, 0.4), 5)
     exact = AngularQuadrature(X, y, 5 * len(y))
     X3 = np.column_stack([X, np.zeros(len(y))])
     coarse, _ = sphere_quadrature(X3, y, 5 * len(y), size=300)
@@ -134,7 +126,7 @@ def test_a_failed_check_warns_flags_and_falls_back_to_the_prior(monkeypatch):
     log Z lowered by 5 nats) is not returned: a RuntimeWarning, the
     flag ``mass_check.passed`` False, and a run tempered from the prior
     that matches the arc sum."""
-    X, y = shifted_design(60, 30, (1.0, 0.5), 7)
+    X, y = design(60, 30, (1.0, 0.5), 7)
     lam = 5.0 * len(y)
     exact = AngularQuadrature(X, y, lam)
     real = adaptive_importance.adaptive_importance_log_z
@@ -152,7 +144,7 @@ def test_a_failed_check_warns_flags_and_falls_back_to_the_prior(monkeypatch):
 
 
 def test_a_passed_check_is_on_the_result():
-    X, y = shifted_design(60, 30, (1.0, 0.5), 7)
+    X, y = design(60, 30, (1.0, 0.5), 7)
     post = run_smc(AUCGibbsModel(X, y, 60.0, standardize=False), seed=0)
     assert post.start == "importance" and post.mass_check.passed
     assert post.mass_check.scout_particles == scout_particles(200)
@@ -184,7 +176,7 @@ def test_draws_that_miss_arcs_with_a_light_tail_are_not_the_posterior():
     standard errors low) when a tenth of the draws sufficed: with the ESS
     rule (IMPORTANCE_ALONE_ESS) they temper from the prior and match the
     arc sum."""
-    X, y = shifted_design(*MULTI_ARC)
+    X, y = design(*MULTI_ARC)
     exact = AngularQuadrature(X, y, 50 * len(y))
     for seed in (22, 47, 56):
         with warnings.catch_warnings():
