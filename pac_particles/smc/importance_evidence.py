@@ -227,10 +227,10 @@ def smoothed_log_z_se(log_weights):
     independent draws is what the delta method on them says (the
     calibration test in ``tests/smc/test_importance_evidence.py``). A rule
     that widens it by ``S^((1 - r) / 2)``, ``r`` the relative convergence
-    rate of [VSGY24, App. B], put error bars 3-5 times the spread on
-    weights of ``k`` between 0.55 and 0.7 (docs/benchmarks.md, "Exactness
-    of the default against quadrature"). What the smoothing costs is a
-    downward bias, below the standard error up to ``k`` of about 0.65."""
+    rate of [VSGY24, App. B], describes the raw estimate's slower
+    convergence, not the smoothed estimate's spread, and gave error bars
+    several times too wide (docs/benchmarks.md, "Single-run error bars").
+    What the smoothing costs is a downward bias that grows with ``k``."""
     lw = check_finite_array(log_weights, "log_weights", ndim=1)
     w = np.exp(lw - lw.max())
     return float(np.std(w) / (np.mean(w) * np.sqrt(lw.size)))

@@ -114,10 +114,10 @@ __all__ = ["run_smc", "run_smc_chains", "chain_seeds", "SMCPosterior",
 IMPORTANCE_ALONE_K = 0.7
 #: ... and when their Kish ESS is at least this share of the draws (or the
 #: scout fell more than MASS_CHECK_Z standard errors short of them): on a
-#: posterior of several arcs, draws of a light tail but an ESS of 11-13%
-#: missed the far arcs (0.4 nats low) although the scout's check passed,
-#: where every run that passed on the designs measured had an ESS above
-#: 39%, and tempering from the prior is exact (docs/benchmarks.md,
+#: posterior of several arcs, draws of a light tail and a small ESS can
+#: miss the far arcs while the scout's check passes (the scout's own
+#: error bar is wide), where tempering from the prior is exact; the
+#: draws of a Gaussian that fits have a far larger ESS (docs/benchmarks.md,
 #: "Exactness of the default against quadrature")
 IMPORTANCE_ALONE_ESS = 0.2
 
