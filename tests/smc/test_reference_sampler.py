@@ -204,3 +204,19 @@ def test_default_agrees_with_the_stored_long_run_on_sonar_at_10_n():
     se = np.hypot(np.sqrt(np.mean([p.log_z_se ** 2 for p in runs]) / 2),
                   reference["log_z_se"])
     assert abs(np.mean([p.log_z for p in runs]) - reference["log_z"]) < 4 * se
+
+
+def test_default_agrees_with_the_stored_long_run_on_pima_at_10_n(pima):
+    """d = 8, lam = 10 n: the default's log Z over three seeds agrees with
+    a long tempering run from the prior (1,000 resampled particles, chains
+    of 50; lab/reference/long_runs.json, diagnostics/smc_long_reference.py)
+    within four combined standard errors."""
+    reference = stored_references()["pima@10"]
+    X, y = pima
+    model = AUCGibbsModel(X, y, lam=10.0 * len(y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        runs = [run_smc(model, seed=s) for s in range(3)]
+    se = np.hypot(np.sqrt(np.mean([p.log_z_se ** 2 for p in runs]) / 3),
+                  reference["log_z_se"])
+    assert abs(np.mean([p.log_z for p in runs]) - reference["log_z"]) < 4 * se
