@@ -4,12 +4,13 @@ calibrated slice move's options, relative to run_smc's defaults.
 
 The study's cells (lab.study.smc_efficiency.default_cells):
 the grid, run from the prior (its ``"default"`` is ``run_smc(start=
-"prior")``), and two cells from the Gaussian approximation: ``"EP +
+"prior")``), and three cells from the Gaussian approximation: ``"EP +
 importance sampling"``, EP's Gaussian and ``importance_log_z`` with M P
-draws and nothing else, and ``"new default"``, ``run_smc``'s default (from
-the Gaussian approximation: its importance draws alone where their Pareto
-k is reliable, else the bridge). Ratios are printed with 95% intervals
-relative to ``"default"``, ``"EP + importance sampling"``, ``"tempering"``
+draws and nothing else, ``"new default"``, ``run_smc``'s default (a
+scouting run from the prior checks the importance draws), and ``"former
+default"`` (``scout=False``). Ratios are printed with 95% intervals
+relative to ``"default"``, ``"EP + importance sampling"``, ``"former
+default"``, ``"tempering"``
 and ``"issue start"``.
 
 Problems: Pima, Sonar, German credit (numeric version, from
@@ -47,7 +48,8 @@ PROBLEMS = ("pima", "sonar", "german", "gp_pima", "label_noise")
 #: the baselines of the printed ratios: the prior path's default, importance
 #: sampling alone, and the defaults this study started from (tempering log Z
 #: and, for linear models, no covariance shrinkage either)
-BASELINES = ("default", GAUSSIAN_CELLS[0], "tempering", "issue start")
+BASELINES = ("default", GAUSSIAN_CELLS[0], GAUSSIAN_CELLS[2], "tempering",
+             "issue start")
 
 
 def label_noise_problem(n=100, flipped=0.2, q=0.05, seed=1):

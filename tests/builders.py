@@ -4,7 +4,8 @@ Builders are plain functions of ``(n, ..., seed)`` (import them with
 ``from builders import two_d_problem``) so that every test states the size
 and seed of its data; ``conftest.py`` holds the fixtures (the seeded
 generator, the Pima data loaded once per session). The independent references (quadrature,
-exact draws, pairwise definitions) live in ``reference.py``.
+exact draws, pairwise definitions) live in ``lab/reference/quadrature.py``,
+the helpers that check against them in ``reference.py``.
 
 * :func:`two_d_problem`, :func:`sparse_two_d_problem`: d = 2 data for the
   comparisons with the exact quadrature posterior.

@@ -1,6 +1,7 @@
 """Fixtures shared by the tests (pytest finds them here; nothing imports
 this file). The data builders of fixed size and seed are in
-``builders.py``, the independent references in ``reference.py``; both sit
+``builders.py``, the helpers that check against the independent
+references (``lab/reference/quadrature.py``) in ``reference.py``; both sit
 on the path of every test directory through this file's directory.
 """
 

@@ -18,9 +18,12 @@ and the ``start`` of :func:`~pac_particles.smc.posterior.run_smc`).
 * :data:`GAUSSIAN_CELLS`, from the Gaussian approximation: ``"EP +
   importance sampling"`` (``start="importance"``: EP's Gaussian and
   :func:`~pac_particles.smc.importance_evidence.importance_log_z` with
-  ``M P`` draws, no SMC run) and ``"new default"`` (``run_smc``'s default,
-  ``start="auto"``: its importance draws from the Gaussian alone where their
-  Pareto k is reliable, else the tempering along the bridge).
+  ``M P`` draws, no SMC run), ``"new default"`` (``run_smc``'s default,
+  ``start="auto"``: a scouting run from the prior, then importance draws
+  from the Gaussian and the scout's fit, the posterior where their tail,
+  their ESS and the scout's check pass, else tempering from the prior) and
+  ``"former default"`` (``scout=False``: the draws from the Gaussian alone
+  where their Pareto k is reliable, else the bridge from it).
 
 :func:`efficiency_runs` runs independent samplers (waste-free [DC22], or
 importance sampling alone) for every (problem, cell, seed), one CSV row per
@@ -95,7 +98,8 @@ __all__ = ["Cell", "default_cells", "efficiency_runs", "efficiency_table",
 CELL_STARTS = ("prior", "auto", "gaussian", "importance")
 #: the cells of :func:`default_cells` that start from the Gaussian
 #: approximation (the grid's cells start from the prior)
-GAUSSIAN_CELLS = ("EP + importance sampling", "new default")
+GAUSSIAN_CELLS = ("EP + importance sampling", "new default",
+                  "former default")
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,7 @@ class Cell:
     move: dict = field(default_factory=dict)
     evidence: str = "importance"
     start: str = "prior"
+    scout: bool = True
 
     def __post_init__(self):
         check_choice(self.start, "start", CELL_STARTS)
@@ -167,9 +172,10 @@ def default_cells(n_particles=100, len_chain=10, gp=False):
       ``"issue start"``);
     * :data:`GAUSSIAN_CELLS`, linear and GP models alike: ``"EP +
       importance sampling"`` (EP's Gaussian and ``M P`` importance draws,
-      no SMC run: ``start="importance"``) and ``"new default"``
+      no SMC run: ``start="importance"``), ``"new default"``
       (``run_smc``'s default, ``start="auto"``: from the Gaussian
-      approximation).
+      approximation, checked by a scouting run from the prior) and
+      ``"former default"`` (the same without the scout, ``scout=False``).
 
     Every grid cell runs from the prior (``start="prior"``).
     """
@@ -187,9 +193,10 @@ def default_cells(n_particles=100, len_chain=10, gp=False):
                   Cell("center=zero", m, p, 0.5, {"center": "zero"}),
                   Cell("shrinkage=0", m, p, 0.5, {"shrinkage": 0.0}),
                   Cell("n_slices=2", m, p, 0.5, {"n_slices": 2})]
-    importance, new_default = GAUSSIAN_CELLS
+    importance, new_default, former_default = GAUSSIAN_CELLS
     cells += [Cell(importance, m, p, 0.5, start="importance"),
-              Cell(new_default, m, p, 0.5, start="auto")]
+              Cell(new_default, m, p, 0.5, start="auto"),
+              Cell(former_default, m, p, 0.5, start="auto", scout=False)]
     return cells
 
 
@@ -225,7 +232,8 @@ def _one_run(model, problem, cell, seed):
         post = run_smc(model, n_particles=cell.n_particles,
                        len_chain=cell.len_chain, ESSrmin=cell.ESSrmin,
                        move=cell.build_move(model), seed=seed,
-                       evidence=cell.evidence, start=cell.start)
+                       evidence=cell.evidence, start=cell.start,
+                       scout=cell.scout)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     if cell.start == "importance":
         # from_importance leaves the costs to its caller

@@ -37,10 +37,10 @@ expected order statistics before they are used (Pareto-smoothed importance
 sampling, :func:`pareto_smooth`), which is what the threshold below is for. Below ``1 - 1 / log10(S)`` (0.70 at ``S = 2000``
 draws) the estimate is reliable [VSGY24, Sec. 3]; above it the tempering
 estimate is kept (:func:`refine_log_z`). Between ``k = 0.5`` and that
-threshold the raw weights have an infinite variance and the smoothed
-estimate's error shrinks more slowly than ``S^-1/2`` [VSGY24, Sec. 3.2,
-App. B]: its standard error is widened accordingly
-(:func:`smoothed_log_z_se`).
+threshold the raw weights have an infinite variance, but the smoothed ones
+do not: the delta method on the smoothed weights is the standard error of
+the smoothed estimate (:func:`smoothed_log_z_se`), whose small downward
+bias grows with ``k``.
 
 References
 ----------
@@ -79,8 +79,7 @@ from pac_particles.problem.priors import prior_gaussian_factor
 
 __all__ = ["ImportanceEvidence", "importance_log_z", "refine_log_z",
            "gaussian_approximation", "pareto_k", "pareto_smooth", "reliable_k",
-           "weighted_mean_se", "pareto_convergence_rate", "pareto_widening",
-           "mixture_draws",
+           "weighted_mean_se", "mixture_draws",
            "smoothed_log_z_se", "log_z_lower_bound", "importance_applies", "EVIDENCE_BATCHES",
            "MIN_BATCH_DRAWS", "DEFENSIVE_WEIGHT", "DEFENSIVE_DF", "MAX_DIMENSION", "SINGULAR_PRIOR",
            "MIN_DRAWS", "PARTICLES_PER_DIMENSION", "PROPOSAL_TOL"]
@@ -117,7 +116,7 @@ class ImportanceEvidence:
     log_z : ``log mean(w)`` over the draws, ``w`` the Pareto-smoothed
         weights (:func:`pareto_smooth`).
     log_z_se : its standard error, ``sd(w) / (mean(w) sqrt(S))`` (delta
-        method), widened for ``pareto_k > 0.5`` (:func:`smoothed_log_z_se`);
+        method on the smoothed weights, :func:`smoothed_log_z_se`);
         meaningful when ``reliable``.
     pareto_k : the tail shape of the weights (:func:`pareto_k`).
     reliable : ``pareto_k <= reliable_k(n_draws)``.
@@ -216,53 +215,25 @@ def reliable_k(n_draws):
     return min(1.0 - 1.0 / np.log10(max(n_draws, 11)), 0.7)
 
 
-def pareto_convergence_rate(k, n_draws):
-    """The relative convergence rate ``r`` of a Pareto-smoothed estimate
-    from ``n_draws`` draws whose weights have tail shape ``k`` [VSGY24,
-    App. B]: its error shrinks as ``S^-r/2`` (``r = 1``: the central limit
-    theorem's ``S^-1/2``; halving it takes ``4^(1/r)`` times the draws).
-    1 for ``k <= 0``, 0 for ``k >= 1``; the same formula as the R package
-    posterior's ``ps_convergence_rate``."""
-    s = float(n_draws)
-    if not k > 0:
-        return 1.0
-    if k >= 1:
-        return 0.0
-    if abs(k - 0.5) < 1e-9:
-        return 1.0 - 1.0 / math.log(s)
-    rate = ((2.0 * (k - 1.0) * s ** (2 * k + 1) + (1.0 - 2.0 * k) * s ** (2 * k)
-             + s * s) / ((s - 1.0) * (s - s ** (2 * k))))
-    return float(min(max(rate, 0.0), 1.0))
+def smoothed_log_z_se(log_weights):
+    """Standard error of ``log mean(w)`` for Pareto-smoothed log weights
+    ``log_weights`` (S,): the delta method on the smoothed weights,
+    ``sd(w) / (mean(w) sqrt(S))``.
 
-
-def smoothed_log_z_se(log_weights, k):
-    """Standard error of ``log mean(w)`` for the Pareto-smoothed log
-    weights ``log_weights`` (S,) of tail shape ``k``.
-
-    The delta method's ``sd(w) / (mean(w) sqrt(S))`` assumes a finite
-    variance and the central limit theorem. For ``k > 0.5`` the raw weights
-    have an infinite variance, the smoothed estimate's error shrinks as
-    ``S^-r/2`` with ``r = pareto_convergence_rate(k, S) < 1`` [VSGY24,
-    Sec. 3.2, App. B], and the sample standard deviation of the draws
-    understates it. The rule used: the standard error of ``S^r``
-    independent draws, ``sd(w) / (mean(w) S^(r/2))``, i.e. the delta
-    method's times :func:`pareto_widening` (at ``S = 2000``: 1.9 at ``k =
-    0.55``, 2.6 at 0.6, 4.9 at 0.7), which restores most of the nominal
-    coverage the delta method loses on Pareto weights
-    (``tests/smc/test_importance_evidence.py``)."""
+    For a tail shape ``k`` above 0.5 the raw weights have an infinite
+    variance, and the raw estimate's error shrinks more slowly than
+    ``S^-1/2`` [VSGY24, Sec. 3.2, App. B]; the smoothed weights have a
+    finite variance, and the spread of the smoothed estimate over
+    independent draws is what the delta method on them says (the
+    calibration test in ``tests/smc/test_importance_evidence.py``). A rule
+    that widens it by ``S^((1 - r) / 2)``, ``r`` the relative convergence
+    rate of [VSGY24, App. B], describes the raw estimate's slower
+    convergence, not the smoothed estimate's spread, and gave error bars
+    several times too wide (docs/benchmarks.md, "Single-run error bars").
+    What the smoothing costs is a downward bias that grows with ``k``."""
     lw = check_finite_array(log_weights, "log_weights", ndim=1)
     w = np.exp(lw - lw.max())
-    s = lw.size
-    return (float(np.std(w) / (np.mean(w) * np.sqrt(s)))
-            * pareto_widening(k, s))
-
-
-def pareto_widening(k, n_draws):
-    """``S^((1 - r)/2)``, ``r = pareto_convergence_rate(k, S)``, for ``k >
-    0.5``, else 1: how much a delta-method standard error is widened."""
-    if not k > 0.5:
-        return 1.0
-    return float(n_draws) ** ((1.0 - pareto_convergence_rate(k, n_draws)) / 2.0)
+    return float(np.std(w) / (np.mean(w) * np.sqrt(lw.size)))
 
 
 #: numbers of batches among which :func:`log_z_lower_bound` takes the best
@@ -517,7 +488,7 @@ def _smoothed_estimate(raw, theta, risks, proposal, seconds):
     log_z = float(logsumexp(log_w) - np.log(n_draws))
     w = np.exp(log_w - log_w.max())
     return ImportanceEvidence(
-        log_z=log_z, log_z_se=smoothed_log_z_se(log_w, k),
+        log_z=log_z, log_z_se=smoothed_log_z_se(log_w),
         pareto_k=k, reliable=bool(k <= reliable_k(n_draws)),
         ess=float(w.sum() ** 2 / np.sum(w * w)), n_draws=n_draws,
         proposal=proposal, seconds=seconds, theta=theta,
@@ -537,14 +508,14 @@ def _check_weighted(values, weights, name):
     return values, weights
 
 
-def weighted_mean_se(values, weights, k=None):
+def weighted_mean_se(values, weights):
     """Standard error of the self-normalised importance-sampling mean of
-    ``values`` (S, d) with normalised ``weights``:
-    ``sqrt(sum_i w_i^2 (f_i - f_bar)^2)`` (delta method), widened by
-    :func:`pareto_widening` where the weights' tail shape ``k`` is given."""
+    ``values`` (S, d) with normalised ``weights`` (Pareto-smoothed where
+    they are an estimate's): ``sqrt(sum_i w_i^2 (f_i - f_bar)^2)`` (delta
+    method; as for ``log Z``, :func:`smoothed_log_z_se`, not widened for
+    ``k`` above 0.5)."""
     values, weights = _check_weighted(values, weights, "values")
-    se = np.sqrt((weights ** 2) @ ((values - weights @ values) ** 2))
-    return se if k is None else se * pareto_widening(k, weights.size)
+    return np.sqrt((weights ** 2) @ ((values - weights @ values) ** 2))
 
 
 def importance_applies(model, n_draws):

@@ -220,9 +220,8 @@ class SMCPosterior(WeightedParticles):
                    log_z=estimate.log_z, exponents=np.array([0.0, 1.0]),
                    log_z_path=np.array([0.0, estimate.log_z]),
                    data=model.data, log_z_se=estimate.log_z_se,
-                   mean_se=weighted_mean_se(theta, weights, estimate.pareto_k),
-                   bayes_point_se=weighted_mean_se(directions(theta), weights,
-                                                   estimate.pareto_k),
+                   mean_se=weighted_mean_se(theta, weights),
+                   bayes_point_se=weighted_mean_se(directions(theta), weights),
                    prior=model.prior, predictor=model, risks=estimate.risks,
                    importance=estimate, start="importance",
                    # the path's one step from q to the target is this
@@ -318,8 +317,7 @@ class SMCPosterior(WeightedParticles):
         changes, alpha = {}, 1.0     # unreliable: the draws get weight 0
         if estimate.reliable:
             dirs_is = directions(estimate.theta)
-            bp_is_se = weighted_mean_se(dirs_is, estimate.weights,
-                                        estimate.pareto_k)
+            bp_is_se = weighted_mean_se(dirs_is, estimate.weights)
             if self.bayes_point_se is not None:
                 v_smc = float(np.sum(self.bayes_point_se ** 2))
             else:   # standard SMC: Kish's ESS of the particles
@@ -338,7 +336,7 @@ class SMCPosterior(WeightedParticles):
             changes = dict(
                 log_z=estimate.log_z, log_z_se=estimate.log_z_se,
                 mean_se=pooled_se(self.mean_se, weighted_mean_se(
-                    estimate.theta, estimate.weights, estimate.pareto_k)),
+                    estimate.theta, estimate.weights)),
                 bayes_point_se=pooled_se(self.bayes_point_se, bp_is_se))
         # every run of one model holds N + S rows, reliable or not (chains
         # of an export, stacked runs)

@@ -12,8 +12,8 @@ from pac_particles.smc.posterior import run_smc
 from pac_particles.problem.risks import LOSSES, ClassificationRisk
 from pac_particles.approx.vb import ClassificationVB
 from builders import two_d_problem
-from reference import AngularQuadrature, grid_log_z
-from reference import numpy_loss
+from lab.reference.quadrature import (AngularQuadrature, grid_log_z,
+                                      numpy_loss)
 
 
 @pytest.mark.parametrize("loss", LOSSES)

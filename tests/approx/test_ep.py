@@ -20,7 +20,7 @@ from lab.reference.pairwise_ep import pairwise_ep
 
 
 from builders import two_blobs
-from reference import QUADRATURE_CASES, gibbs_quadrature_2d
+from lab.reference.quadrature import QUADRATURE_CASES, gibbs_quadrature_2d
 
 # ----------------------------------------------------------------- helpers
 

@@ -18,7 +18,7 @@ from pac_particles.approx.ep.sites import pair_tilted_moments
 from pac_particles.approx.ep.sparse_sites import site_weights
 
 from builders import two_blobs
-from reference import AngularQuadrature
+from lab.reference.quadrature import AngularQuadrature
 from builders import every_pair
 from reference import assert_identical, serial_and_parallel
 

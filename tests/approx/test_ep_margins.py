@@ -26,7 +26,7 @@ from pac_particles.problem.risks import SampledAUCRisk
 from pac_particles.sklearn.selection import loo_lambda
 
 from builders import two_blobs, two_d_problem, every_pair
-from reference import AngularQuadrature
+from lab.reference.quadrature import AngularQuadrature
 from reference import assert_identical, serial_and_parallel
 
 

@@ -26,7 +26,7 @@ from pac_particles.approx.ep.sites import pair_energy, pair_sweep
 from pac_particles.approx.ep.sparse_sites import (margin_energy, margin_sweep,
                                            n_chunks, site_weights)
 from pac_particles.approx.vb import GaussianVB
-from reference import QUADRATURE_CASES, gibbs_quadrature_2d
+from lab.reference.quadrature import QUADRATURE_CASES, gibbs_quadrature_2d
 
 
 def powered_tilted_moments(mu, var, kappa, alpha):

@@ -24,7 +24,7 @@ from pac_particles.problem.probit_kernels import (
     smoothed_block as _smoothed_block, smoothed_sampled as _smoothed_sampled)
 from pac_particles.approx.svgd import (SVGD, SVGDConvergenceWarning,
                                 smoothed_auc_risk, stein_direction)
-from reference import AngularQuadrature
+from lab.reference.quadrature import AngularQuadrature
 
 
 from builders import tied_data

@@ -22,7 +22,7 @@ from pac_particles.problem.probit_risk import GaussianPairRisk as _PairTerms
 from pac_particles.approx.variational import GaussianFamily
 from pac_particles.approx.vb import (FAMILIES, GaussianVB, corollary21_lam,
                               expected_auc_risk, ordered_pairs_factor)
-from reference import AngularQuadrature
+from lab.reference.quadrature import AngularQuadrature
 
 
 def toy_data(n=50, d=4, seed=1):

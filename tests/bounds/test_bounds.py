@@ -26,7 +26,7 @@ from pac_particles.core.kernels import SquaredExponential
 from pac_particles.problem.risks import AUCRisk
 from pac_particles.approx.vb import GaussianVB, expected_auc_risk, ordered_pairs_factor
 from builders import gaussian_classes
-from reference import AngularQuadrature
+from lab.reference.quadrature import AngularQuadrature
 
 
 def ordered_pairs_risk(scores, y):

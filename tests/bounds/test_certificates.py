@@ -427,7 +427,7 @@ def _exact_gibbs(lam, n=300, seed=5):
     """log Z, E_G[R_n] and the class counts of the exact d = 2 Gibbs
     posterior (quadrature over the angle)."""
     from builders import gaussian_classes
-    from reference import AngularQuadrature
+    from lab.reference.quadrature import AngularQuadrature
     rng = np.random.default_rng(seed)
     X, y = gaussian_classes(n, 0.4, np.array([1.5, 0.8]), rng)
     exact = AngularQuadrature(X, y, lam)

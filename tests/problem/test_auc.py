@@ -7,7 +7,7 @@ from pac_particles.problem import auc
 from pac_particles.problem.auc import (auc_risk, binary_labels,
                                        linear_auc_risk, merge_count,
                                        split_risk)
-from reference import pairwise_risk
+from lab.reference.quadrature import pairwise_risk
 
 
 def test_risk_equals_one_minus_sklearn_auc_on_continuous_scores(rng):

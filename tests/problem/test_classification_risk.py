@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from reference import numpy_loss
+from lab.reference.quadrature import numpy_loss
 from pac_particles import parallel
 from pac_particles.core.checks import InputError
 from pac_particles.problem.risks import LOSSES, AUCRisk, ClassificationRisk, Risk

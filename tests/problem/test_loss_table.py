@@ -25,7 +25,7 @@ from pac_particles.smc.models import ClassificationGibbsModel
 from pac_particles.smc.posterior import run_smc
 
 from builders import two_d_problem
-from reference import grid_log_z
+from lab.reference.quadrature import grid_log_z
 
 
 # ------------------------------------------------ the toy loss: one declaration

@@ -8,7 +8,7 @@ from pac_particles.smc.posterior import run_smc
 from pac_particles.problem.priors import gaussian_prior
 from pac_particles.sklearn.selection import PathScores, cv_lambda, evidence_grid
 from builders import noisy_linear
-from reference import AngularQuadrature
+from lab.reference.quadrature import AngularQuadrature
 
 
 def _noisy(n=240, seed=0):

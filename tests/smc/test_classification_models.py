@@ -11,8 +11,8 @@ from pac_particles.smc.moves import CalibratedEllipticalSlice, default_move
 from pac_particles.smc.posterior import run_smc
 from pac_particles.problem.priors import gaussian_prior
 from builders import two_d_problem
-from reference import AngularQuadrature, assert_smc_matches_quadrature
-from reference import numpy_loss
+from lab.reference.quadrature import AngularQuadrature, numpy_loss
+from reference import assert_smc_matches_quadrature
 
 
 @pytest.mark.parametrize("loss", ["zero_one", "hinge", "exponential", "ramp"])

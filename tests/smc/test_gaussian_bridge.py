@@ -17,7 +17,8 @@ from pac_particles.smc.importance_evidence import (gaussian_approximation,
 from pac_particles.smc.models import AUCGibbsModel, GPAUCModel
 from pac_particles.smc.posterior import run_smc
 from builders import noisy_linear, two_d_problem
-from reference import AngularQuadrature, assert_smc_matches_quadrature
+from lab.reference.quadrature import AngularQuadrature
+from reference import assert_smc_matches_quadrature
 
 
 def _two_d_model():

@@ -16,8 +16,8 @@ from pac_particles.smc.moves import (CalibratedEllipticalSlice, EllipticalSlice,
 from pac_particles.core.gaussian import KernelJitterWarning
 from pac_particles.smc.posterior import run_smc
 from builders import two_d_problem
-from reference import AngularQuadrature, arc_weights
-from reference import numpy_loss
+from lab.reference.quadrature import (AngularQuadrature, arc_weights,
+                                      numpy_loss)
 
 
 def exact_vote(quad, X_new):

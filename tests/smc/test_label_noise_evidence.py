@@ -13,7 +13,7 @@ from pac_particles.smc.label_noise import (PathLogLik, label_noise_evidence_curv
 from pac_particles.smc.models import ClassificationGibbsModel, lam_from_label_noise
 from pac_particles.smc.moves import ExactEllipseGibbs
 from pac_particles.smc.posterior import run_smc
-from reference import AngularQuadrature
+from lab.reference.quadrature import AngularQuadrature
 
 
 def flipped_labels(n, q, seed):

@@ -13,7 +13,8 @@ from pac_particles.problem.priors import gaussian_prior
 from pac_particles.smc.single_run_variance import (chain_mean_variance,
                                                lineage_mean_variance)
 from builders import noisy_linear, two_d_problem
-from reference import AngularQuadrature, assert_smc_matches_quadrature
+from lab.reference.quadrature import AngularQuadrature
+from reference import assert_smc_matches_quadrature
 
 
 def _separable(n, seed=0):

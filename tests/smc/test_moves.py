@@ -22,10 +22,10 @@ from pac_particles.smc.moves.base import weighted_gaussian_fit
 from pac_particles.smc.posterior import run_smc
 from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.problem.risks import ClassificationRisk
-from reference import (AngularQuadrature, arc_weights,
-                       assert_smc_matches_quadrature,
-                       ellipse_angle_draw_reference, ellipse_arcs,
-                       sample_angular_posterior)
+from lab.reference.quadrature import (AngularQuadrature, arc_weights,
+                                      sample_angular_posterior)
+from reference import (assert_smc_matches_quadrature,
+                       ellipse_angle_draw_reference, ellipse_arcs)
 
 
 from builders import (ellipse_problem, noisy_linear, tempered_particles,

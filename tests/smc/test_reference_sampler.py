@@ -1,9 +1,10 @@
 """run_smc's default is exact where a Gaussian approximation misses
 posterior mass: z-scores of log Z and of the posterior mean over seeds
 against quadrature (the arc sum in d = 2, the sphere in d = 3), the former
-default failing the same test, and the missing-mass check that flags and
-warns. The larger grid (four designs, lam up to 100 n, d = 3, Pima and
-Sonar against long tempering runs) is diagnostics/smc_exactness.py and
+default failing the same test, the missing-mass check that flags and
+warns, and Sonar at 10 n against a stored long tempering run. The larger
+grid (five designs, lam up to 100 n, d = 3, Pima and Sonar against long
+tempering runs) is diagnostics/smc_exactness.py and
 diagnostics/smc_reference_check.py (docs/benchmarks.md)."""
 
 import warnings
@@ -15,20 +16,14 @@ from pac_particles.smc import adaptive_importance
 from pac_particles.smc.adaptive_importance import MASS_CHECK_Z, MassCheck
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc, scout_particles
-from reference import AngularQuadrature, sphere_quadrature
-
-
-def shifted_design(n, positives, shift, seed):
-    """``X ~ N(0, I) + y shift``, the first ``positives`` rows positive."""
-    rng = np.random.default_rng(seed)
-    y = (np.arange(n) < positives).astype(int)
-    X = rng.standard_normal((n, len(shift))) + y[:, None] * np.asarray(shift)
-    return X, y
+from lab.reference.quadrature import AngularQuadrature, sphere_quadrature
+from lab.study.smc_exactness import DESIGNS, design, stored_references
+from pac_particles.problem.datasets import load_dataset
 
 
 #: four arcs at 50 n (angles 0.32, 0.36, 0.48, 0.52), a fifth of the mass
 #: outside EP's Gaussian
-MULTI_ARC = (100, 40, (0.8, 0.4), 1)
+MULTI_ARC = DESIGNS["multi-arc n=100"]
 
 
 def z_scores(X, y, lam, log_z, mean, seeds, **kwargs):
@@ -55,7 +50,7 @@ def assert_exact(z, z_mean):
 
 @pytest.mark.parametrize("mult", [10, 50])
 def test_default_matches_the_arc_sum_where_q_misses_arcs(mult):
-    X, y = shifted_design(*MULTI_ARC)
+    X, y = design(*MULTI_ARC)
     exact = AngularQuadrature(X, y, mult * len(y))
     assert_exact(*z_scores(X, y, mult * len(y), exact.log_z, exact.mean,
                            range(20)))
@@ -65,7 +60,7 @@ def test_former_default_fails_where_q_misses_arcs():
     """The test above rejects a sampler that trusts q's draws alone
     (``scout=False``, the former default): log Z too low by the missed
     arcs' share, by many standard errors."""
-    X, y = shifted_design(*MULTI_ARC)
+    X, y = design(*MULTI_ARC)
     exact = AngularQuadrature(X, y, 50 * len(y))
     z, _ = z_scores(X, y, 50 * len(y), exact.log_z, exact.mean, range(10),
                     scout=False)
@@ -73,14 +68,14 @@ def test_former_default_fails_where_q_misses_arcs():
 
 
 def test_default_matches_the_arc_sum_at_400_rows_and_50_n():
-    X, y = shifted_design(400, 160, (0.8, 0.4), 2)
+    X, y = design(400, 160, (0.8, 0.4), 2)
     exact = AngularQuadrature(X, y, 50 * len(y))
     assert_exact(*z_scores(X, y, 50 * len(y), exact.log_z, exact.mean,
                            range(20)))
 
 
 def test_default_matches_the_sphere_in_three_dimensions():
-    X, y = shifted_design(40, 15, (0.8, 0.4, 0.2), 3)
+    X, y = design(40, 15, (0.8, 0.4, 0.2), 3)
     log_z, mean = sphere_quadrature(X, y, 10 * len(y), size=1200)
     assert_exact(*z_scores(X, y, 10 * len(y), log_z, mean, range(20)))
 
@@ -92,7 +87,7 @@ def test_sphere_quadrature_reduces_to_the_arc_sum():
     O(1 / size) error (0.013 nats at size 600, lam = 5 n; its error where
     the risk's great circles cross the cells), which halves with twice
     the cells."""
-    X, y = shifted_design(40, 15, (0.8, 0.4), 5)
+    X, y = design(40, 15, (0.8, 0.4), 5)
     exact = AngularQuadrature(X, y, 5 * len(y))
     X3 = np.column_stack([X, np.zeros(len(y))])
     coarse, _ = sphere_quadrature(X3, y, 5 * len(y), size=300)
@@ -131,7 +126,7 @@ def test_a_failed_check_warns_flags_and_falls_back_to_the_prior(monkeypatch):
     log Z lowered by 5 nats) is not returned: a RuntimeWarning, the
     flag ``mass_check.passed`` False, and a run tempered from the prior
     that matches the arc sum."""
-    X, y = shifted_design(60, 30, (1.0, 0.5), 7)
+    X, y = design(60, 30, (1.0, 0.5), 7)
     lam = 5.0 * len(y)
     exact = AngularQuadrature(X, y, lam)
     real = adaptive_importance.adaptive_importance_log_z
@@ -149,7 +144,7 @@ def test_a_failed_check_warns_flags_and_falls_back_to_the_prior(monkeypatch):
 
 
 def test_a_passed_check_is_on_the_result():
-    X, y = shifted_design(60, 30, (1.0, 0.5), 7)
+    X, y = design(60, 30, (1.0, 0.5), 7)
     post = run_smc(AUCGibbsModel(X, y, 60.0, standardize=False), seed=0)
     assert post.start == "importance" and post.mass_check.passed
     assert post.mass_check.scout_particles == scout_particles(200)
@@ -172,3 +167,62 @@ def test_default_agrees_with_a_long_tempering_run_on_pima(pima):
     se = np.hypot(np.sqrt(np.mean([p.log_z_se ** 2 for p in runs]) / 3),
                   reference.log_z_se)
     assert abs(np.mean([p.log_z for p in runs]) - reference.log_z) < 4 * se
+
+
+def test_draws_that_miss_arcs_with_a_light_tail_are_not_the_posterior():
+    """Seeds whose importance draws on the four-arc posterior (50 n) had a
+    light tail (k 0.26-0.53), an ESS of 11-13% of the draws and a passed
+    scout check, yet missed the far arcs (log Z 0.36-0.42 nats, 6-7
+    standard errors low) when a tenth of the draws sufficed: with the ESS
+    rule (IMPORTANCE_ALONE_ESS) they temper from the prior and match the
+    arc sum."""
+    X, y = design(*MULTI_ARC)
+    exact = AngularQuadrature(X, y, 50 * len(y))
+    for seed in (22, 47, 56):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            post = run_smc(AUCGibbsModel(X, y, 50 * len(y),
+                                         standardize=False), seed=seed)
+        assert post.start == "prior"
+        assert abs(post.log_z - exact.log_z) < 3 * post.log_z_se
+
+
+def assert_agrees_with_stored_run(key, X, y, mult, seeds):
+    """The mean log Z of the default over ``seeds`` at ``lam = mult n``
+    agrees with the long run stored under ``key``
+    (lab/reference/long_runs.json) within four combined standard
+    errors."""
+    reference = stored_references()[key]
+    model = AUCGibbsModel(X, y, lam=mult * len(y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        runs = [run_smc(model, seed=s) for s in seeds]
+    se = np.hypot(np.sqrt(np.mean([p.log_z_se ** 2 for p in runs])
+                          / len(runs)), reference["log_z_se"])
+    assert abs(np.mean([p.log_z for p in runs]) - reference["log_z"]) < 4 * se
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the default's tempering (the bridge from q, chains of 10) falls about "
+    "0.75 nats below the long run on Sonar at 10 n: its chains do not "
+    "equilibrate on the thin cone (docs/benchmarks.md)"))
+def test_default_agrees_with_the_stored_long_run_on_sonar_at_10_n():
+    """d = 60, lam = 10 n (separable data: the posterior is the prior on a
+    thin cone): the default's log Z over two seeds against a long
+    tempering run from the prior (1,000 resampled particles, chains of
+    500: ten CPU minutes, too slow for the suite; stored in
+    lab/reference/long_runs.json by diagnostics/smc_long_reference.py),
+    within four combined standard errors. Known to fail (strict: it
+    reports when the default is fixed): tempering at run_smc's chain
+    length falls short there, from the prior by 17 nats, along the bridge
+    from q by about 0.75."""
+    X, y, _ = load_dataset("sonar")
+    assert_agrees_with_stored_run("sonar@10", X, y, 10, range(2))
+
+
+def test_default_agrees_with_the_stored_long_run_on_pima_at_10_n(pima):
+    """d = 8, lam = 10 n: the default's log Z over three seeds agrees with
+    a long tempering run from the prior (1,000 resampled particles, chains
+    of 50; lab/reference/long_runs.json, diagnostics/smc_long_reference.py)
+    within four combined standard errors."""
+    assert_agrees_with_stored_run("pima@10", *pima, 10, range(3))

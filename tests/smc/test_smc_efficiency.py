@@ -3,7 +3,7 @@ efficiency study's bookkeeping (ratios, intervals, resumable CSV)."""
 import numpy as np
 import pytest
 from builders import two_d_problem
-from reference import AngularQuadrature
+from lab.reference.quadrature import AngularQuadrature
 
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc
@@ -101,7 +101,9 @@ def test_default_cells_start_the_grid_from_the_prior_and_add_the_gaussian_cells(
         cells = {c.name: c for c in default_cells(20, 4, gp=gp)}
         assert set(GAUSSIAN_CELLS) <= set(cells)
         assert cells["EP + importance sampling"].start == "importance"
-        assert cells["new default"].start == "auto"
+        assert cells["new default"].start == "auto" and cells["new default"].scout
+        assert (cells["former default"].start == "auto"
+                and not cells["former default"].scout)
         assert all(c.start == "prior" for name, c in cells.items()
                    if name not in GAUSSIAN_CELLS)
         assert {"default", "tempering", "ESSrmin=0.8"} <= set(cells)

@@ -11,7 +11,8 @@ from pac_particles.smc.moves import (EllipticalSlice, RegularizedRandomWalk,
                                  SpikeSlabMove)
 from pac_particles.smc.posterior import run_smc
 from pac_particles.problem.priors import SpikeSlabPrior
-from reference import AngularQuadrature, SpikeSlabQuadrature, arc_weights
+from lab.reference.quadrature import (AngularQuadrature, SpikeSlabQuadrature,
+                                      arc_weights)
 
 
 P, V0, V1, LAM = 0.5, 0.05, 1.0, 200.0
