@@ -35,9 +35,6 @@ to speed up kernel machines. NIPS 13.
 
 [RR07] Rahimi, A. and Recht, B. (2007). Random features for large-scale
 kernel machines. NIPS 20.
-
-[QR05] Quinonero-Candela, J. and Rasmussen, C. E. (2005). A unifying view
-of sparse approximate Gaussian process regression. JMLR 6, 1939-1959.
 """
 
 from typing import Optional

@@ -53,7 +53,7 @@ from pac_particles.approx.vb import FAMILIES as VB_FAMILIES
 from pac_particles.problem.auc import auc_risk, pu_corrected_risk
 from pac_particles.problem.problem import GibbsProblem, prior_hyperparameters
 from pac_particles.problem.reduced_rank import FeatureData
-from pac_particles.sklearn.reduced_rank_gp import gp_rank, reduced_rank_features
+from pac_particles.sklearn.reduced_rank_gp import gp_prior_problem
 from pac_particles.smc.posterior import POINT_ESTIMATES
 from pac_particles.problem.dask_data import is_dask_collection
 from pac_particles.sklearn.dask_fit import (cluster_decision_function,
@@ -115,10 +115,7 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
     vb_family : {'isotropic', 'diagonal', 'full'}
     prior : {'gaussian', 'spike_slab'}; spike_slab : tuple (p, v0, v1), optional.
     kernel : callable or 'rbf', optional: Gaussian-process scores (no ``coef_``).
-    rank : 'auto' or int, the rank of the GP prior: the exact GP (``rank``
-        at least the number of rows, or 'auto' up to 1,000 rows), else the
-        reduced-rank prior on ``rank`` Nystrom features, a linear problem
-        that every method fits (:mod:`pac_particles.sklearn.reduced_rank_gp`).
+    rank : 'auto' or int, GP scores' rank (:mod:`pac_particles.sklearn.reduced_rank_gp`).
     hyperparameters : {'fixed', 'evidence'}
         'evidence' maximises ``log Z`` over the prior's hyper-parameters
         (EP: gradient ascent on every row; SMC: a grid fixed in advance);
@@ -147,9 +144,7 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
     ----------
     classes_, coef_, intercept_ : the labels (``classes_[1]`` positive) and
         the score ``decision_function = X @ coef_ + intercept_`` on raw inputs.
-    method_ : the method used (``method``, or the choice of ``'auto'``).
-    rank_ : the rank of the GP prior (the number of rows: the exact GP);
-        None for linear scores.
+    method_, rank_ : the method used (``method`` or 'auto''s choice); GP scores' rank.
     lam_, log_evidence_, log_evidence_se_ : ``lam`` used, the posterior's
         ``log_evidence`` and SMC's single-run standard error of it.
     coef_se_ : SMC's single-run Monte Carlo standard error of ``coef_``.
@@ -190,9 +185,8 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
 
     def __init__(self, method="auto", lam="cv", lam_max=None, n_folds=5,
                  grid_size=None, cv_rule="certified", vb_family="diagonal",
-                 prior="gaussian",
-                 spike_slab=None, kernel=None, rank="auto",
-                 hyperparameters="fixed",
+                 prior="gaussian", rank="auto",
+                 spike_slab=None, kernel=None, hyperparameters="fixed",
                  prior_var=1.0, point="bayes_point", standardize=True,
                  n_particles=100, len_chain=10, ess_rmin=0.5,
                  fold_particles=None,
@@ -269,25 +263,16 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
                 self.standardize, self.pu_prior)
         hyper = prior_hyperparameters(problem.data.d, self.kernel, self.prior,
                                       self.spike_slab, self.prior_var)
-        self.rank_ = None
-        if self.kernel is not None and problem.data.in_memory:
-            self.rank_ = gp_rank(self.rank, n)
-        if self.rank_ is not None and self.rank_ < n:
-            # linear scores of Nystrom features: the methods' folds split
-            # the features, left as the prior made them (not standardised)
-            problem = reduced_rank_features(problem, self.kernel, self.rank_,
-                                            certificate_spec(self),
-                                            self.random_state)
-            hyper, self.rank_ = {"prior_var": 1.0}, problem.data.d
+        problem, hyper, fit_rows, self.rank_ = gp_prior_problem(
+            problem, hyper, X, self.kernel, self.rank,
+            certificate_spec(self), self.random_state)
         # the certified rule compares certificates during the fit
         self.hyperparameters_ = hyper
         options = fit_options(self, hyper, lam_max, problem)
         method = choose_method(self.method, options, n, "ranking",
                                problem.data.in_memory)
         self.method_ = method.name
-        fit = self._method_fit = method.fit(
-            problem, options,
-            problem.data.X if isinstance(problem.data, FeatureData) else X)
+        fit = self._method_fit = method.fit(problem, options, fit_rows)
         post = self.posterior_ = fit.posterior
         self.lam_, self.hyperparameters_ = float(fit.lam), fit.hyperparameters
         self.approximation_, self.posteriors_ = fit.approximation, fit.posteriors

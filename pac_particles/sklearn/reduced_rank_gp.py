@@ -37,8 +37,8 @@ from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.reduced_rank import (default_rank, rbf_features,
                                                 reduced_rank_problem)
 
-__all__ = ["gp_rank", "reduced_rank_features", "LENGTHSCALE_FACTORS",
-           "SELECTION_ROWS"]
+__all__ = ["gp_prior_problem", "gp_rank", "reduced_rank_features",
+           "LENGTHSCALE_FACTORS", "SELECTION_ROWS"]
 
 #: multiples of the median-heuristic lengthscale that ``kernel='rbf'``
 #: chooses among (fixed in advance)
@@ -57,6 +57,26 @@ def gp_rank(rank: Any, n: int) -> int:
                              f"{rank!r}")
         return default_rank(n)
     return min(check_count(rank, "rank"), n)
+
+
+def gp_prior_problem(problem: GibbsProblem, hyper: dict, X: Any,
+                     kernel: Any, rank: Any, spec: CertificateSpec,
+                     seed: Optional[int] = None) -> tuple:
+    """``(problem, hyper, rows, rank)`` of an estimator's fit on the rows
+    ``X`` with the prior's hyper-parameters ``hyper``: all as given and
+    rank None for linear scores (no ``kernel``) or rows on a cluster; rank
+    ``n`` for the exact GP (:func:`gp_rank` at least ``n``); else the
+    reduced-rank problem of :func:`reduced_rank_features`, its isotropic
+    prior, its features (the rows its method's folds split, left as the
+    prior made them) and their number."""
+    n = problem.data.n
+    if kernel is None or not problem.data.in_memory:
+        return problem, hyper, X, None
+    rank = gp_rank(rank, n)
+    if rank >= n:
+        return problem, hyper, X, n
+    problem = reduced_rank_features(problem, kernel, rank, spec, seed)
+    return problem, {"prior_var": 1.0}, problem.data.X, problem.data.d
 
 
 def reduced_rank_features(problem: GibbsProblem, kernel: Any, rank: int,
