@@ -161,7 +161,7 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         ``decision_function`` returns (the posterior's ``point`` estimate),
         derandomised (:mod:`pac_particles.bounds.derandomised`); None for GP
         scores. The three are None for rows left on a Dask cluster.
-    bound_ : the dissertation's Corollary 19 (kept for reference).
+    bound_ : the dissertation's Corollary 19 (for reference; None: reduced rank).
     train_auc_, heldout_auc_ : PU-corrected AUC on the training data, and of
         held-out scores (leave-one-out, the folds' mean at ``lam_``, or
         refits on folds with ``pu_prior``).
@@ -412,8 +412,6 @@ def _data_free_prior(est, post):
                                   est.spike_slab, est.prior_var)
     if post.is_gp:
         return jittered_gram(hyper["kernel"], post.data.X)
-    if isinstance(post.data, FeatureData):
-        return 1.0          # the reduced-rank GP prior: w ~ N(0, I_r)
     if est.prior == "spike_slab":
         return SpikeSlabPrior(post.data.d, p=hyper["p"], v0=hyper["v0"],
                               v1=hyper["v1"])
@@ -425,9 +423,14 @@ def _certify(est, fit, problem, grid):
     ``grid`` when chosen there), ``certificate_``, ``certified_auc_risk_``
     and ``deployed_certificate_`` (:func:`pac_particles.bounds.certify`)."""
     post = fit.posterior
-    est.bound_ = fit.bound if fit.bound is not None else fitted_gaussian_bound(
-        post, _data_free_prior(est, post), est.eps, grid,
-        seed=est.random_state)
+    if isinstance(problem.data, FeatureData):
+        # the reduced-rank prior's features come from rows of the fit:
+        # Corollary 19 on every row has no prior fixed before them
+        est.bound_ = None
+    else:
+        est.bound_ = fit.bound if fit.bound is not None else (
+            fitted_gaussian_bound(post, _data_free_prior(est, post), est.eps,
+                                  grid, seed=est.random_state))
     est.certificate_ = est.deployed_certificate_ = None
     est.certified_auc_risk_ = est.certified_coef_ = None
     est.certified_intercept_ = None

@@ -36,6 +36,7 @@ def test_a_reduced_rank_fit_scores_a_nonlinear_ranking_and_certifies_it():
     assert est.deployed_certificate_ is not None
     # a score of features has no coefficients on the raw inputs
     assert est.certified_coef_ is None and "coef_" not in est.__dict__
+    assert est.bound_ is None          # no prior fixed before every row
     assert np.array_equal(est.predict(X_test[:5]) == 1,
                           est.decision_function(X_test[:5]) > 0)
 
