@@ -52,7 +52,7 @@ __all__ = ["FeatureData", "reduced_rank_problem", "rbf_features",
 EXACT_GP_MAX_ROWS = 1000
 #: the largest rank :func:`default_rank` picks: the cost of a fit grows with
 #: ``r`` while the test AUC of smooth scores levels off by then
-MAX_RANK = 400
+MAX_RANK = 200
 
 
 def default_rank(n: int) -> int:

@@ -42,9 +42,9 @@ __all__ = ["gp_prior_problem", "gp_rank", "reduced_rank_features",
 
 #: multiples of the median-heuristic lengthscale that ``kernel='rbf'``
 #: chooses among (fixed in advance)
-LENGTHSCALE_FACTORS = (0.5, 1.0, 2.0)
+LENGTHSCALE_FACTORS = (0.7, 1.0, 1.4)
 #: rows of ``A`` the choice of the lengthscale uses at most
-SELECTION_ROWS = 6000
+SELECTION_ROWS = 20000
 
 
 def gp_rank(rank: Any, n: int) -> int:
