@@ -19,7 +19,11 @@ by each column's spread on ``A``) times one of
 :data:`LENGTHSCALE_FACTORS`, chosen by the held-out AUC of an L2 logistic
 regression (prior variance 1, the prior of ``w``) on the features, fitted
 on two thirds of at most :data:`SELECTION_ROWS` rows of ``A`` and scored
-on the rest: a choice made on ``A``'s labels only.
+on the rest: a choice made on ``A``'s labels only. (The rbf map is the
+same for any affine rescaling of the columns, so the standardisation of all
+rows does not enter it; a kernel given as a callable acts on the
+standardised inputs, whose centre and scale are every row's, unless
+``standardize=False``.)
 """
 
 from __future__ import annotations
