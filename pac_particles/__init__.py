@@ -12,7 +12,8 @@ The public API, importable from the package itself::
 * the sampler: :func:`run_smc` and its result :class:`SMCPosterior`;
 * ``particles`` static models: :class:`AUCGibbsModel`,
   :class:`ClassificationGibbsModel`, :class:`GPAUCModel`,
-  :class:`GPClassificationModel`, :func:`linear_score_model`, and
+  :class:`GPClassificationModel`, :class:`ReducedRankGPAUCModel` (GP
+  scores of Nystrom features), :func:`linear_score_model`, and
   :class:`RobustAdaptiveTempering`;
 * approximations: :class:`EPLinear` (EP), :class:`GaussianVB` (VB);
 * data: :func:`load_dataset`, :func:`load_csv`, :func:`auc_risk`;
@@ -37,6 +38,7 @@ _EXPORTS = {
     "ClassificationGibbsModel": "smc.models",
     "GPAUCModel": "smc.models",
     "GPClassificationModel": "smc.models",
+    "ReducedRankGPAUCModel": "smc.reduced_rank_gp",
     "linear_score_model": "smc.models",
     "RobustAdaptiveTempering": "smc.tempering",
     "EPLinear": "approx.ep",

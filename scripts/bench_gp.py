@@ -7,6 +7,17 @@ test AUCs, and writes a CSV.
 
     python scripts/bench_gp.py [--datasets pima sonar] [--n-particles 200]
 
+With ``--scale``: ``PACBayesAUC(kernel="rbf", lam=n)`` (the reduced-rank
+prior above 1,000 rows) against HistGradientBoosting and
+LogisticRegressionCV on the smooth nonlinear data at each ``--sizes``,
+side by side in one run (lab.study.gp_scale), the exact GP beside them up
+to ``--exact-max`` rows; then on ``--linear-datasets`` against linear
+scores at the same lam.
+
+    python scripts/bench_gp.py --scale --sizes 1000 3000 10000 100000 \
+        --linear-datasets pima breast_cancer students_dropout dna \
+        --data-dir /work/shared/datasets
+
 References
 ----------
 [RACL14] Ridgway, Alquier, Chopin & Liang (2014), PAC-Bayesian AUC
@@ -22,6 +33,8 @@ from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.models import AUCGibbsModel, GPAUCModel
 from pac_particles.smc.posterior import run_smc
 from pac_particles.apps.tables import write_rows
+from lab.study.gp_scale import (bench_gp_datasets, bench_gp_scale,
+                                format_dataset_rows, format_scale_rows)
 
 
 def main():
@@ -31,7 +44,24 @@ def main():
     parser.add_argument("--len-chain", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="results/bench_gp.csv")
+    parser.add_argument("--scale", action="store_true")
+    parser.add_argument("--sizes", nargs="*", type=int,
+                        default=[1000, 3000, 10000, 100000])
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--exact-max", type=int, default=3000)
+    parser.add_argument("--linear-datasets", nargs="*", default=[])
+    parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
+    if args.scale:
+        if args.sizes:
+            rows = bench_gp_scale(args.sizes, args.repeats, args.seed,
+                                  args.exact_max)
+            print(format_scale_rows(rows), flush=True)
+        if args.linear_datasets:
+            print(format_dataset_rows(bench_gp_datasets(
+                args.linear_datasets, args.data_dir, args.repeats,
+                args.seed)))
+        return
     rows = []
     print(f"{'dataset':8s} {'model':10s} {'n_train':>7s} {'steps':>5s} "
           f"{'wall s':>7s} {'test AUC':>8s}")

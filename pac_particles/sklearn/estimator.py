@@ -52,6 +52,8 @@ from pac_particles.core.parallel import one_blas_thread
 from pac_particles.approx.vb import FAMILIES as VB_FAMILIES
 from pac_particles.problem.auc import auc_risk, pu_corrected_risk
 from pac_particles.problem.problem import GibbsProblem, prior_hyperparameters
+from pac_particles.problem.reduced_rank import FeatureData
+from pac_particles.sklearn.reduced_rank_gp import gp_prior_problem
 from pac_particles.smc.posterior import POINT_ESTIMATES
 from pac_particles.problem.dask_data import is_dask_collection
 from pac_particles.sklearn.dask_fit import (cluster_decision_function,
@@ -113,6 +115,7 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
     vb_family : {'isotropic', 'diagonal', 'full'}
     prior : {'gaussian', 'spike_slab'}; spike_slab : tuple (p, v0, v1), optional.
     kernel : callable or 'rbf', optional: Gaussian-process scores (no ``coef_``).
+    rank : 'auto' or int, GP scores' rank (:mod:`pac_particles.sklearn.reduced_rank_gp`).
     hyperparameters : {'fixed', 'evidence'}
         'evidence' maximises ``log Z`` over the prior's hyper-parameters
         (EP: gradient ascent on every row; SMC: a grid fixed in advance);
@@ -145,7 +148,7 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
     ----------
     classes_, coef_, intercept_ : the labels (``classes_[1]`` positive) and
         the score ``decision_function = X @ coef_ + intercept_`` on raw inputs.
-    method_ : the method used (``method``, or the choice of ``'auto'``).
+    method_, rank_ : the method used (``method`` or 'auto''s choice); GP scores' rank.
     lam_, log_evidence_, log_evidence_se_ : ``lam`` used, the posterior's
         ``log_evidence`` and SMC's single-run standard error of it.
     coef_se_ : SMC's single-run Monte Carlo standard error of ``coef_``.
@@ -162,7 +165,7 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         returns: derandomised (``deploy='all_rows'``; None for GP scores), or
         the part-A score's test-set bound on the other half at the whole
         ``eps``. The three are None for rows left on a Dask cluster.
-    bound_ : the dissertation's Corollary 19 (kept for reference).
+    bound_ : the dissertation's Corollary 19 (for reference; None: reduced rank).
     train_auc_, heldout_auc_ : PU-corrected AUC on the training data, and of
         held-out scores (leave-one-out, the folds' mean at ``lam_``, or
         refits on folds with ``pu_prior``).
@@ -186,7 +189,7 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
 
     def __init__(self, method="auto", lam="cv", lam_max=None, n_folds=5,
                  grid_size=None, cv_rule="certified", vb_family="diagonal",
-                 prior="gaussian",
+                 prior="gaussian", rank="auto",
                  spike_slab=None, kernel=None, hyperparameters="fixed",
                  prior_var=1.0, point="bayes_point", standardize=True,
                  n_particles=100, len_chain=10, ess_rmin=0.5,
@@ -264,13 +267,16 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
                 self.standardize, self.pu_prior)
         hyper = prior_hyperparameters(problem.data.d, self.kernel, self.prior,
                                       self.spike_slab, self.prior_var)
+        problem, hyper, fit_rows, self.rank_ = gp_prior_problem(
+            problem, hyper, X, self.kernel, self.rank,
+            certificate_spec(self), self.random_state)
         # the certified rule compares certificates during the fit
         self.hyperparameters_ = hyper
         options = fit_options(self, hyper, lam_max, problem)
         method = choose_method(self.method, options, n, "ranking",
                                problem.data.in_memory)
         self.method_ = method.name
-        fit = self._method_fit = method.fit(problem, options, X)
+        fit = self._method_fit = method.fit(problem, options, fit_rows)
         post = self.posterior_ = fit.posterior
         self.lam_, self.hyperparameters_ = float(fit.lam), fit.hyperparameters
         self.approximation_, self.posteriors_ = fit.approximation, fit.posteriors
@@ -423,9 +429,14 @@ def _certify(est, fit, problem, grid):
     with ``deploy='certified'``, ``coef_`` and the offset of the part-A
     score."""
     post = fit.posterior
-    est.bound_ = fit.bound if fit.bound is not None else fitted_gaussian_bound(
-        post, _data_free_prior(est, post), est.eps, grid,
-        seed=est.random_state)
+    if isinstance(problem.data, FeatureData):
+        # the reduced-rank prior's features come from rows of the fit:
+        # Corollary 19 on every row has no prior fixed before them
+        est.bound_ = None
+    else:
+        est.bound_ = fit.bound if fit.bound is not None else (
+            fitted_gaussian_bound(post, _data_free_prior(est, post), est.eps,
+                                  grid, seed=est.random_state))
     est.certificate_ = est.deployed_certificate_ = None
     est.certified_auc_risk_ = est.certified_coef_ = None
     est.certified_intercept_ = None
@@ -448,7 +459,7 @@ def _certify(est, fit, problem, grid):
         est.certified_auc_risk_ = min(max(float(pu_corrected_risk(
             est.certificate_.bound, est.pu_prior)), 0.0), 1.0)
         fixed = est.certificate_.score_coefficients
-        if fixed is not None:
+        if fixed is not None and not isinstance(problem.data, FeatureData):
             # the one fixed score certified (the part-A score), on raw inputs
             est.certified_coef_, offset = problem.data.raw_linear(
                 np.asarray(fixed, dtype=float))
@@ -461,13 +472,16 @@ def fit_options(est: "PACBayesAUC", hyper: dict, lam_max: float,
     ``problem`` (the certified rule's certificates are of that problem)."""
     choose_lam = isinstance(est.lam, str)
     spec = certificate_spec(est)
+    features = isinstance(problem.data, FeatureData)
     return FitOptions(
         lam=None if choose_lam else check_positive(est.lam, "lam"),
         lam_max=lam_max, grid_size=est.grid_size, n_folds=est.n_folds,
         hyper=hyper, hyperparameters=est.hyperparameters,
-        kernel=est.kernel, prior=est.prior, prior_var=est.prior_var,
+        kernel=None if features else est.kernel, prior=est.prior,
+        prior_var=1.0 if features else est.prior_var,
         vb_family=est.vb_family, point=est.point,
-        standardize=est.standardize, n_particles=est.n_particles,
+        standardize=est.standardize and not features,
+        n_particles=est.n_particles,
         len_chain=est.len_chain, ess_rmin=est.ess_rmin,
         fold_particles=est.fold_particles,
         fold_len_chain=est.fold_len_chain, move=est.move,

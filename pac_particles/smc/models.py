@@ -279,7 +279,9 @@ class GPAUCModel(_GPGibbsModel):
     :class:`RobustAdaptiveTempering`, which picks that move; ``particles``'
     own ``AdaptiveTempering`` defaults to the random walk and then needs
     ``move=ssp.MCMCSequenceWF(mcmc=EllipticalSlice(model.kernel_chol))``
-    (its calibration fails with fewer distinct particles than points).
+    (its calibration fails with fewer distinct particles than points), or
+    :class:`~pac_particles.smc.reduced_rank_gp.ReducedRankGPAUCModel`,
+    whose parameter has the dimension ``r`` of its Nystrom features.
 
     Parameters
     ----------

@@ -1,0 +1,103 @@
+"""The AUC Gibbs posterior under a reduced-rank GP prior, a ``particles``
+static model of dimension ``r``.
+
+:class:`~pac_particles.smc.models.GPAUCModel` samples the n latent training
+scores; ``particles``' default move, a random walk calibrated on the
+particles' covariance, then needs more particles than rows
+(``N * len_chain > n``) to have a covariance at all.
+:class:`ReducedRankGPAUCModel` samples ``w`` of the scores
+``s(x) = phi(x) . w``, ``w ~ N(0, I_r)``, with ``phi`` the Nystrom map of
+the kernel on ``r`` inducing rows
+(:mod:`pac_particles.problem.reduced_rank`): an
+:class:`~pac_particles.smc.models.AUCGibbsModel` on the features, so that
+every move of linear scores applies, ``particles``' own included when
+``N * len_chain`` is well above ``r`` (its rejected proposals repeat
+particles, and a weighted covariance of fewer distinct particles than
+``r`` is singular). With ``r = n`` its prior on the training scores is the
+exact GP's.
+
+Example
+-------
+::
+
+    import particles
+    from particles import smc_samplers as ssp
+    from pac_particles.smc.reduced_rank_gp import ReducedRankGPAUCModel
+
+    model = ReducedRankGPAUCModel(X, y, lam=len(y), rank=50, seed=0)
+    smc = particles.SMC(fk=ssp.AdaptiveTempering(model), N=20)
+    smc.run()            # particles' random walk on N * len_chain = 200 > r
+
+References
+----------
+[WS01] Williams, C. K. I. and Seeger, M. (2001). Using the Nystrom method
+to speed up kernel machines. NIPS 13.
+"""
+
+from typing import Any, Optional
+
+import numpy as np
+
+from pac_particles.core.checks import check_count
+from pac_particles.core.feature_maps import NystromFeatures
+from pac_particles.core.kernels import SquaredExponential
+from pac_particles.problem.problem import GibbsProblem, as_problem
+from pac_particles.problem.reduced_rank import reduced_rank_problem
+from pac_particles.smc.models import AUCGibbsModel
+
+__all__ = ["ReducedRankGPAUCModel"]
+
+
+class ReducedRankGPAUCModel(AUCGibbsModel):
+    """AUC Gibbs posterior of the scores ``phi(x) . w``, ``w ~ N(0, I_r)``
+    (module docstring).
+
+    Parameters
+    ----------
+    X, y, lam, standardize, pu_prior, backend : as
+        :class:`~pac_particles.smc.models.AUCGibbsModel`.
+    kernel : callable ``kernel(X1, X2) -> Gram``; default squared
+        exponential of lengthscale ``sqrt(d)`` on the preprocessed inputs
+        (:class:`~pac_particles.smc.models.GPAUCModel`'s).
+    rank : int, optional, the number of inducing rows (default: every row,
+        the exact GP prior on the training scores).
+    seed : int, optional, the draw of the inducing rows.
+
+    ``ReducedRankGPAUCModel.from_problem(problem, kernel=None, rank=None,
+    seed=None)`` takes a ranking
+    :class:`~pac_particles.problem.problem.GibbsProblem` instead.
+
+    Attributes
+    ----------
+    problem : the problem on the features (``problem.data`` a
+        :class:`~pac_particles.problem.reduced_rank.FeatureData`);
+    feature_map : the :class:`~pac_particles.core.feature_maps.NystromFeatures`;
+    rank : r, the dimension of ``w``.
+    """
+
+    def __init__(self, X, y=None, lam=None, kernel=None,
+                 rank: Optional[int] = None, seed: Optional[int] = None,
+                 standardize: bool = True, pu_prior: Optional[float] = None,
+                 backend: str = "numba"):
+        self._build(as_problem(X, y, lam, self.task, type(self).__name__,
+                               standardize=standardize, pu_prior=pu_prior),
+                    kernel, rank, seed, backend)
+
+    def _build(self, problem: GibbsProblem, kernel: Any = None,
+               rank: Optional[int] = None, seed: Optional[int] = None,
+               backend: str = "numba"):
+        design = problem.data
+        if kernel is None:
+            kernel = SquaredExponential(lengthscale=np.sqrt(design.d))
+        rank = design.n if rank is None else min(check_count(rank, "rank"),
+                                                 design.n)
+        rows = np.sort(np.random.default_rng(seed).choice(
+            design.n, rank, replace=False))
+        self.kernel = kernel
+        self.feature_map = NystromFeatures(kernel, design.X[rows])
+        super()._build(reduced_rank_problem(problem, self.feature_map),
+                       backend=backend)
+
+    @property
+    def rank(self) -> int:
+        return self.data.d
