@@ -200,39 +200,7 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         self._store_params(locals())
 
     def _check_params(self):
-        check_shared_parameters(self, method_names("ranking"))
-        check_choice(self.point, "point", POINT_ESTIMATES)
-        check_choice(self.vb_family, "vb_family", VB_FAMILIES)
-        check_choice(self.prior, "prior", PRIORS)
-        check_choice(self.hyperparameters, "hyperparameters", HYPERPARAMETERS)
-        check_choice(self.cv_rule, "cv_rule", CV_RULES)
-        check_probability(self.ess_rmin, "ess_rmin")
-        if self.kernel is not None and not (
-                callable(self.kernel)
-                or (isinstance(self.kernel, str) and self.kernel == "rbf")):
-            raise InputError(f"kernel must be a callable kernel(X1, X2) or "
-                             f"'rbf', got {type(self.kernel).__name__} (a "
-                             "precomputed Gram matrix cannot score new rows)")
-        if self.kernel is not None and self.prior == "spike_slab":
-            raise InputError("prior='spike_slab' is for linear scores: use "
-                             "it with kernel=None, or prior='gaussian' with "
-                             "a GP kernel")
-        if self.spike_slab is not None:
-            try:
-                values = tuple(self.spike_slab)
-            except TypeError:
-                values = ()
-            if len(values) != 3:
-                raise InputError("spike_slab must be a tuple (p, v0, v1)")
-            for value, name in zip(values, ("p", "v0", "v1")):
-                if value is not None:
-                    check_positive(value, f"spike_slab {name}",
-                                   allow_zero=name == "v0")
-        if self.grid_size is not None:
-            check_count(self.grid_size, "grid_size", minimum=2)
-        for name in ("fold_particles", "fold_len_chain"):
-            if getattr(self, name) is not None:
-                check_count(getattr(self, name), name, minimum=2)
+        check_ranking_parameters(self)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "PACBayesAUC":
         """Fit the Gibbs posterior on ``(X, y)``; returns self."""
@@ -381,6 +349,44 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
                                  "entry per row of X")
         auc = roc_auc_score(positives, scores, sample_weight=sample_weight)
         return 1.0 - float(pu_corrected_risk(1.0 - auc, self.pu_prior))
+
+
+def check_ranking_parameters(est: "PACBayesAUC") -> None:
+    """Check ``PACBayesAUC``'s parameters beyond the shared ones; an
+    ``InputError`` names the parameter and what to pass."""
+    check_shared_parameters(est, method_names("ranking"))
+    check_choice(est.point, "point", POINT_ESTIMATES)
+    check_choice(est.vb_family, "vb_family", VB_FAMILIES)
+    check_choice(est.prior, "prior", PRIORS)
+    check_choice(est.hyperparameters, "hyperparameters", HYPERPARAMETERS)
+    check_choice(est.cv_rule, "cv_rule", CV_RULES)
+    check_probability(est.ess_rmin, "ess_rmin")
+    if est.kernel is not None and not (
+            callable(est.kernel)
+            or (isinstance(est.kernel, str) and est.kernel == "rbf")):
+        raise InputError(f"kernel must be a callable kernel(X1, X2) or "
+                         f"'rbf', got {type(est.kernel).__name__} (a "
+                         "precomputed Gram matrix cannot score new rows)")
+    if est.kernel is not None and est.prior == "spike_slab":
+        raise InputError("prior='spike_slab' is for linear scores: use "
+                         "it with kernel=None, or prior='gaussian' with "
+                         "a GP kernel")
+    if est.spike_slab is not None:
+        try:
+            values = tuple(est.spike_slab)
+        except TypeError:
+            values = ()
+        if len(values) != 3:
+            raise InputError("spike_slab must be a tuple (p, v0, v1)")
+        for value, name in zip(values, ("p", "v0", "v1")):
+            if value is not None:
+                check_positive(value, f"spike_slab {name}",
+                               allow_zero=name == "v0")
+    if est.grid_size is not None:
+        check_count(est.grid_size, "grid_size", minimum=2)
+    for name in ("fold_particles", "fold_len_chain"):
+        if getattr(est, name) is not None:
+            check_count(getattr(est, name), name, minimum=2)
 
 
 def heldout_auc(est: PACBayesAUC, X: np.ndarray,
