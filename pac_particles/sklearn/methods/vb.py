@@ -3,9 +3,11 @@
 Ranking: :class:`~pac_particles.approx.vb.GaussianVB` (all pairs up to
 :data:`~pac_particles.approx.vb.AUTO_PAIRS_ABOVE`, fresh sampled pairs
 above), ``lam`` by its leave-one-out AUC (one Newton step from the fit, no
-refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features, by
-K-fold refits with continuation along the grid otherwise (one stratified
-held-out split above :data:`HOLDOUT_ABOVE_ROWS` rows); the only method for
+refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features;
+on one stratified held-out split along a warm-started path that stops
+where the held-out curve is flat where pairs are sampled (or above
+:data:`HOLDOUT_ABOVE_ROWS` rows), the final fit warm-started from it; by
+K-fold refits with continuation along the grid otherwise; the only method for
 rows on a Dask cluster. Classification:
 :class:`~pac_particles.approx.vb.ClassificationVB` for every loss, ``lam``
 by K-fold accuracy.
@@ -26,6 +28,7 @@ from pac_particles.sklearn.methods.base import FitOptions, Method, MethodFit
 from pac_particles.sklearn.methods.ep import LOO_GRID_STRIDE
 from pac_particles.sklearn.methods.gaussian import GaussianMethod
 from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
+                                             holdout_path_choice,
                                              vb_loo_choice)
 
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
@@ -40,8 +43,10 @@ VB_CV_TOL = 1e-2
 #: the refits became the faster (docs/benchmarks.md, "Default fits")
 VB_LOO_MAX_FEATURES = 64
 #: ``lam="cv"`` scores one stratified held-out split of this fraction
-#: instead of ``n_folds`` folds above :data:`HOLDOUT_ABOVE_ROWS` rows: one
-#: fit per grid value instead of K
+#: instead of ``n_folds`` folds where pairs are sampled or above
+#: :data:`HOLDOUT_ABOVE_ROWS` rows, along a path that stops where the
+#: held-out curve is flat
+#: (:func:`~pac_particles.sklearn.selection.holdout_path_choice`)
 HOLDOUT_FRACTION = 0.2
 HOLDOUT_ABOVE_ROWS = 20000
 
@@ -74,37 +79,50 @@ class VB(GaussianMethod):
     def choose_lam(self, problem: GibbsProblem, options: FitOptions,
                    hyper: dict, grid: np.ndarray, X: Any) -> tuple:
         data = problem.data
-        if (data.in_memory and data.d <= VB_LOO_MAX_FEATURES
-                and auto_pairs(data.n_pos, data.n_neg) is None):
+        sampled = auto_pairs(data.n_pos, data.n_neg) is not None
+        if data.d <= VB_LOO_MAX_FEATURES and not sampled:
             cv, failed, path_fit = vb_loo_choice(
                 lambda lam: self.approximation(problem.at(lam), options,
                                                hyper, tol=VB_CV_TOL),
                 grid, verbose=options.verbose, stride=LOO_GRID_STRIDE)
-
-            def polish(lam):
-                # the final fit, warm-started at the path's optimum
-                final = self.approximation(problem.at(lam), options, hyper)
-                return final, final.fit(init=path_fit(lam))
-            return cv, failed, polish
-        # sampled pairs or many features: K-fold refits; concurrent folds
-        # share the cores
-        jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
+            return cv, failed, self._polish(problem, options, hyper,
+                                            path_fit)
 
         def make(X_tr, y_tr, lam):
-            # a fold's own problem (its rows standardised alone)
+            # a part's own problem (its rows standardised alone)
             return self.approximation(
                 GibbsProblem.ranking(X_tr, y_tr, lam, options.standardize,
                                      options.pu_prior),
                 options, hyper, tol=VB_CV_TOL)
-        # at scale one held-out split: K refits would cost K fits
-        holdout = HOLDOUT_FRACTION if data.n > HOLDOUT_ABOVE_ROWS else None
+        if sampled or data.n > HOLDOUT_ABOVE_ROWS:
+            # a fit on sampled pairs costs the same at every n, so K refits
+            # per grid value would cost K fits each: one held-out split,
+            # climbed until its curve is flat
+            cv, path_fit = holdout_path_choice(
+                X, data.y, grid, make, holdout=HOLDOUT_FRACTION,
+                seed=options.random_state, stride=LOO_GRID_STRIDE,
+                verbose=options.verbose)
+            return cv, np.empty(0), self._polish(problem, options, hyper,
+                                                 path_fit)
+        # all pairs and many features: K-fold refits; concurrent folds
+        # share the cores
+        jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
         cv = cross_validate_lam(X, data.y, grid,
                                 RefitScorer(make, warm_start=True,
                                             threads=threads),
                                 n_folds=options.n_folds,
                                 seed=options.random_state, n_jobs=jobs,
-                                verbose=options.verbose, holdout=holdout)
+                                verbose=options.verbose)
         return cv, np.empty(0), None
+
+    def _polish(self, problem: GibbsProblem, options: FitOptions,
+                hyper: dict, path_fit: Any) -> Any:
+        """``polish(lam)``: the final fit on every row at the final
+        tolerance, warm-started at the path's fit at ``lam``."""
+        def polish(lam):
+            final = self.approximation(problem.at(lam), options, hyper)
+            return final, final.fit(init=path_fit(lam))
+        return polish
 
     def loo_score(self, approx: Any, options: FitOptions) -> Optional[float]:
         """VB's leave-one-out AUC on all pairs (None on sampled pairs, or

@@ -1,0 +1,97 @@
+"""The held-out path's choice of lam: warm starts, the early stop where the
+held-out curve is flat, the choice, its progress lines and the standard
+error it stops on."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from pac_particles.sklearn.selection import (heldout_standard_error,
+                                             holdout_path_choice, lam_grid)
+
+
+class _Direction:
+    """A fake approximation whose score turns from a useless direction
+    (column 1) to the informative one (column 0) as lam grows up to
+    ``plateau``, then stays: a held-out curve that rises, then is flat.
+    It records the fits and their warm starts."""
+
+    def __init__(self, lam, plateau, log):
+        self.lam, self.plateau, self.log = lam, plateau, log
+
+    def fit(self, init=None):
+        self.log.append((self.lam, init))
+        return ("fit at", self.lam)
+
+    def predict(self, X):
+        w = min(1.0, np.log(self.lam) / np.log(self.plateau))
+        return w * X[:, 0] + (1.0 - w) * X[:, 1]
+
+
+def _data(n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0.5).astype(int)
+    return X, y
+
+
+def test_the_path_stops_where_the_held_out_curve_is_flat_and_warm_starts():
+    X, y = _data()
+    grid = lam_grid(1e4, 13)
+    log = []
+    cv, path_fit = holdout_path_choice(
+        X, y, grid, lambda X_tr, y_tr, lam: _Direction(lam, grid[4], log),
+        seed=0, stride=2, patience=2)
+    fitted = [lam for lam, _ in log]
+    # every other value from the smallest, until two values past the
+    # plateau (grid[4]) failed to improve by a standard error
+    np.testing.assert_allclose(fitted, grid[[0, 2, 4, 6, 8]])
+    assert log[0][1] is None
+    assert [init for _, init in log[1:]] == [("fit at", lam)
+                                              for lam in fitted[:-1]]
+    assert cv.fold_auc.shape == (1, 5)
+    np.testing.assert_allclose(cv.grid, fitted)
+    # on the plateau the scores are equal: the first of them is chosen
+    assert cv.best_lam == pytest.approx(grid[4])
+    assert path_fit(grid[4]) == ("fit at", grid[4])
+
+
+def test_a_curve_that_keeps_rising_is_climbed_to_the_top():
+    X, y = _data()
+    grid = lam_grid(1e4, 7)
+    log = []
+    cv, _ = holdout_path_choice(
+        X, y, grid, lambda X_tr, y_tr, lam: _Direction(lam, grid[-1], log),
+        seed=0, stride=1)
+    np.testing.assert_allclose([lam for lam, _ in log], grid)
+    assert cv.best_lam == pytest.approx(grid[-1])
+
+
+def test_the_path_writes_one_progress_line_per_grid_value(capsys):
+    X, y = _data(n=600)
+    grid = lam_grid(100.0, 5)
+    log = []
+    holdout_path_choice(X, y, grid,
+                        lambda X_tr, y_tr, lam: _Direction(lam, 1e9, log),
+                        seed=0, stride=1, verbose="lines")
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == len(log) >= 2
+    assert all(line.startswith("[pac_particles] lam ") and "held-out auc"
+               in line for line in lines)
+
+
+def test_hanley_mcneil_standard_error_is_the_exact_null_variance():
+    """At AUC 1/2 with equal classes, Hanley & McNeil's variance is the
+    exact variance of the Mann-Whitney statistic under the null,
+    (n1 + n2 + 1) / (12 n1 n2); and it matches a Monte Carlo estimate."""
+    n = 50
+    y = np.r_[np.ones(n), np.zeros(n)].astype(int)
+    se = heldout_standard_error("auc", 0.5, y)
+    assert se ** 2 == pytest.approx((2 * n + 1) / (12 * n * n))
+    rng = np.random.default_rng(0)
+    draws = [roc_auc_score(y, rng.normal(size=2 * n)) for _ in range(2000)]
+    assert np.std(draws) == pytest.approx(se, rel=0.08)
+    # the Monte Carlo check rejects a wrong variant (the binomial error of
+    # an accuracy on the same rows)
+    assert np.std(draws) != pytest.approx(
+        heldout_standard_error("accuracy", 0.5, y), rel=0.08)
