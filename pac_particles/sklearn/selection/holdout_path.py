@@ -17,7 +17,7 @@ still pays the union bound over the whole grid.
 
 The rule costs a few fits where a K-fold cross-validation costs ``K`` per
 grid value: the default of Gaussian VB where it samples pairs, whose fits
-cost the same at every ``n`` (docs/user_guide.md, "Choosing lam").
+cost the same at every ``n`` (docs/user_guide.md, "Which method when").
 
 References
 ----------
