@@ -95,3 +95,35 @@ def test_hanley_mcneil_standard_error_is_the_exact_null_variance():
     # an accuracy on the same rows)
     assert np.std(draws) != pytest.approx(
         heldout_standard_error("accuracy", 0.5, y), rel=0.08)
+
+
+def test_a_default_vb_fit_reports_each_grid_value_and_the_final_fit(
+        monkeypatch, capsys):
+    """verbose=True in a log: one line per grid value of the held-out path
+    (where pairs are sampled) and one for the final fit on every row."""
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    from pac_particles.sklearn.methods import vb as vb_method
+    X, y = _data(n=300)
+    monkeypatch.setattr(vb_method, "auto_pairs", lambda n_pos, n_neg: 1000)
+    est = PACBayesAUC(method="vb", lam_max=300.0, grid_size=5,
+                      random_state=0, verbose=True).fit(X, y)
+    lines = capsys.readouterr().err.splitlines()
+    path = [line for line in lines if "held-out auc" in line]
+    assert len(path) == len(est.cv_.grid) >= 2
+    final = [line for line in lines if "fit at lam" in line]
+    assert len(final) == 1 and f"{est.lam_:.4g}" in final[0]
+
+
+def test_k_fold_refits_report_each_grid_value_in_lines(capsys):
+    from pac_particles.sklearn.selection import (RefitScorer,
+                                                 cross_validate_lam)
+    X, y = _data(n=300)
+    log = []
+    scorer = RefitScorer(lambda X_tr, y_tr, lam: _Direction(lam, 1e3, log),
+                         verbose="lines")
+    cross_validate_lam(X, y, lam_grid(100.0, 3), scorer, n_folds=2, seed=0,
+                       n_jobs=1, verbose="lines")
+    lines = capsys.readouterr().err.splitlines()
+    assert sum("lam " in line and "auc" in line for line in lines) == 6
+    assert sum(line.endswith("s)") and "fold" in line and "done" in line
+               for line in lines) == 2

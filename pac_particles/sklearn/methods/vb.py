@@ -109,7 +109,8 @@ class VB(GaussianMethod):
         jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
         cv = cross_validate_lam(X, data.y, grid,
                                 RefitScorer(make, warm_start=True,
-                                            threads=threads),
+                                            threads=threads,
+                                            verbose=options.verbose),
                                 n_folds=options.n_folds,
                                 seed=options.random_state, n_jobs=jobs,
                                 verbose=options.verbose)
@@ -147,11 +148,12 @@ class VB(GaussianMethod):
                     fit_intercept=options.fit_intercept,
                     standardize=options.standardize,
                     pu_prior=options.pu_prior),
-                warm_start=True, metric="accuracy")
+                warm_start=True, metric="accuracy", verbose=options.verbose)
             fit.cv = cross_validate_lam(X, problem.data.y, fit.grid, scorer,
                                         n_folds=options.n_folds,
                                         seed=options.random_state,
-                                        n_jobs=options.n_jobs)
+                                        n_jobs=options.n_jobs,
+                                        verbose=options.verbose)
             fit.lam = float(fit.cv.best_lam)
         fit.approximation = ClassificationVB.from_problem(
             problem.at(fit.lam), prior_var=options.prior_var,
