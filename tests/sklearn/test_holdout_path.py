@@ -1,13 +1,10 @@
 """The held-out path's choice of lam: warm starts, the early stop where the
-held-out curve is flat, the choice, its progress lines and the standard
-error it stops on."""
+held-out curve is flat, the choice and its progress lines."""
 
 import numpy as np
 import pytest
-from sklearn.metrics import roc_auc_score
 
-from pac_particles.sklearn.selection import (heldout_standard_error,
-                                             holdout_path_choice, lam_grid)
+from pac_particles.sklearn.selection import holdout_path_choice, lam_grid
 
 
 class _Direction:
@@ -44,7 +41,7 @@ def test_the_path_stops_where_the_held_out_curve_is_flat_and_warm_starts():
         seed=0, stride=2, patience=2)
     fitted = [lam for lam, _ in log]
     # every other value from the smallest, until two values past the
-    # plateau (grid[4]) failed to improve by a standard error
+    # plateau (grid[4]) failed to improve
     np.testing.assert_allclose(fitted, grid[[0, 2, 4, 6, 8]])
     assert log[0][1] is None
     assert [init for _, init in log[1:]] == [("fit at", lam)
@@ -54,6 +51,12 @@ def test_the_path_stops_where_the_held_out_curve_is_flat_and_warm_starts():
     # on the plateau the scores are equal: the first of them is chosen
     assert cv.best_lam == pytest.approx(grid[4])
     assert path_fit(grid[4]) == ("fit at", grid[4])
+    # the default patience: one value past the plateau
+    log.clear()
+    holdout_path_choice(
+        X, y, grid, lambda X_tr, y_tr, lam: _Direction(lam, grid[4], log),
+        seed=0, stride=2)
+    np.testing.assert_allclose([lam for lam, _ in log], grid[[0, 2, 4, 6]])
 
 
 def test_a_curve_that_keeps_rising_is_climbed_to_the_top():
@@ -78,23 +81,6 @@ def test_the_path_writes_one_progress_line_per_grid_value(capsys):
     assert len(lines) == len(log) >= 2
     assert all(line.startswith("[pac_particles] lam ") and "held-out auc"
                in line for line in lines)
-
-
-def test_hanley_mcneil_standard_error_is_the_exact_null_variance():
-    """At AUC 1/2 with equal classes, Hanley & McNeil's variance is the
-    exact variance of the Mann-Whitney statistic under the null,
-    (n1 + n2 + 1) / (12 n1 n2); and it matches a Monte Carlo estimate."""
-    n = 50
-    y = np.r_[np.ones(n), np.zeros(n)].astype(int)
-    se = heldout_standard_error("auc", 0.5, y)
-    assert se ** 2 == pytest.approx((2 * n + 1) / (12 * n * n))
-    rng = np.random.default_rng(0)
-    draws = [roc_auc_score(y, rng.normal(size=2 * n)) for _ in range(2000)]
-    assert np.std(draws) == pytest.approx(se, rel=0.08)
-    # the Monte Carlo check rejects a wrong variant (the binomial error of
-    # an accuracy on the same rows)
-    assert np.std(draws) != pytest.approx(
-        heldout_standard_error("accuracy", 0.5, y), rel=0.08)
 
 
 def test_a_default_vb_fit_reports_each_grid_value_and_the_final_fit(

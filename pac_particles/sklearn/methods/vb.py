@@ -15,6 +15,7 @@ by K-fold accuracy.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 import numpy as np
@@ -32,7 +33,7 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
                                              vb_loo_choice)
 
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
-           "HOLDOUT_ABOVE_ROWS"]
+           "HOLDOUT_ABOVE_ROWS", "VB_PATH_STEPS"]
 
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6):
 #: the leave-one-out AUCs agree to 4 digits with those at 1e-3, the same lam
@@ -49,6 +50,12 @@ VB_LOO_MAX_FEATURES = 64
 #: (:func:`~pac_particles.sklearn.selection.holdout_path_choice`)
 HOLDOUT_FRACTION = 0.2
 HOLDOUT_ABOVE_ROWS = 20000
+#: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
+#: warm-started at the previous one's optimum: the held-out AUC reads the
+#: mean's direction only, which a continuation step settles in fewer steps
+#: than the stopping rule's minimum of a cold fit (docs/benchmarks.md,
+#: "Default fits")
+VB_PATH_STEPS = 150
 
 
 class VB(GaussianMethod):
@@ -70,11 +77,12 @@ class VB(GaussianMethod):
         return None
 
     def approximation(self, problem: GibbsProblem, options: FitOptions,
-                      hyper: dict, tol: Optional[float] = None) -> Any:
+                      hyper: dict, tol: Optional[float] = None,
+                      max_iter: Optional[int] = None) -> Any:
         return GaussianVB.from_problem(
             problem, prior_var=options.prior_var, family=options.vb_family,
             seed=options.random_state, n_pairs="auto",
-            tol=1e-6 if tol is None else tol)
+            tol=1e-6 if tol is None else tol, max_iter=max_iter)
 
     def choose_lam(self, problem: GibbsProblem, options: FitOptions,
                    hyper: dict, grid: np.ndarray, X: Any) -> tuple:
@@ -88,18 +96,20 @@ class VB(GaussianMethod):
             return cv, failed, self._polish(problem, options, hyper,
                                             path_fit)
 
-        def make(X_tr, y_tr, lam):
+        def make(X_tr, y_tr, lam, max_iter=None):
             # a part's own problem (its rows standardised alone)
             return self.approximation(
                 GibbsProblem.ranking(X_tr, y_tr, lam, options.standardize,
                                      options.pu_prior),
-                options, hyper, tol=VB_CV_TOL)
+                options, hyper, tol=VB_CV_TOL, max_iter=max_iter)
         if sampled or data.n > HOLDOUT_ABOVE_ROWS:
             # a fit on sampled pairs costs the same at every n, so K refits
             # per grid value would cost K fits each: one held-out split,
             # climbed until its curve is flat
             cv, path_fit = holdout_path_choice(
-                X, data.y, grid, make, holdout=HOLDOUT_FRACTION,
+                X, data.y, grid, functools.partial(make,
+                                                   max_iter=VB_PATH_STEPS),
+                holdout=HOLDOUT_FRACTION,
                 seed=options.random_state, stride=LOO_GRID_STRIDE,
                 verbose=options.verbose)
             return cv, np.empty(0), self._polish(problem, options, hyper,

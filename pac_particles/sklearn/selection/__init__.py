@@ -99,7 +99,7 @@ from pac_particles.sklearn.selection.scorers import (
 from pac_particles.sklearn.selection.leave_one_out import (
     ep_grid_choice, ep_loo_choice, loo_lambda, vb_loo_choice)
 from pac_particles.sklearn.selection.holdout_path import (
-    heldout_standard_error, holdout_path_choice)
+    FLAT_TOL, holdout_path_choice)
 from pac_particles.sklearn.selection.evidence import EvidenceGrid, evidence_grid
 from pac_particles.sklearn.selection.certified import most_certified_step
 
@@ -110,4 +110,4 @@ __all__ = ["LAM_MAX_PER_POINT", "CLASSIFICATION_LAM_MAX_PER_POINT",
            "SMCPathScorer", "RefitScorer", "cv_lambda", "loo_lambda",
            "ep_grid_choice", "ep_loo_choice", "vb_loo_choice",
            "EvidenceGrid", "evidence_grid", "most_certified_step",
-           "heldout_standard_error", "holdout_path_choice"]
+           "FLAT_TOL", "holdout_path_choice"]
