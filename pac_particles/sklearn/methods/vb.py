@@ -10,7 +10,8 @@ where the held-out curve is flat where pairs are sampled (or above
 K-fold refits with continuation along the grid otherwise; the only method for
 rows on a Dask cluster. Classification:
 :class:`~pac_particles.approx.vb.ClassificationVB` for every loss, ``lam``
-by K-fold accuracy.
+by K-fold accuracy (on the held-out path above :data:`HOLDOUT_ABOVE_ROWS`
+rows).
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ VB_CV_TOL = 1e-2
 VB_LOO_MAX_FEATURES = 64
 #: ``lam="cv"`` scores one stratified held-out split of this fraction
 #: instead of ``n_folds`` folds where pairs are sampled or above
-#: :data:`HOLDOUT_ABOVE_ROWS` rows, along a path that stops where the
-#: held-out curve is flat
+#: :data:`HOLDOUT_ABOVE_ROWS` rows (where ``method="auto"`` leaves SMC;
+#: classification too), along a path that stops where the held-out curve
+#: is flat
 #: (:func:`~pac_particles.sklearn.selection.holdout_path_choice`)
 HOLDOUT_FRACTION = 0.2
-HOLDOUT_ABOVE_ROWS = 20000
+HOLDOUT_ABOVE_ROWS = 2000
 #: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
 #: warm-started at the previous one's optimum: the held-out AUC reads the
 #: mean's direction only, which a continuation step settles in fewer steps
@@ -151,19 +153,27 @@ class VB(GaussianMethod):
                         hyperparameters=options.hyper)
         if options.choose_lam:
             fit.grid = self.grid(problem, options)
-            scorer = RefitScorer(
-                lambda X_tr, y_tr, lam: ClassificationVB(
+
+            def make(X_tr, y_tr, lam):
+                return ClassificationVB(
                     X_tr, y_tr, lam=lam, loss=options.loss,
                     prior_var=options.prior_var, family=options.vb_family,
                     fit_intercept=options.fit_intercept,
                     standardize=options.standardize,
-                    pu_prior=options.pu_prior),
-                warm_start=True, metric="accuracy", verbose=options.verbose)
-            fit.cv = cross_validate_lam(X, problem.data.y, fit.grid, scorer,
-                                        n_folds=options.n_folds,
-                                        seed=options.random_state,
-                                        n_jobs=options.n_jobs,
-                                        verbose=options.verbose)
+                    pu_prior=options.pu_prior)
+            if problem.data.n > HOLDOUT_ABOVE_ROWS:
+                # K refits per grid value would cost K fits each
+                fit.cv, _ = holdout_path_choice(
+                    X, problem.data.y, fit.grid, make, metric="accuracy",
+                    holdout=HOLDOUT_FRACTION, seed=options.random_state,
+                    stride=LOO_GRID_STRIDE, verbose=options.verbose)
+            else:
+                fit.cv = cross_validate_lam(
+                    X, problem.data.y, fit.grid,
+                    RefitScorer(make, warm_start=True, metric="accuracy",
+                                verbose=options.verbose),
+                    n_folds=options.n_folds, seed=options.random_state,
+                    n_jobs=options.n_jobs, verbose=options.verbose)
             fit.lam = float(fit.cv.best_lam)
         fit.approximation = ClassificationVB.from_problem(
             problem.at(fit.lam), prior_var=options.prior_var,
