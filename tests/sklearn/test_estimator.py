@@ -298,8 +298,9 @@ def test_ep_chooses_lam_by_its_leave_one_out_auc():
 def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
     """On all pairs VB's lam maximises the leave-one-out AUC of its fits
     along the grid (one row, no folds), and its final fit is the VB optimum
-    there; on sampled pairs it scores one held-out split along the grid
-    (one row), above VB_LOO_MAX_FEATURES K-fold cross-validation."""
+    there; on sampled pairs with a small class (below
+    HOLDOUT_MIN_MINORITY) or above VB_LOO_MAX_FEATURES it falls back on
+    K-fold cross-validation."""
     from pac_particles.approx.vb import GaussianVB
     import pac_particles.sklearn.methods.vb as vb_method
     X, y = _data(n=120)
@@ -334,13 +335,8 @@ def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
             folds = PACBayesAUC(method="vb", lam="cv", lam_max=500.0,
                                 grid_size=4, n_folds=3,
                                 random_state=0).fit(X, y)
-        assert folds.cv_.fold_auc.shape[0] == (
-            1 if name == "auto_pairs" else 3)
+        assert folds.cv_.fold_auc.shape == (3, 4)
         assert folds.lam_ in folds.cv_.grid
-        if name == "auto_pairs":
-            # (the patch samples pairs for the choice only: the final fit
-            # keeps all pairs, and its leave-one-out AUC)
-            continue
         # the folds' mean AUC at lam_ is the held-out AUC: no leave-one-out
         assert not hasattr(folds, "cv_auc_")
         assert folds.heldout_auc_ == pytest.approx(
@@ -766,6 +762,7 @@ def test_vb_lam_cv_at_scale_scores_one_held_out_split(monkeypatch):
     from pac_particles.sklearn.selection import holdout_split, lam_grid
     X, y = _data(n=120)
     monkeypatch.setattr(vb_method, "HOLDOUT_ABOVE_ROWS", 100)
+    monkeypatch.setattr(vb_method, "HOLDOUT_MIN_MINORITY", 10)
     monkeypatch.setattr(vb_method, "VB_LOO_MAX_FEATURES", 0)   # folds, not LOO
     est = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
                       n_folds=3, random_state=0).fit(X, y)

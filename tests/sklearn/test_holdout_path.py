@@ -91,6 +91,7 @@ def test_a_default_vb_fit_reports_each_grid_value_and_the_final_fit(
     from pac_particles.sklearn.methods import vb as vb_method
     X, y = _data(n=300)
     monkeypatch.setattr(vb_method, "auto_pairs", lambda n_pos, n_neg: 1000)
+    monkeypatch.setattr(vb_method, "HOLDOUT_MIN_MINORITY", 10)
     est = PACBayesAUC(method="vb", lam_max=300.0, grid_size=5,
                       random_state=0, verbose=True).fit(X, y)
     lines = capsys.readouterr().err.splitlines()
