@@ -85,8 +85,11 @@ def size_row(n, d, positive_rate, estimator="auc", rounds=3, n_test=50_000,
             elapsed, models[key] = _timed(make, X, y)
             seconds[key].append(elapsed)
     ours = np.array(seconds["ours"])
-    auc = {key: float(roc_auc_score(y_test, model.decision_function(X_test)))
-           for key, model in models.items()}
+    # the classifier scores by its predictive probability
+    auc = {key: float(roc_auc_score(y_test, (
+        model.decision_function(X_test) if hasattr(model, "decision_function")
+        else model.predict_proba(X_test)[:, 1])))
+        for key, model in models.items()}
     certified = getattr(models["ours"], "certified_auc_risk_", None)
     return dict(
         estimator=estimator, n=n, d=d, positive_rate=positive_rate,

@@ -77,9 +77,10 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         Gaussian approximation (family ``vb_family``); EP its Gaussian EP
         approximation (0-1 loss only; ``lam="cv"`` by leave-one-out
         accuracy; EP fails, and says so, once ``lam`` is above about 2 n).
-        "auto" (default): SMC where it is affordable, VB above
-        (:func:`~pac_particles.sklearn.methods.choose_method`), recorded
-        in ``method_``.
+        "auto" (default): VB (SMC's default fit is slower than a tuned
+        logistic regression by far;
+        :func:`~pac_particles.sklearn.methods.choose_method`), recorded in
+        ``method_``.
     loss : {"zero_one", "hinge", "exponential", "ramp"}
     lam : "cv" or float > 0
         Inverse temperature on the mean loss; "cv" chooses it by K-fold
