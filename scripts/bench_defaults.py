@@ -6,8 +6,15 @@ Each data set is split once (stratified 75/25, ``--seed``);
 ``LogisticRegressionCV(scoring="roc_auc")`` are fitted on the same
 training rows (:func:`lab.study.speed.bench_defaults`).
 
+With ``--sizes``: the default fit (``method="auto"``) on synthetic logistic
+data of each size ``n:d:positive_rate``, each size in a fresh process, its
+first fit and the median of ``--repeat`` warm fits beside
+``LogisticRegressionCV(scoring="roc_auc")`` and ``LogisticRegression``
+(:func:`lab.study.size_grid.bench_sizes`).
+
     python scripts/bench_defaults.py --data-dir ../shared/datasets --repeat 5
     python scripts/bench_defaults.py --datasets colon --methods smc ep
+    python scripts/bench_defaults.py --sizes 1e3:10:0.3 1e4:10:0.3 --repeat 3
 
 References
 ----------
@@ -24,6 +31,7 @@ from pac_particles.apps.tables import write_rows
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from lab.study.speed import (bench_defaults, load_benchmark_data,
                                        ratio_summary)
+from lab.study.size_grid import bench_sizes
 
 DEFAULT_DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "shared", "datasets")
@@ -42,7 +50,21 @@ def main():
                         help="rounds per data set (medians over rounds)")
     parser.add_argument("--out", default=None,
                         help="directory for bench_defaults.csv (optional)")
+    parser.add_argument("--sizes", nargs="*", default=None,
+                        help="n:d:positive_rate, e.g. 1e4:10:0.3 (synthetic "
+                             "data; --datasets and --methods then unused)")
+    parser.add_argument("--estimator", choices=["auc", "classifier"],
+                        default="auc", help="with --sizes")
     args = parser.parse_args()
+    if args.sizes:
+        sizes = [tuple(float(v) for v in size.split(":"))
+                 for size in args.sizes]
+        rows = bench_sizes(sizes, estimator=args.estimator,
+                           rounds=args.repeat, seed=args.seed, verbose=True)
+        if args.out:
+            os.makedirs(args.out, exist_ok=True)
+            write_rows(rows, os.path.join(args.out, "bench_sizes.csv"))
+        return
     data = {name: load_benchmark_data(name, args.data_dir)
             for name in args.datasets}
     rows = bench_defaults(data, methods=args.methods, seed=args.seed,

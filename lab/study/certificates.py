@@ -135,7 +135,7 @@ def classification_certificate_row(X, y, name="", test_size=0.3, seed=0):
       ``N(0, I / d)`` (``d`` counts the intercept), with the dissertation's
       bound on it (Corollary 11, Hoeffding: linear in ``lam``) and the
       tightest kl/Catoni certificate (``m = n``) of the *same* posterior.
-    * The default ``PACBayesClassifier(random_state=seed)`` (SMC, 0-1 loss,
+    * The default ``PACBayesClassifier(random_state=seed)`` (VB, 0-1 loss,
       ``lam`` by cross-validation) with its certificate.
 
     Each gets the test error of its point classifier (the sign of the

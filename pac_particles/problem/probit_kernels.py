@@ -33,7 +33,7 @@ from pac_particles.core import parallel
 from pac_particles.core.normal import cdf_pdf
 
 __all__ = ["CANCELLATION_RTOL", "gram_terms", "gaussian_block",
-           "pair_batch_sums", "BATCH_SUMS_FIXED", "inverse_pair_norms", "sampled_inverse_norms",
+           "pair_batch_sums", "BATCH_SUMS_FIXED", "MIN_PARALLEL_BATCH_PAIRS", "inverse_pair_norms", "sampled_inverse_norms",
            "smoothed_block", "smoothed_sampled"]
 
 #: below this fraction of a_i + a_j, a_i + a_j - 2 b_ij has lost most of its
@@ -323,6 +323,12 @@ def _pair_batch_serial(ip, jn, X_pos, X_neg, m, cov, kind, need_grad,
 
 
 _NO_SCORES = np.zeros(0)
+#: sampled pairs below which :func:`pair_batch_sums` runs on one thread
+#: whatever the work: waking the thread pool once per Adam step cost as
+#: much as the step unloaded, and on a machine whose cores other processes
+#: hold it waits a scheduler's time slice each time (10,000 pairs at d = 10:
+#: 12x slower than one thread; docs/benchmarks.md, "Default fits")
+MIN_PARALLEL_BATCH_PAIRS = 100_000
 
 
 def pair_batch_sums(ip, jn, X_pos, X_neg, m, cov, need_grad=True,
@@ -345,8 +351,11 @@ def pair_batch_sums(ip, jn, X_pos, X_neg, m, cov, need_grad=True,
     cov2d = np.ascontiguousarray(cov[None, :] if diag else cov)
     full = (not diag) if full_grad is None else bool(full_grad)
     s_pos, s_neg = (_NO_SCORES, _NO_SCORES) if scores is None else scores
-    # a pair costs about d times a typical inner-loop item
-    use = parallel.use_parallel(ip.shape[0] * d)
+    # a pair costs about d times a typical inner-loop item; a stochastic
+    # optimiser's minibatch (a millisecond of work, hundreds of times in a
+    # row) stays on one thread below MIN_PARALLEL_BATCH_PAIRS
+    use = (parallel.use_parallel(ip.shape[0] * d)
+           and ip.shape[0] >= MIN_PARALLEL_BATCH_PAIRS)
     n_chunks = numba.get_num_threads() if use else 1
     acc = np.zeros((n_chunks, BATCH_SUMS_FIXED + d + (d * d if full else d)))
     kernel = _pair_batch_parallel if use else _pair_batch_serial

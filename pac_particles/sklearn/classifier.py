@@ -74,11 +74,15 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
 
     Parameters
     ----------
-    method : {"smc", "vb", "ep"}
+    method : {"auto", "smc", "vb", "ep"}
         SMC samples the Gibbs posterior (the reference); VB fits its
         Gaussian approximation (family ``vb_family``); EP its Gaussian EP
         approximation (0-1 loss only; ``lam="cv"`` by leave-one-out
         accuracy; EP fails, and says so, once ``lam`` is above about 2 n).
+        "auto" (default): VB (SMC's default fit is slower than a tuned
+        logistic regression by far;
+        :func:`~pac_particles.sklearn.methods.choose_method`), recorded in
+        ``method_``.
     loss : {"zero_one", "hinge", "exponential", "ramp"}
     lam : "cv" or float > 0
         Inverse temperature on the mean loss; "cv" chooses it by K-fold
@@ -90,7 +94,8 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         (:func:`pac_particles.sklearn.selection.fold_count`).
     prior_var : float, variance of the isotropic Gaussian prior (default 1).
     fit_intercept, standardize : bool (see ``ClassificationGibbsModel``).
-    vb_family : {"isotropic", "diagonal", "full"}.
+    vb_family : {"isotropic", "diagonal", "full"}; default "diagonal" (the
+        full family's L-BFGS ran to its cap near the top of the grid).
     n_particles, len_chain : SMC (``n_particles * len_chain`` particles).
     pu_prior : float in [0, 1), optional: ``y``'s positive class marks
         labelled positives, the other class unlabelled points of which a
@@ -118,6 +123,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
 
     Attributes
     ----------
+    method_ : the method used (``method``, or the choice of ``"auto"``).
     classes_, lam_, log_evidence_, cv_ (with ``lam="cv"``), coef_ and
     intercept_ (of the posterior mean on raw inputs), posterior_ (SMC) or
     approximation_ (VB, EP), data_ (the preprocessing).
@@ -146,17 +152,16 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
     certified_error_ : ``certificate_.bound`` (None when there is none).
     """
 
-    def __init__(self, method="smc", loss="zero_one", lam="cv", lam_max=None,
+    def __init__(self, method="auto", loss="zero_one", lam="cv", lam_max=None,
                  n_folds=5, grid_size=20, grid_decades=3.0, prior_var=1.0,
-                 fit_intercept=True, standardize=True, vb_family="full",
+                 fit_intercept=True, standardize=True, vb_family="diagonal",
                  n_particles=200, len_chain=10, pu_prior=None, eps=0.05,
                  random_state=None, n_jobs=1, chains=1, backend="numba",
                  deploy="all_rows"):
         self._store_params(locals())
 
     def _check_params(self):
-        check_shared_parameters(self, method_names("classification",
-                                                   auto=False))
+        check_shared_parameters(self, method_names("classification"))
         check_choice(self.loss, "loss", LOSSES)
         check_choice(self.vb_family, "vb_family", FAMILIES)
         if self.deploy == "certified" and self.pu_prior is not None:
@@ -185,6 +190,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         X, positives = self._training_labels(X, y, "two classes")
         method = choose_method(self.method, options, len(positives),
                                "classification")
+        self.method_ = method.name
         # the one set-up of the problem (every column kept; an intercept)
         problem = GibbsProblem.classification(
             X, positives, 1.0 if options.choose_lam else options.given_lam(),
@@ -229,7 +235,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         if self.deploy == "certified":
             p = expit(X @ self.coef_ + self.intercept_)
         else:
-            p = get_method(self.method).positive_probability(
+            p = get_method(self.method_).positive_probability(
                 self._method_fit, X)
         return np.column_stack([1.0 - p, p])
 

@@ -31,3 +31,17 @@ def test_bench_defaults_rows_compare_each_method_with_the_logistic_baseline(
         speed.bench_defaults({"toy": (X, y)}, methods=["ep"], repeat=0)
     with pytest.raises(ValueError, match="method"):
         speed.bench_defaults({"toy": (X, y)}, methods=["mcmc"])
+
+
+def test_synthetic_logistic_data_have_the_fraction_of_positives_asked():
+    from lab.study.size_grid import synthetic_logistic
+    for rate in (0.3, 0.01):
+        X, y = synthetic_logistic(40_000, 5, rate, seed=1)
+        se = (rate * (1 - rate) / y.size) ** 0.5
+        assert X.shape == (40_000, 5) and abs(y.mean() - rate) < 4 * se
+    # the labels depend on the rows: a logistic model, not noise
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    X, y = synthetic_logistic(4000, 5, 0.3, seed=2)
+    auc = roc_auc_score(y, LogisticRegression().fit(X, y).decision_function(X))
+    assert auc > 0.75

@@ -28,7 +28,7 @@ def test_passes_scikit_learn_estimator_checks(method):
 
 def test_smc_probability_is_the_weighted_vote_of_the_particles():
     X, y = two_d_problem(n=80)
-    est = PACBayesClassifier(lam=80.0, n_particles=50, len_chain=4,
+    est = PACBayesClassifier(method="smc", lam=80.0, n_particles=50, len_chain=4,
                              random_state=0).fit(X, np.where(y, "b", "a"))
     post = est.posterior_
     Z = np.column_stack([(X - X.mean(0)) / X.std(0), np.ones(80)])
@@ -90,7 +90,7 @@ def test_breast_cancer_accuracy_is_close_to_logistic_regression():
                                               stratify=y, random_state=0)
     lr = make_pipeline(StandardScaler(), LogisticRegression()).fit(X_tr, y_tr)
     for est in (PACBayesClassifier(method="vb", loss="hinge", lam=400.0),
-                PACBayesClassifier(lam=400.0, n_particles=100, len_chain=5,
+                PACBayesClassifier(method="smc", lam=400.0, n_particles=100, len_chain=5,
                                    random_state=0)):
         est.fit(X_tr, y_tr)
         assert est.score(X_te, y_te) > lr.score(X_te, y_te) - 0.04

@@ -119,3 +119,14 @@ def test_bad_dask_input_gets_a_clear_error(client):
         with pytest.raises(InputError, match="rows"):
             PACBayesAUC(lam=10.0).fit(da.from_array(X[:100], chunks=(50, 3)),
                                       da.from_array(y, chunks=50))
+
+
+def test_a_cluster_fit_reports_its_fit_with_verbose(client, capsys):
+    """verbose=True on a Dask collection: a line for the VB fit on the
+    cluster's rows (in a log; a bar on a terminal)."""
+    X, y = _rows(600, 3)
+    PACBayesAUC(lam=600.0, random_state=0, verbose=True).fit(
+        da.from_array(X, chunks=(200, 3)), da.from_array(y, chunks=200))
+    lines = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("[pac_particles] VB fit at lam = 600 on 600 "
+                               "rows done") for line in lines)

@@ -298,7 +298,8 @@ def test_ep_chooses_lam_by_its_leave_one_out_auc():
 def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
     """On all pairs VB's lam maximises the leave-one-out AUC of its fits
     along the grid (one row, no folds), and its final fit is the VB optimum
-    there; on sampled pairs or above VB_LOO_MAX_FEATURES it falls back on
+    there; on sampled pairs with a small class (below
+    HOLDOUT_MIN_MINORITY) or above VB_LOO_MAX_FEATURES it falls back on
     K-fold cross-validation."""
     from pac_particles.approx.vb import GaussianVB
     import pac_particles.sklearn.methods.vb as vb_method
@@ -755,15 +756,18 @@ def test_auto_chooses_the_method_from_the_size_and_records_it(monkeypatch):
 
 def test_vb_lam_cv_at_scale_scores_one_held_out_split(monkeypatch):
     """Above HOLDOUT_ABOVE_ROWS rows VB's lam='cv' refits on one stratified
-    held-out split (one row of validation AUCs), not n_folds folds."""
+    held-out split (one row of validation AUCs, on the grid values its path
+    scored), not n_folds folds."""
     from pac_particles.sklearn.methods import vb as vb_method
-    from pac_particles.sklearn.selection import holdout_split
+    from pac_particles.sklearn.selection import holdout_split, lam_grid
     X, y = _data(n=120)
     monkeypatch.setattr(vb_method, "HOLDOUT_ABOVE_ROWS", 100)
+    monkeypatch.setattr(vb_method, "HOLDOUT_MIN_MINORITY", 10)
     monkeypatch.setattr(vb_method, "VB_LOO_MAX_FEATURES", 0)   # folds, not LOO
     est = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
                       n_folds=3, random_state=0).fit(X, y)
-    assert est.cv_.fold_auc.shape == (1, 4)
+    assert est.cv_.fold_auc.shape[0] == 1
+    assert set(est.cv_.grid) <= set(lam_grid(500.0, 4))
     positives = y == "yes"
     train, val = holdout_split(positives, vb_method.HOLDOUT_FRACTION, 0)
     assert len(val) == pytest.approx(0.2 * len(y), abs=2)

@@ -165,3 +165,12 @@ def test_every_classifier_option_fits_at_its_defaults_or_says_what_to_pass(
                                    pu_prior=pu_prior, **settings), X, y)
     if est is not None:
         assert np.all(np.isfinite(est.predict_proba(X)))
+
+
+def test_auto_leaves_smc_to_ranking_and_gives_classification_to_vb():
+    from pac_particles.sklearn.methods import FitOptions, choose_method
+    assert choose_method("auto", FitOptions(), n=500).name == "smc"
+    assert choose_method("auto", FitOptions(loss="hinge"), n=500,
+                         task="classification").name == "vb"
+    assert choose_method("smc", FitOptions(), n=500,
+                         task="classification").name == "smc"

@@ -87,11 +87,11 @@ def choose_method(requested: str, options: FitOptions, n: int,
                          if m.auto_order is not None),
                         key=lambda m: int(m.auto_order or 0))
     for method in candidates:
-        if (n <= method.auto_max_rows
+        if (n <= method.auto_rows(task)
                 and method.refusal(options, task, in_memory) is None):
             return method
     reasons = "; ".join(m.refusal(options, task, in_memory) or
-                        f"{m.name}: more than {m.auto_max_rows:,} rows"
+                        f"{m.name}: more than {m.auto_rows(task):,} rows"
                         for m in candidates)
     raise InputError(f"no method supports this fit: {reasons}")
 

@@ -139,6 +139,8 @@ class Method:
     #: allowed as the data have (None: never chosen by ``auto``)
     auto_order: ClassVar[Optional[int]] = None
     auto_max_rows: ClassVar[float] = math.inf
+    #: per task, where it differs from :attr:`auto_max_rows`
+    auto_max_rows_by_task: ClassVar[dict] = {}
     #: size of the ``lam`` grid when the estimator leaves ``grid_size`` None
     default_grid_size: ClassVar[int] = 13
     #: a Monte Carlo method: its results carry standard errors and its
@@ -161,6 +163,10 @@ class Method:
             return (f"method={self.name!r} needs the rows in memory (a Dask "
                     "collection is fitted by method='vb')")
         return None
+
+    def auto_rows(self, task: str = "ranking") -> float:
+        """The most rows ``method="auto"`` gives this method on ``task``."""
+        return self.auto_max_rows_by_task.get(task, self.auto_max_rows)
 
     def check(self, options: FitOptions, task: str = "ranking",
               in_memory: bool = True) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from pac_particles.approx.loo import reused_partner_products
+from pac_particles.core.progress import Progress
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.sklearn.methods.base import FitOptions, Method, MethodFit
 
@@ -73,16 +74,21 @@ class GaussianMethod(Method):
             fit.lam = options.given_lam()
             self.before_fit(problem, options, fit.lam)
         evidence = options.hyperparameters == "evidence"
-        if polish is not None and not evidence:
-            # the grid path's model: polish it at the chosen lam
-            fit.approximation, fit.posterior = polish(fit.lam)
-        else:
-            fit.approximation = self.approximation(problem.at(fit.lam),
-                                                   options, hyper)
-            if evidence:
-                fit.hyperparameters = self.tune_hyperparameters(
-                    fit.approximation, options)
-            fit.posterior = fit.approximation.fit()
+        with Progress(options.verbose, total=1, desc="final fit",
+                      unit="fit") as progress:
+            if polish is not None and not evidence:
+                # the grid path's model: polish it at the chosen lam
+                fit.approximation, fit.posterior = polish(fit.lam)
+            else:
+                fit.approximation = self.approximation(problem.at(fit.lam),
+                                                       options, hyper)
+                if evidence:
+                    fit.hyperparameters = self.tune_hyperparameters(
+                        fit.approximation, options)
+                fit.posterior = fit.approximation.fit()
+            progress.update(advance=1, text=(
+                f"{self.name.upper()} fit at lam = {fit.lam:.4g} on "
+                f"{problem.data.n:,} rows done ({progress.elapsed:.1f} s)"))
         self.check_usable(fit)
         if polish is not None or not options.choose_lam:
             # after K-fold refits the folds' mean AUC at lam is the held-out

@@ -92,6 +92,10 @@ class SMC(Method):
     #: data sets up to 1,000 rows run in seconds; docs/benchmarks.md,
     #: "Default fits"); above, a Gaussian approximation
     auto_max_rows = 2000
+    #: classification: never by ``auto`` (the classifier's SMC default fit
+    #: took 80x LogisticRegressionCV at 1,000 rows, VB's 0.3x at 10,000;
+    #: docs/benchmarks.md, "Default fits")
+    auto_max_rows_by_task = {"classification": 0}
     #: its folds score the whole tempering path, so the grid costs nothing
     default_grid_size = 50
     monte_carlo = True

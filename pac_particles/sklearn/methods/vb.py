@@ -3,16 +3,20 @@
 Ranking: :class:`~pac_particles.approx.vb.GaussianVB` (all pairs up to
 :data:`~pac_particles.approx.vb.AUTO_PAIRS_ABOVE`, fresh sampled pairs
 above), ``lam`` by its leave-one-out AUC (one Newton step from the fit, no
-refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features, by
-K-fold refits with continuation along the grid otherwise (one stratified
-held-out split above :data:`HOLDOUT_ABOVE_ROWS` rows); the only method for
+refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features;
+on one stratified held-out split along a warm-started path that stops
+where the held-out curve is flat where pairs are sampled (or above
+:data:`HOLDOUT_ABOVE_ROWS` rows), the final fit warm-started from it; by
+K-fold refits with continuation along the grid otherwise; the only method for
 rows on a Dask cluster. Classification:
 :class:`~pac_particles.approx.vb.ClassificationVB` for every loss, ``lam``
-by K-fold accuracy.
+by K-fold accuracy (on the held-out path above :data:`HOLDOUT_ABOVE_ROWS`
+rows).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 import numpy as np
@@ -26,10 +30,11 @@ from pac_particles.sklearn.methods.base import FitOptions, Method, MethodFit
 from pac_particles.sklearn.methods.ep import LOO_GRID_STRIDE
 from pac_particles.sklearn.methods.gaussian import GaussianMethod
 from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
+                                             holdout_path_choice,
                                              vb_loo_choice)
 
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
-           "HOLDOUT_ABOVE_ROWS"]
+           "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS"]
 
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6):
 #: the leave-one-out AUCs agree to 4 digits with those at 1e-3, the same lam
@@ -40,10 +45,32 @@ VB_CV_TOL = 1e-2
 #: the refits became the faster (docs/benchmarks.md, "Default fits")
 VB_LOO_MAX_FEATURES = 64
 #: ``lam="cv"`` scores one stratified held-out split of this fraction
-#: instead of ``n_folds`` folds above :data:`HOLDOUT_ABOVE_ROWS` rows: one
-#: fit per grid value instead of K
+#: instead of ``n_folds`` folds where pairs are sampled or above
+#: :data:`HOLDOUT_ABOVE_ROWS` rows (where ``method="auto"`` leaves SMC;
+#: classification too), along a path that stops where the held-out curve
+#: is flat
+#: (:func:`~pac_particles.sklearn.selection.holdout_path_choice`)
 HOLDOUT_FRACTION = 0.2
-HOLDOUT_ABOVE_ROWS = 20000
+HOLDOUT_ABOVE_ROWS = 2000
+#: ... when the smaller class has at least this many members (a fifth of
+#: them held out): with fewer the held-out AUC is too noisy to choose on
+#: (100 positives in 10,000 rows, d = 100: test AUC 0.004 below the
+#: logistic regression's against 0.002 with folds), and K folds use them all
+HOLDOUT_MIN_MINORITY = 500
+#: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
+#: warm-started at the previous one's optimum: the held-out AUC reads the
+#: mean's direction only, which a continuation step settles in fewer steps
+#: than the stopping rule's minimum of a cold fit (docs/benchmarks.md,
+#: "Default fits")
+VB_PATH_STEPS = 150
+
+
+def _on_holdout_path(data: Any, sampled: bool = False) -> bool:
+    """Whether ``lam='cv'`` takes the held-out path on ``data``: above
+    :data:`HOLDOUT_ABOVE_ROWS` rows (or on sampled pairs) with at least
+    :data:`HOLDOUT_MIN_MINORITY` members of each class."""
+    return ((sampled or data.n > HOLDOUT_ABOVE_ROWS)
+            and min(data.n_pos, data.n_neg) >= HOLDOUT_MIN_MINORITY)
 
 
 class VB(GaussianMethod):
@@ -65,46 +92,63 @@ class VB(GaussianMethod):
         return None
 
     def approximation(self, problem: GibbsProblem, options: FitOptions,
-                      hyper: dict, tol: Optional[float] = None) -> Any:
+                      hyper: dict, tol: Optional[float] = None,
+                      max_iter: Optional[int] = None) -> Any:
         return GaussianVB.from_problem(
             problem, prior_var=options.prior_var, family=options.vb_family,
             seed=options.random_state, n_pairs="auto",
-            tol=1e-6 if tol is None else tol)
+            tol=1e-6 if tol is None else tol, max_iter=max_iter)
 
     def choose_lam(self, problem: GibbsProblem, options: FitOptions,
                    hyper: dict, grid: np.ndarray, X: Any) -> tuple:
         data = problem.data
-        if (data.in_memory and data.d <= VB_LOO_MAX_FEATURES
-                and auto_pairs(data.n_pos, data.n_neg) is None):
+        sampled = auto_pairs(data.n_pos, data.n_neg) is not None
+        if data.d <= VB_LOO_MAX_FEATURES and not sampled:
             cv, failed, path_fit = vb_loo_choice(
                 lambda lam: self.approximation(problem.at(lam), options,
                                                hyper, tol=VB_CV_TOL),
                 grid, verbose=options.verbose, stride=LOO_GRID_STRIDE)
+            return cv, failed, self._polish(problem, options, hyper,
+                                            path_fit)
 
-            def polish(lam):
-                # the final fit, warm-started at the path's optimum
-                final = self.approximation(problem.at(lam), options, hyper)
-                return final, final.fit(init=path_fit(lam))
-            return cv, failed, polish
-        # sampled pairs or many features: K-fold refits; concurrent folds
-        # share the cores
-        jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
-
-        def make(X_tr, y_tr, lam):
-            # a fold's own problem (its rows standardised alone)
+        def make(X_tr, y_tr, lam, max_iter=None):
+            # a part's own problem (its rows standardised alone)
             return self.approximation(
                 GibbsProblem.ranking(X_tr, y_tr, lam, options.standardize,
                                      options.pu_prior),
-                options, hyper, tol=VB_CV_TOL)
-        # at scale one held-out split: K refits would cost K fits
-        holdout = HOLDOUT_FRACTION if data.n > HOLDOUT_ABOVE_ROWS else None
+                options, hyper, tol=VB_CV_TOL, max_iter=max_iter)
+        if _on_holdout_path(data, sampled):
+            # a fit on sampled pairs costs the same at every n, so K refits
+            # per grid value would cost K fits each: one held-out split,
+            # climbed until its curve is flat
+            cv, path_fit = holdout_path_choice(
+                X, data.y, grid, functools.partial(make,
+                                                   max_iter=VB_PATH_STEPS),
+                holdout=HOLDOUT_FRACTION,
+                seed=options.random_state, stride=LOO_GRID_STRIDE,
+                verbose=options.verbose)
+            return cv, np.empty(0), self._polish(problem, options, hyper,
+                                                 path_fit)
+        # all pairs and many features: K-fold refits; concurrent folds
+        # share the cores
+        jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
         cv = cross_validate_lam(X, data.y, grid,
                                 RefitScorer(make, warm_start=True,
-                                            threads=threads),
+                                            threads=threads,
+                                            verbose=options.verbose),
                                 n_folds=options.n_folds,
                                 seed=options.random_state, n_jobs=jobs,
-                                verbose=options.verbose, holdout=holdout)
+                                verbose=options.verbose)
         return cv, np.empty(0), None
+
+    def _polish(self, problem: GibbsProblem, options: FitOptions,
+                hyper: dict, path_fit: Any) -> Any:
+        """``polish(lam)``: the final fit on every row at the final
+        tolerance, warm-started at the path's fit at ``lam``."""
+        def polish(lam):
+            final = self.approximation(problem.at(lam), options, hyper)
+            return final, final.fit(init=path_fit(lam))
+        return polish
 
     def loo_score(self, approx: Any, options: FitOptions) -> Optional[float]:
         """VB's leave-one-out AUC on all pairs (None on sampled pairs, or
@@ -122,18 +166,28 @@ class VB(GaussianMethod):
                         hyperparameters=options.hyper)
         if options.choose_lam:
             fit.grid = self.grid(problem, options)
-            scorer = RefitScorer(
-                lambda X_tr, y_tr, lam: ClassificationVB(
+
+            def make(X_tr, y_tr, lam):
+                return ClassificationVB(
                     X_tr, y_tr, lam=lam, loss=options.loss,
                     prior_var=options.prior_var, family=options.vb_family,
                     fit_intercept=options.fit_intercept,
                     standardize=options.standardize,
-                    pu_prior=options.pu_prior),
-                warm_start=True, metric="accuracy")
-            fit.cv = cross_validate_lam(X, problem.data.y, fit.grid, scorer,
-                                        n_folds=options.n_folds,
-                                        seed=options.random_state,
-                                        n_jobs=options.n_jobs)
+                    pu_prior=options.pu_prior)
+            data = problem.data
+            if _on_holdout_path(data):
+                # K refits per grid value would cost K fits each
+                fit.cv, _ = holdout_path_choice(
+                    X, data.y, fit.grid, make, metric="accuracy",
+                    holdout=HOLDOUT_FRACTION, seed=options.random_state,
+                    stride=LOO_GRID_STRIDE, verbose=options.verbose)
+            else:
+                fit.cv = cross_validate_lam(
+                    X, data.y, fit.grid,
+                    RefitScorer(make, warm_start=True, metric="accuracy",
+                                verbose=options.verbose),
+                    n_folds=options.n_folds, seed=options.random_state,
+                    n_jobs=options.n_jobs, verbose=options.verbose)
             fit.lam = float(fit.cv.best_lam)
         fit.approximation = ClassificationVB.from_problem(
             problem.at(fit.lam), prior_var=options.prior_var,

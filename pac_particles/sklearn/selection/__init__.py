@@ -42,6 +42,9 @@ Cross-validation of ``lam``
     (:attr:`LamCVResult.within_one_se` [HTF09, Sec. 7.10]) are those the
     folds cannot tell apart; on small data sets that is often the whole
     grid, and the estimator then chooses among them by their certificate.
+    :func:`holdout_path_choice` scores one held-out split along a
+    warm-started path that stops where the held-out curve is flat (a few
+    fits where K folds cost K per grid value: VB where it samples pairs).
     :func:`loo_lambda` gives the same result from a leave-one-out AUC that
     needs no refit (EP's cavity scores [OW00]): :func:`ep_loo_choice`
     and :func:`vb_loo_choice` run it along EP's and VB's paths.
@@ -95,6 +98,8 @@ from pac_particles.sklearn.selection.scorers import (
     METRICS, PathScores, RefitScorer, SMCPathScorer, cv_lambda)
 from pac_particles.sklearn.selection.leave_one_out import (
     ep_grid_choice, ep_loo_choice, loo_lambda, vb_loo_choice)
+from pac_particles.sklearn.selection.holdout_path import (
+    FLAT_TOL, holdout_path_choice)
 from pac_particles.sklearn.selection.evidence import EvidenceGrid, evidence_grid
 from pac_particles.sklearn.selection.certified import most_certified_step
 
@@ -104,4 +109,5 @@ __all__ = ["LAM_MAX_PER_POINT", "CLASSIFICATION_LAM_MAX_PER_POINT",
            "cross_validate_lam", "heldout_score", "holdout_split", "METRICS", "PathScores",
            "SMCPathScorer", "RefitScorer", "cv_lambda", "loo_lambda",
            "ep_grid_choice", "ep_loo_choice", "vb_loo_choice",
-           "EvidenceGrid", "evidence_grid", "most_certified_step"]
+           "EvidenceGrid", "evidence_grid", "most_certified_step",
+           "FLAT_TOL", "holdout_path_choice"]

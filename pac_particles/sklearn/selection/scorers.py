@@ -15,6 +15,7 @@ from pac_particles.core.checks import (check_choice, check_count,
                                        check_probability)
 from pac_particles.core.parallel import (concurrent_folds, limited_threads,
                                          one_blas_thread)
+from pac_particles.core.progress import Progress, progress_mode
 from pac_particles.core.weighted_particles import WeightedParticles
 from pac_particles.problem.auc import auc_risk, binary_labels
 from pac_particles.problem.priors import param_array
@@ -121,19 +122,25 @@ class RefitScorer:
     fit starts at the previous optimum (``fit(init=previous)``): a
     continuation along the path of Gibbs posteriors. ``threads``: numba
     and BLAS threads of the fits (None: unchanged), so that concurrent
-    folds share the cores.
+    folds share the cores. ``verbose``: one line per grid value where
+    progress is written as lines (a fold may run in a worker process,
+    whose bar would garble the caller's; the caller's bar counts folds).
     """
 
-    def __init__(self, make, warm_start=False, threads=None, metric="auc"):
+    def __init__(self, make, warm_start=False, threads=None, metric="auc",
+                 verbose=False):
         self.make = make
         self.metric = check_choice(metric, "metric", tuple(METRICS))
         self.warm_start = bool(warm_start)
         self.threads = threads
+        self.verbose = "lines" if progress_mode(verbose) == "lines" else False
 
     def __call__(self, X_tr, y_tr, X_val, y_val, grid, seed):
         aucs, previous = {}, None
-        with limited_threads(self.threads):
-            for lam in np.sort(grid):
+        with limited_threads(self.threads), Progress(
+                self.verbose, total=len(grid), desc="lam grid",
+                unit="lam") as progress:
+            for k, lam in enumerate(np.sort(grid)):
                 approx = self.make(X_tr, y_tr, lam)
                 if self.warm_start and previous is not None:
                     previous = approx.fit(init=previous)
@@ -142,6 +149,10 @@ class RefitScorer:
                 scores = (approx.predict(X_val) if self.metric == "auc"
                           else approx.predict_proba(X_val))
                 aucs[lam] = METRICS[self.metric](scores, y_val)
+                progress.update(advance=1, text=(
+                    f"fold (seed {seed}): lam {k + 1}/{len(grid)} = "
+                    f"{lam:.4g}: {self.metric} {aucs[lam]:.4f} "
+                    f"({progress.elapsed:.1f} s)"))
         return grid, np.array([aucs[lam] for lam in grid])
 
 
