@@ -251,8 +251,8 @@ def test_classifier_export_has_the_feature_coordinates():
     from pac_particles.sklearn.classifier import PACBayesClassifier
     X, y = noisy_linear(80, [1.0, -1.0], seed=7, d=3)
     frame = pd.DataFrame(X, columns=NAMES)
-    for est in (PACBayesClassifier(method="smc", lam=40.0, n_particles=20, len_chain=3,
-                                   chains=2, random_state=0),
+    for est in (PACBayesClassifier(method="smc", lam=40.0, n_particles=20,
+                                   len_chain=3, chains=2, random_state=0),
                 PACBayesClassifier(method="vb", lam=40.0),
                 PACBayesClassifier(method="ep", lam=40.0)):
         idata = est.fit(frame, y).to_inference_data(n_draws=50)
