@@ -10,6 +10,9 @@ import argparse
 import ast
 import sys
 
+import os
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from lab.study.smc_exactness import (DESIGNS, LAMS, TABLE_HEADER, design,
                                      exactness_row, exactness_runs, truth)
 

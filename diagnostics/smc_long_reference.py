@@ -12,6 +12,9 @@ log Z and single-run standard error stored under ``"problem@lam/n"``.
 import argparse
 import sys
 
+import os
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from lab.study.smc_exactness import long_reference, store_reference
 from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.models import AUCGibbsModel

@@ -33,6 +33,10 @@ from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.models import AUCGibbsModel, GPAUCModel
 from pac_particles.smc.posterior import run_smc
 from pac_particles.apps.tables import write_rows
+import os
+import sys
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from lab.study.gp_scale import (bench_gp_datasets, bench_gp_scale,
                                 format_dataset_rows, format_scale_rows)
 

@@ -251,3 +251,29 @@ def test_tempering_path_plot_shows_log_z_and_the_cv_curve():
     ax = plot_tempering_path(gammas, log_z, cv=cv)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels[0] == "log Z (SMC)" and labels[-1].startswith("chosen lam")
+
+
+def _checkout_on_path_before_lab(path):
+    """Whether ``path`` puts the checkout on ``sys.path`` before its first
+    ``lab`` import (lab/ is outside the wheel: without it a script run from
+    an installed package fails with ModuleNotFoundError)."""
+    import ast
+    for node in ast.parse(path.read_text()).body:
+        text = ast.unparse(node)
+        if "sys.path.insert" in text:
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and (
+                text.startswith("from lab") or text.startswith("import lab")):
+            return False
+    return True
+
+
+def test_scripts_that_use_the_lab_find_it_from_a_checkout(tmp_path):
+    scripts = sorted((ROOT / "scripts").glob("*.py")) + sorted(
+        (ROOT / "diagnostics").glob("*.py"))
+    missing = [p.name for p in scripts if not _checkout_on_path_before_lab(p)]
+    assert not missing, f"import lab before putting the checkout on sys.path: {missing}"
+    # the check sees a script that imports the lab first
+    bad = tmp_path / "bad.py"
+    bad.write_text("import sys\nfrom lab.study import speed\n")
+    assert not _checkout_on_path_before_lab(bad)
