@@ -10,7 +10,7 @@ uniform prior (the label-noise log likelihood [GH01, Eq. (3)], up to the log
 evidence) over longitude and latitude (Mollweide projection) and overlays
 draws of 4 KGS chains (primal form), one colour per chain, and ``w*``.
 Small m gives a multi-modal posterior; large m concentrates it near ``w*``.
-Prints the chains' R-hat and ESS (ArviZ). Writes kgs_figure1.png.
+Prints the chains' R-hat and ESS (no ArviZ needed). Writes kgs_figure1.png.
 
     python diagnostics/kgs_figure1.py [--quick] [--inputs gh01]
 """
