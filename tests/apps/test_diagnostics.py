@@ -173,7 +173,8 @@ SCRIPTS = {
                                   "adjusted_variance_runs.csv"]),
     "marginal_likelihood_boxplots.py": ([], ["marginal_likelihood_boxplots.png",
                                              "marginal_likelihood_boxplots.csv"]),
-    "spike_slab_path.py": ([], ["spike_slab_path.png", "spike_slab_path.csv"]),
+    "spike_slab_path.py": (["--n-flips", "3"], ["spike_slab_path.png",
+                                                 "spike_slab_path.csv"]),
     # compare_moves writes a table only (no figure); one dataset keeps it short
     "compare_moves.py": (["--datasets", "pima"], ["compare_moves.csv"]),
     "roc_curves.py": ([], ["roc_curves.png", "roc_curves.csv"]),
