@@ -36,7 +36,7 @@ coefficient: mean, inclusion probability, log Z); --name changes the stem.
         --len-chain 5 --n-jobs 2 --name spike_slab_path_dna
     .venv/bin/python diagnostics/spike_slab_path.py \
         --csv ../shared/datasets/dna.csv --target y --particles 200 \
-        --len-chain 10 --n-flips 60 --n-jobs 2 --name spike_slab_path_dna
+        --len-chain 10 --n-flips 30 --n-jobs 2 --name spike_slab_path_dna
 """
 import argparse
 import os
