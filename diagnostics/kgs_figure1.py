@@ -10,19 +10,27 @@ uniform prior (the label-noise log likelihood [GH01, Eq. (3)], up to the log
 evidence) over longitude and latitude (Mollweide projection) and overlays
 draws of 4 KGS chains (primal form), one colour per chain, and ``w*``.
 Small m gives a multi-modal posterior; large m concentrates it near ``w*``.
-Prints the chains' R-hat and ESS (ArviZ). Writes kgs_figure1.png.
+A typical draw of 10 points gives one dominant mode, so the smallest panel's
+data set is chosen as the paper's figure shows one
+(:func:`lab.study.kgs_sphere.multimodal_seed`): the first seed from
+``--seed`` whose second mode holds ``--second-mode`` of the posterior mass
+(0: the seed as given). Prints the modes' shares, the chains' R-hat and ESS
+(no ArviZ needed). Writes kgs_figure1.png.
 
     python diagnostics/kgs_figure1.py [--quick] [--inputs gh01]
 """
 import argparse
 import os
+import sys
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pac_particles.smc.kernel_gibbs_sampler import (KernelGibbsSampler,
-                                                sphere_data, sphere_directions)
+from pac_particles.smc.kernel_gibbs_sampler import KernelGibbsSampler, sphere_data
 from pac_particles.apps.plots import save
+# lab/ sits beside the package (outside the wheel): found from a checkout
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from lab.study.kgs_sphere import multimodal_seed, posterior_modes, sphere_grid
 
 
 def main():
@@ -33,21 +41,28 @@ def main():
     parser.add_argument("--inputs", choices=["uniform", "gh01"], default="uniform",
                         help="inputs uniform on the sphere, or the paper's "
                              "Beta longitudes and latitudes")
+    parser.add_argument("--second-mode", type=float, default=0.1,
+                        help="share of the posterior mass the second mode of "
+                             "the smallest panel must hold (0: no choice)")
     parser.add_argument("--quick", action="store_true", help="small run (smoke test)")
     parser.add_argument("--out", default=os.path.join("docs", "figures"))
     args = parser.parse_args()
     n_lon, n_lat, n_draws = (90, 45, 50) if args.quick else (360, 180, 500)
-    lon = np.linspace(-np.pi, np.pi, n_lon + 1)
-    lat = np.linspace(-np.pi / 2, np.pi / 2, n_lat + 1)
-    centres = sphere_directions(*np.meshgrid(0.5 * (lon[1:] + lon[:-1]),
-                                             0.5 * (lat[1:] + lat[:-1])))
+    grid = sphere_grid(n_lon, n_lat)
     fig = plt.figure(figsize=(6.0 * len(args.sizes), 4.6))
     for k, m in enumerate(args.sizes):
-        X, y = sphere_data(m, args.q, seed=args.seed + k, inputs=args.inputs)
+        seed = args.seed + k
+        if k == 0 and args.second_mode > 0:
+            seed, _ = multimodal_seed(m, args.q, min_share=args.second_mode,
+                                      inputs=args.inputs, start=seed,
+                                      grid=sphere_grid(180, 90))
+        X, y = sphere_data(m, args.q, seed=seed, inputs=args.inputs)
         kgs = KernelGibbsSampler(X, y, q=args.q)
-        log_post = kgs.log_likelihood(centres)
+        log_post = kgs.log_likelihood(grid.centres)
+        modes = posterior_modes(log_post, grid.area)
         chains = kgs.sample(n_draws=n_draws, n_chains=4, burn_in=100, thin=2,
-                            seed=args.seed + k)
+                            seed=seed)
+        lon, lat = grid.lon, grid.lat
         ax = fig.add_subplot(1, len(args.sizes), k + 1, projection="mollweide")
         mesh = ax.pcolormesh(lon, lat, log_post - log_post.max(),
                              cmap="viridis", shading="flat", rasterized=True)
@@ -62,11 +77,18 @@ def main():
                 color="k", markeredgewidth=1.5, linestyle="none")
         ax.set_xticklabels([])
         ax.grid(alpha=0.3)
-        ax.set_title(f"({'abcdef'[k % 6]}) m = {m}, q = {args.q:g}\nlog "
-                     f"posterior, 4 x {n_draws} KGS draws, w* (circle)",
-                     fontsize=10, pad=12)
+        shares = ", ".join(f"{mode.share:.2f}" for mode in modes[:3])
+        # grid cells resolve the arrangement's cells at small m only
+        second = (f"{sum(mode.share >= 0.01 for mode in modes)} modes of 1% "
+                  f"of the mass or more ({shares}), " if k == 0 else
+                  "log posterior, ")
+        ax.set_title(f"({'abcdef'[k % 6]}) m = {m}, q = {args.q:g}, data seed "
+                     f"{seed}\n{second}4 x {n_draws} KGS draws, w* (circle)",
+                     fontsize=9, pad=12)
         summary = chains.summary()
-        print(f"m = {m}: lam = {kgs.lam:.1f}, R-hat max {summary['rhat_max_w']:.3f}, "
+        print(f"m = {m} (seed {seed}): {len(modes)} modes on the grid, "
+              f"shares {[round(mode.share, 3) for mode in modes[:5]]}; "
+              f"lam = {kgs.lam:.1f}, R-hat max {summary['rhat_max_w']:.3f}, "
               f"bulk ESS min {summary['ess_bulk_min_w']:.0f} of "
               f"{4 * n_draws} draws, mean training error "
               f"{chains.training_error.mean():.3f}, {chains.wall_time:.2f} s")

@@ -1,19 +1,25 @@
 """Bayes point machine against soft-margin SVMs under label noise [GH01, Fig. 4].
 
-The paper's generator: points on the unit sphere in R^3, longitude
-2 pi Beta(5, 5), polar angle pi Beta(0.1, 0.1); labels from the classifier
-w* at polar angle pi/2 and longitude pi, i.e. w* = (-1, 0, 0), flipped with
-probability q* = 0.05 (training and test labels alike, so 0.05 is the
-floor). m_train = 100, m_test = 1000. The Bayes point machine is the mean of
-the normalised particles of the 0-1 Gibbs posterior with lam =
-n log((1 - q) / q) (uniform prior on directions: N(0, I), no intercept),
-sampled by waste-free SMC with the exact ellipse move, for several assumed
-q; the SVMs are scikit-learn's linear SVC (L1 soft margin) over C and the
+The paper's generator (:func:`pac_particles.smc.kernel_gibbs_sampler.sphere_data`,
+``inputs="gh01"``): points on the unit sphere in R^3, longitude
+2 pi Beta(5, 5) about w*'s, latitude pi (Beta(0.1, 0.1) - 1/2); labels from
+the classifier w* on the equator, flipped with probability q* = 0.05
+(training and test labels alike, so 0.05 is the floor). m_train = 100,
+m_test = 1000, 100 repetitions. The Bayes point machine is the mean of 100
+draws of the label-noise posterior for an assumed q (lam =
+n log((1 - q) / q), uniform prior on directions, no intercept):
+
+* ``--sampler kgs`` (default, the paper's): one kernel Gibbs sampler chain,
+  100 draws after ``--burn-in`` steps;
+* ``--sampler smc``: the normalised particles of waste-free SMC with the
+  exact ellipse move.
+
+The SVMs are scikit-learn's linear SVC (L1 soft margin) over C and the
 quadratic soft margin of the paper (kernel x . x' + lambda 1{x = x'}, hard
 margin) over lambda. Writes kgs_label_noise.png, kgs_label_noise.csv (every
 repetition) and kgs_label_noise_summary.csv.
 
-    python diagnostics/kgs_label_noise.py [--repetitions 20] [--quick]
+    python diagnostics/kgs_label_noise.py [--repetitions 100] [--quick]
 """
 import argparse
 import os
@@ -23,6 +29,7 @@ import numpy as np
 from sklearn.svm import SVC
 
 from pac_particles.sklearn.committee import Committee
+from pac_particles.smc.kernel_gibbs_sampler import KernelGibbsSampler, sphere_data
 from pac_particles.smc.models import ClassificationGibbsModel, lam_from_label_noise
 from pac_particles.smc.moves import ExactEllipseGibbs
 from pac_particles.apps.plots import save
@@ -30,22 +37,40 @@ from pac_particles.smc.posterior import run_smc
 from pac_particles.apps.tables import write_rows
 
 Q_STAR = 0.05
-W_STAR = np.array([-1.0, 0.0, 0.0])
+#: w* at longitude 0, the centre of the Beta(5, 5) longitudes: the paper's
+#: geometry (w* at longitude pi, longitudes 2 pi Beta(5, 5)) turned by pi
+W_STAR = np.array([1.0, 0.0, 0.0])
 
 
-def sphere_data(m, rng):
-    """The generator of [GH01, Sec. 5] (see the module docstring)."""
-    lon = 2 * np.pi * rng.beta(5, 5, size=m)
-    polar = np.pi * rng.beta(0.1, 0.1, size=m)
-    X = np.column_stack([np.sin(polar) * np.cos(lon),
-                         np.sin(polar) * np.sin(lon), np.cos(polar)])
-    y = (X @ W_STAR > 0) ^ (rng.uniform(size=m) < Q_STAR)
-    return X, y.astype(int)
+def kgs_committee(X, y, q, seed, n_draws, burn_in, quick):
+    """``n_draws`` equally weighted directions of one KGS chain after
+    ``burn_in`` steps."""
+    chains = KernelGibbsSampler(X, y, q=q).sample(
+        n_draws=n_draws, n_chains=1, burn_in=burn_in, seed=seed)
+    return Committee(chains.draws)
+
+
+def smc_committee(X, y, q, seed, n_draws, burn_in, quick):
+    """Draws of waste-free SMC with the exact ellipse move."""
+    model = ClassificationGibbsModel(X, y, lam=lam_from_label_noise(q, len(y)),
+                                     fit_intercept=False, standardize=False)
+    size = (dict(n_particles=30, len_chain=4) if quick
+            else dict(n_particles=200, len_chain=10))
+    post = run_smc(model, move=ExactEllipseGibbs(model), seed=seed, **size)
+    return Committee.from_posterior(post)
+
+
+SAMPLERS = {"kgs": kgs_committee, "smc": smc_committee}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repetitions", type=int, default=20)
+    parser.add_argument("--repetitions", type=int, default=100)
+    parser.add_argument("--sampler", choices=sorted(SAMPLERS), default="kgs",
+                        help="the posterior's sampler (default: the paper's KGS)")
+    parser.add_argument("--draws", type=int, default=100,
+                        help="KGS draws per Bayes point (the paper's 100)")
+    parser.add_argument("--burn-in", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="small run (smoke test)")
     parser.add_argument("--out", default="results/diagnostics")
@@ -54,19 +79,18 @@ def main():
     qs = [0.01, 0.025, 0.05, 0.1, 0.2]
     Cs = [0.01, 0.1, 1.0, 10.0, 100.0]
     ridges = [0.01, 0.1, 1.0, 10.0]
-    size = dict(n_particles=30, len_chain=4) if args.quick else dict(
-        n_particles=200, len_chain=10)
-    rng = np.random.default_rng(args.seed)
+    sample = SAMPLERS[args.sampler]
     rows = []
     for rep in range(reps):
-        X, y = sphere_data(100, rng)
-        X_te, y_te = sphere_data(1000, rng)
+        seeds = np.random.SeedSequence([args.seed, rep]).generate_state(3)
+        X, y = sphere_data(100, Q_STAR, seed=int(seeds[0]), inputs="gh01",
+                           w_star=W_STAR)
+        X_te, y_te = sphere_data(1000, Q_STAR, seed=int(seeds[1]),
+                                 inputs="gh01", w_star=W_STAR)
+        y, y_te = (y > 0).astype(int), (y_te > 0).astype(int)
         for q in qs:
-            model = ClassificationGibbsModel(X, y, lam=lam_from_label_noise(q, 100),
-                                             fit_intercept=False, standardize=False)
-            post = run_smc(model, move=ExactEllipseGibbs(model),
-                           seed=args.seed + rep, **size)
-            committee = Committee.from_posterior(post)
+            committee = sample(X, y, q, int(seeds[2]), args.draws,
+                               args.burn_in, args.quick)
             bpm = committee.bayes_point_scores(X_te, raw=False) > 0
             vote = committee.decide(X_te, raw=False)
             rows.append(dict(rep=rep, method="BPM", param=q,
@@ -107,7 +131,8 @@ def main():
     ax.set_xscale("log")
     ax.set_xlabel("assumed q (BPM, vote) / C or lambda (SVM)")
     ax.set_ylabel("test error")
-    ax.set_title(f"BPM vs SVM under 5% label noise ({reps} repetitions)")
+    ax.set_title(f"BPM ({args.sampler.upper()}) vs SVM under 5% label noise "
+                 f"({reps} repetitions)", fontsize=10)
     ax.legend(fontsize=7)
     print("figure:", save(fig, os.path.join(args.out, "kgs_label_noise.png")))
 

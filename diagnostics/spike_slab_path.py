@@ -12,9 +12,11 @@ probabilities. Dashed: EP with the same prior (pac_particles.approx.ep.EPSpikeSl
 --no-ep to skip); the CSV also has EP at v0 = 0 (a Dirac spike, which SMC
 cannot do). The logic is lab.study.spike_slab_path.
 
-Caveat: as v0 / v1 shrinks z hardly moves under MCMC, so SMC's inclusion
-probabilities at small v0 come from reweighting the initial population and
-are noisy unless the run is large; EP is smooth but approximate.
+Caveat: as v0 / v1 shrinks z hardly moves under the Gibbs update, so SMC's
+inclusion probabilities at small v0 come from reweighting the initial
+population; --n-flips K adds K scaled flips of single indicators per MCMC
+step (pac_particles.smc.moves.SpikeSlabFlipMove), which mix z at any v0, at
+K risk evaluations per step. EP is smooth but approximate.
 
 Data: a built-in data set (--dataset) or any CSV with a header row
 (--csv PATH, label column --target, default the last; read by
@@ -32,6 +34,9 @@ coefficient: mean, inclusion probability, log Z); --name changes the stem.
     .venv/bin/python diagnostics/spike_slab_path.py \
         --csv ../shared/datasets/dna.csv --target y --particles 200 \
         --len-chain 5 --n-jobs 2 --name spike_slab_path_dna
+    .venv/bin/python diagnostics/spike_slab_path.py \
+        --csv ../shared/datasets/dna.csv --target y --particles 200 \
+        --len-chain 10 --n-flips 30 --n-jobs 2 --name spike_slab_path_dna
 """
 import argparse
 import os
@@ -89,6 +94,9 @@ def main(argv=None):
     parser.add_argument("--particles", type=int, default=1000,
                         help="resampled particles M")
     parser.add_argument("--len-chain", type=int, default=10)
+    parser.add_argument("--n-flips", type=int, default=None,
+                        help="scaled indicator flips per MCMC step (default: "
+                             "the Gibbs update of z alone)")
     parser.add_argument("--no-ep", action="store_true", help="skip EP")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--threads", type=int, default=None,
@@ -115,11 +123,12 @@ def main(argv=None):
     v0_grid = np.geomspace(args.v0_min, args.v0_max, args.n_v0)
     print(f"{label}: n = {len(y)}, d = {len(names)}, lam = {lam:g}, "
           f"p = {args.p:g}, v1 = {args.v1:g}, {args.n_v0} values of v0, "
-          f"M = {args.particles}, chain {args.len_chain}", file=sys.stderr)
+          f"M = {args.particles}, chain {args.len_chain}, "
+          f"flips {args.n_flips}", file=sys.stderr)
     path = spike_slab_path(X, y, lam, v0_grid, p=args.p, v1=args.v1,
                            n_particles=args.particles, len_chain=args.len_chain,
                            seed=args.seed, n_jobs=args.n_jobs,
-                           numba_threads=args.threads)
+                           numba_threads=args.threads, n_flips=args.n_flips)
     rows = path.rows(names)
     ep = None
     if not args.no_ep:

@@ -49,7 +49,7 @@ MATCHES = ("particles", "budget")
 
 
 def _study_run(model, move_name, n_particles, len_chain, seed, numba_threads,
-               wastefree=True, n_coefficients=1, ESSrmin=0.5):
+               wastefree=True, n_coefficients=1, ESSrmin=0.5, move_options=None):
     """One SMC run for the repeated-runs studies (runs in a worker).
 
     Returns the scalars of :func:`compare_moves` (``log_z``, ``mean_0``,
@@ -58,7 +58,7 @@ def _study_run(model, move_name, n_particles, len_chain, seed, numba_threads,
     under a spike-and-slab prior, their ``inclusion_probs``."""
     with parallel.limited_threads(numba_threads):
         move = (default_move(model) if move_name is None
-                else make_move(move_name, model))
+                else make_move(move_name, model, **(move_options or {})))
         cpu = time.process_time()
         # the sampler's own estimates: these studies compare moves and
         # chain lengths, which importance draws pooled in would blur

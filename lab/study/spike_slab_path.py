@@ -2,8 +2,9 @@
 spike variance ``v0`` [RACL14, Fig. 3].
 
 :func:`spike_slab_path` runs one SMC sampler per ``v0`` (the spike-and-slab
-move, :class:`~pac_particles.smc.moves.SpikeSlabMove`, under the prior of
-[GM93]) and collects posterior means, inclusion probabilities and log
+move, :class:`~pac_particles.smc.moves.SpikeSlabMove`, or with scaled flips
+of the indicators, :class:`~pac_particles.smc.moves.SpikeSlabFlipMove`,
+under the prior of [GM93]) and collects posterior means, inclusion probabilities and log
 evidences in a :class:`SpikeSlabPath`; :meth:`SpikeSlabPath.from_fits`
 collects the same summaries from other approximations (EP) for comparison
 (``diagnostics/spike_slab_path.py``).
@@ -92,19 +93,22 @@ class SpikeSlabPath:
 
 def spike_slab_path(X, y, lam, v0_grid, p=None, v1=1.0, n_particles=200,
                     len_chain=10, wastefree=True, seed=0, n_jobs=1,
-                    numba_threads=None, standardize=True):
+                    numba_threads=None, standardize=True, n_flips=None):
     """Regularisation path of the spike-and-slab Gibbs posterior in ``v0``.
 
-    One SMC run (:class:`~pac_particles.smc.moves.SpikeSlabMove`) of
+    One SMC run of
     ``AUCGibbsModel(X, y, lam, prior=SpikeSlabPrior(d, p, v0, v1))`` per
     spike variance, all with the same ``seed`` (common random numbers make
     the path smoother) [RACL14, Fig. 3].
 
-    As ``v0 / v1`` shrinks the indicators ``z`` become sticky under MCMC
-    (see :class:`~pac_particles.smc.moves.SpikeSlabMove`): the inclusion
-    probabilities at the small end of the grid rest on the reweighting of the
-    initial population and need many particles; compare with
-    :class:`pac_particles.approx.ep.EPSpikeSlab`.
+    As ``v0 / v1`` shrinks the indicators ``z`` become sticky under the
+    Gibbs update of :class:`~pac_particles.smc.moves.SpikeSlabMove` (the
+    move with ``n_flips=None``): the inclusion probabilities at the small
+    end of the grid then rest on the reweighting of the initial population.
+    With ``n_flips`` a number,
+    :class:`~pac_particles.smc.moves.SpikeSlabFlipMove` adds that many
+    scaled flips of single indicators per step, which mix ``z`` whatever
+    ``v0 / v1``; compare with :class:`pac_particles.approx.ep.EPSpikeSlab`.
 
     Parameters
     ----------
@@ -115,6 +119,8 @@ def spike_slab_path(X, y, lam, v0_grid, p=None, v1=1.0, n_particles=200,
     n_particles, len_chain, wastefree, seed : as
         :func:`~pac_particles.smc.posterior.run_smc`.
     n_jobs, numba_threads : as :func:`~lab.study.repeated_runs`.
+    n_flips : int or None, scaled indicator flips per MCMC step (None: the
+        Gibbs update alone).
 
     Returns
     -------
@@ -124,11 +130,13 @@ def spike_slab_path(X, y, lam, v0_grid, p=None, v1=1.0, n_particles=200,
     d = validate_xy(X, y, standardize=standardize).d
     priors = [SpikeSlabPrior(d, p=p, v0=v0, v1=v1) for v0 in v0_grid]
     threads = parallel.threads_per_job(n_jobs, numba_threads)
+    move, options = (("spike_slab", None) if n_flips is None
+                     else ("spike_slab_flips", {"n_flips": n_flips}))
     runs = Parallel(n_jobs=n_jobs)(
         delayed(_study_run)(AUCGibbsModel(X, y, lam, prior=prior,
                                           standardize=standardize),
-                            "spike_slab", n_particles, len_chain, seed,
-                            threads, wastefree, None)
+                            move, n_particles, len_chain, seed,
+                            threads, wastefree, None, move_options=options)
         for prior in priors)
     return SpikeSlabPath(
         v0=v0_grid, p=float(priors[0].p), v1=float(v1),

@@ -216,8 +216,11 @@ def plot_marginals(theta, weights, names=None, gaussians=None, axes=None,
     """Weighted histograms of the marginals of the first columns of ``theta``.
 
     ``gaussians``: optional ``(mean, var)`` arrays overlaid as densities
-    (e.g. an EP or VB approximation).
+    (e.g. an EP or VB approximation), or a dict ``label -> (mean, var)``
+    to overlay several (e.g. power EP at several ``alpha``).
     """
+    if gaussians is not None and not isinstance(gaussians, dict):
+        gaussians = {"Gaussian approx.": gaussians}
     k = theta.shape[1] if axes is None else len(axes)
     if axes is None:
         _, axes = plt.subplots(1, k, figsize=(4 * k, 3.2), squeeze=False)
@@ -225,12 +228,12 @@ def plot_marginals(theta, weights, names=None, gaussians=None, axes=None,
     for j, ax in enumerate(axes):
         ax.hist(theta[:, j], bins=bins, weights=weights, density=True,
                 alpha=0.6, label="SMC")
-        if gaussians is not None:
-            mean, var = gaussians
+        if gaussians:
             grid = np.linspace(*ax.get_xlim(), 200)
-            ax.plot(grid, np.exp(-0.5 * (grid - mean[j]) ** 2 / var[j])
-                    / np.sqrt(2 * np.pi * var[j]), label="Gaussian approx.")
-            ax.legend()
+            for label, (mean, var) in gaussians.items():
+                ax.plot(grid, np.exp(-0.5 * (grid - mean[j]) ** 2 / var[j])
+                        / np.sqrt(2 * np.pi * var[j]), label=label)
+            ax.legend(fontsize=8)
         ax.set_title(names[j] if names is not None else f"theta[{j}]")
     return axes
 

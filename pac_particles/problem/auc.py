@@ -71,6 +71,7 @@ receiver operating characteristic (ROC) curve. Radiology 143(1), 29-36.
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+import warnings
 
 import numpy as np
 import numba
@@ -80,7 +81,7 @@ from pac_particles.core.checks import InputError, check_pu_prior, resolve_lam
 
 __all__ = ["binary_labels", "auc_risk", "split_risk", "linear_auc_risk",
            "blocked_linear_risk", "merge_count", "pu_lam", "pu_corrected_risk",
-           "pu_corrected_auc_range"]
+           "pu_corrected_auc_range", "PUPriorRangeWarning"]
 
 # Score entries per BLAS block in ``linear_auc_risk`` (about 32 MB of float64).
 _BLOCK_ENTRIES = 4_000_000
@@ -364,12 +365,24 @@ def pu_corrected_risk(risk_pu, pu_prior):
     return (np.asarray(risk_pu) - 0.5 * pi) / (1.0 - pi)
 
 
+class PUPriorRangeWarning(UserWarning):
+    """A corrected AUC left [0, 1]: the prior is incompatible with the PU AUC."""
+
+
 def pu_corrected_auc_range(auc_pu, pu_prior_interval):
     """Range of the positive-vs-negative AUC when ``pi`` is only known to lie
-    in an interval.
+    in an interval, clipped to [0, 1].
 
     ``AUC_PN = (AUC_PU - pi/2) / (1 - pi)`` is monotone in ``pi`` (increasing
     when ``AUC_PU > 1/2``), so the range is given by the interval's ends.
+
+    A score's PU AUC lies in ``[pi/2, 1 - pi/2]`` (the unlabelled positives
+    are ranked against the labelled ones at 1/2 on average): an
+    ``AUC_PU > 1 - pi/2``, i.e. ``pi > 2 (1 - AUC_PU)``, maps to an
+    ``AUC_PN > 1`` and says that such a ``pi`` is too large for these scores
+    (an overestimated prior, or an ``AUC_PU`` measured with noise or on the
+    training data). Such ends are clipped to 1 (to 0 below ``pi/2``) with a
+    :class:`PUPriorRangeWarning` naming the largest compatible prior.
 
     Parameters
     ----------
@@ -379,7 +392,8 @@ def pu_corrected_auc_range(auc_pu, pu_prior_interval):
 
     Returns
     -------
-    (low, high) : the smallest and largest corrected AUC over the interval.
+    (low, high) : the smallest and largest corrected AUC over the interval,
+    in [0, 1].
 
     Example
     -------
@@ -399,6 +413,16 @@ def pu_corrected_auc_range(auc_pu, pu_prior_interval):
         raise InputError(f"auc_pu must be in [0, 1], got {auc_pu!r}")
     ends = [1.0 - pu_corrected_risk(1.0 - auc, p) for p in (lo, hi)]
     low, high = np.minimum(*ends), np.maximum(*ends)
+    if np.any(low < 0) or np.any(high > 1):
+        compatible = 2.0 * np.minimum(auc, 1.0 - auc)
+        warnings.warn(
+            f"the corrected AUC left [0, 1] (range {np.min(low):.3g} to "
+            f"{np.max(high):.3g}) and is clipped: a PU AUC of "
+            f"{np.ravel(auc)[0]:.3g} is possible only for pi <= 2 min(AUC_PU, "
+            f"1 - AUC_PU) = {np.min(compatible):.3g}, and the prior interval "
+            f"reaches {hi:.3g}; the prior is overestimated or AUC_PU is noisy "
+            f"(measure it on held-out data)", PUPriorRangeWarning, stacklevel=2)
+        low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
     if low.ndim == 0:
         return float(low), float(high)
     return low, high

@@ -49,9 +49,10 @@ Two forms, one chain:
   Draws are reported as ``alpha = U diag(1 / sqrt(e)) c``.
 
 Several chains run in lockstep from uniform starting points (overdispersed
-for the posterior); :class:`KGSChains` holds their draws and gives the
-ArviZ diagnostics (``arviz.ess``, ``arviz.rhat`` on the weights and the
-training margins) and the Bayes point [GH01, Eq. (5)].
+for the posterior); :class:`KGSChains` holds their draws and gives their
+diagnostics (R-hat and ESS of the weights and the training margins, in
+plain numpy; ArviZ's objects with the extra ``arviz``) and the Bayes point
+[GH01, Eq. (5)].
 The comparison of its effective samples per second with tempering SMC
 (``scripts/bench_kgs_chain.py``) lives beside the package, in
 ``lab/study/kgs_efficiency.py``.
@@ -92,6 +93,7 @@ from pac_particles.core.checks import (InputError, check_count, check_positive,
                      check_probability)
 from pac_particles.problem.data import validate_xy
 from pac_particles.core.kernels import gram_matrix
+from pac_particles.core.mcmc_diagnostics import ess_bulk, ess_tail, rhat
 from pac_particles.smc.models import label_noise_from_lam, lam_from_label_noise
 from pac_particles.smc.moves.exact_ellipse import point_angle_draws
 from pac_particles.core.progress import Progress
@@ -438,20 +440,23 @@ class KGSChains:
     def summary(self):
         """Worst-case diagnostics over the components of the coefficient
         and the training margins: minimum bulk and tail ESS, maximum
-        R-hat (two chains or more), bulk ESS per second of sampling."""
-        names = [self.sampler.coef_name, "margin"]
-        bulk = self.ess(names, "bulk")
-        tail = self.ess(names, "tail")
+        R-hat (two chains or more), bulk ESS per second of sampling.
+        Computed in plain numpy (:mod:`pac_particles.core.mcmc_diagnostics`,
+        the estimators of ``arviz.ess`` / ``arviz.rhat``): no ArviZ needed."""
         out = {"n_chains": self.n_chains, "n_draws": self.n_draws,
                "wall_time": self.wall_time}
-        for name in names:
-            low = float(np.nanmin(bulk[name].values))
+        for name, values in ((self.sampler.coef_name, self.coef),
+                             ("margin", self.margins)):
+            # one scalar quantity per component: (n_chains, n_draws) each
+            components = np.moveaxis(values, -1, 0)
+            low = float(np.nanmin([ess_bulk(c) for c in components]))
             out[f"ess_bulk_min_{name}"] = low
-            out[f"ess_tail_min_{name}"] = float(np.nanmin(tail[name].values))
+            out[f"ess_tail_min_{name}"] = float(np.nanmin(
+                [ess_tail(c) for c in components]))
             out[f"ess_bulk_per_s_{name}"] = low / self.wall_time
             if self.n_chains >= 2:
                 out[f"rhat_max_{name}"] = float(np.nanmax(
-                    self.rhat([name])[name].values))
+                    [rhat(c) for c in components]))
         return out
 
 

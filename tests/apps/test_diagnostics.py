@@ -173,11 +173,13 @@ SCRIPTS = {
                                   "adjusted_variance_runs.csv"]),
     "marginal_likelihood_boxplots.py": ([], ["marginal_likelihood_boxplots.png",
                                              "marginal_likelihood_boxplots.csv"]),
-    "spike_slab_path.py": ([], ["spike_slab_path.png", "spike_slab_path.csv"]),
+    "spike_slab_path.py": (["--n-flips", "3"], ["spike_slab_path.png",
+                                                 "spike_slab_path.csv"]),
     # compare_moves writes a table only (no figure); one dataset keeps it short
     "compare_moves.py": (["--datasets", "pima"], ["compare_moves.csv"]),
     "roc_curves.py": ([], ["roc_curves.png", "roc_curves.csv"]),
-    "ep_vs_smc.py": ([], ["ep_vs_smc.png", "ep_vs_smc.csv"]),
+    # power EP at two fractions beside plain EP ([RACL14, Fig. 4])
+    "ep_vs_smc.py": (["--alpha", "1", "0.5"], ["ep_vs_smc.png", "ep_vs_smc.csv"]),
     "kgs_boundaries.py": ([], ["kgs_boundaries.png"]),
     "vb_convexity.py": ([], ["vb_convexity.png"]),
     "kgs_figure1.py": ([], ["kgs_figure1.png"]),
@@ -217,6 +219,23 @@ def test_repeated_runs_report_each_run_when_asked(capsys):
     quiet = repeated_runs(AUCGibbsModel(X, y, lam=30.0), **kwargs)
     np.testing.assert_array_equal(runs.log_z, quiet.log_z)
     assert capsys.readouterr().err == ""
+
+
+def test_marginal_plot_overlays_one_density_per_gaussian():
+    """A dict of Gaussians (power EP at several alpha) gives one curve each,
+    and each curve is the normal density of its (mean, var)."""
+    from scipy.stats import norm
+    from pac_particles.apps.plots import plot_marginals
+    theta = np.random.default_rng(0).normal(size=(400, 2))
+    gaussians = {"a": (np.array([0.0, 1.0]), np.array([1.0, 0.5])),
+                 "b": (np.array([0.2, 0.0]), np.array([2.0, 1.0]))}
+    axes = plot_marginals(theta, np.full(400, 1 / 400), gaussians=gaussians)
+    for j, ax in enumerate(axes):
+        assert [line.get_label() for line in ax.get_lines()] == ["a", "b"]
+        for line, (mean, var) in zip(ax.get_lines(), gaussians.values()):
+            x, density = line.get_data()
+            np.testing.assert_allclose(
+                density, norm.pdf(x, mean[j], np.sqrt(var[j])), rtol=1e-12)
 
 
 def test_direction_plot_sorts_features_by_the_absolute_posterior_mean():

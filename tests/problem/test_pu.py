@@ -99,6 +99,24 @@ def test_corrected_auc_range_over_an_interval_of_pi():
         pu_corrected_auc_range(1.2, (0.1, 0.2))
 
 
+def test_corrected_auc_range_is_clipped_where_the_prior_is_too_large():
+    """A PU AUC above 1 - pi/2 is impossible for prior pi: the corrected AUC
+    of such a pi exceeds 1, is clipped to 1 and a warning names the largest
+    compatible prior 2 (1 - AUC_PU); the achievable end is left as it is."""
+    from pac_particles.problem.auc import (PUPriorRangeWarning,
+                                           pu_corrected_auc_range)
+    auc_pu, interval = 0.9, (0.1, 0.4)
+    unclipped_low = (auc_pu - 0.05) / 0.9
+    assert (auc_pu - 0.2) / 0.6 > 1      # the high end left the range
+    with pytest.warns(PUPriorRangeWarning, match=r"pi <= .* = 0\.2"):
+        low, high = pu_corrected_auc_range(auc_pu, interval)
+    assert high == 1.0 and low == pytest.approx(unclipped_low)
+    # below 1/2 the low end leaves [0, 1] at pi > 2 AUC_PU
+    with pytest.warns(PUPriorRangeWarning):
+        low, high = pu_corrected_auc_range([0.05, 0.5], interval)
+    assert np.all(low >= 0) and np.all(high <= 1) and low[0] == 0.0
+
+
 def test_pu_estimator_reports_a_held_out_corrected_auc():
     from sklearn.metrics import roc_auc_score
     X, _, y_pu, pi = _pu_sample(240, seed=5)

@@ -185,6 +185,23 @@ def test_rhat_flags_chains_that_sample_different_posteriors():
     assert summary["rhat_max_w"] < 1.02 and summary["ess_bulk_min_margin"] > 100
 
 
+def test_summary_needs_no_arviz_and_flags_unmixed_chains(monkeypatch):
+    """summary() runs with ArviZ unimportable and its R-hat separates
+    chains of one posterior from chains of two."""
+    monkeypatch.setitem(__import__("sys").modules, "arviz", None)
+    X, y = sphere_data(30, q=0.1, seed=2)
+    kgs = KernelGibbsSampler(X, y, q=0.1)
+    same = kgs.sample(n_draws=500, n_chains=4, seed=4)
+    other = KernelGibbsSampler(X, -y, q=0.1).sample(n_draws=500, n_chains=2,
+                                                   seed=5)
+    mixed = KGSChains(coef=np.concatenate([same.coef[:2], other.coef]),
+                      sampler=kgs, wall_time=1.0, burn_in=0, thin=1)
+    assert same.summary()["rhat_max_w"] < 1.02
+    assert mixed.summary()["rhat_max_w"] > 1.5
+    with pytest.raises(ImportError):
+        same.rhat(["w"])
+
+
 def test_log_likelihood_is_the_label_noise_likelihood_with_ties_half():
     """[GH01, Eq. (3)] by a product over points: 1 - q for a positive
     margin, q for a negative one, and the geometric mean for a zero one."""

@@ -17,6 +17,7 @@ EllipticalSlice            elliptical_slice  elliptical_slice  [MAM10]
 CalibratedEllipticalSlice  calibrated_slice  elliptical_slice  [NMA14]
 ExactEllipseGibbs          exact_gibbs       exact_ellipse     [GH01]
 SpikeSlabMove              spike_slab        spike_slab        [GM93], [MAM10]
+SpikeSlabFlipMove          spike_slab_flips  spike_slab_flips  [GM93], [Gre95]
 RegularizedRandomWalk      random_walk       random_walk       [RGG97]
 =========================  ================  ================  ==============
 
@@ -34,6 +35,9 @@ RegularizedRandomWalk      random_walk       random_walk       [RGG97]
   scores.
 * :class:`SpikeSlabMove`: exact Gibbs update of the indicators ``z | theta``,
   then a slice move of ``theta | z`` under ``N(0, diag(v_z))``.
+* :class:`SpikeSlabFlipMove`: that step, then Metropolis flips of single
+  indicators with their coefficient rescaled (the indicators mix under a
+  narrow spike; one risk evaluation per flip).
 * :class:`RegularizedRandomWalk`: ``particles``' random walk Metropolis on
   the weighted particle covariance, with a ridge so that calibration never
   fails with few or collinear particles.
@@ -98,9 +102,11 @@ from pac_particles.smc.moves.exact_ellipse import (ExactEllipseGibbs, ellipse_an
                             point_angle_draws)
 from pac_particles.smc.moves.random_walk import RegularizedRandomWalk
 from pac_particles.smc.moves.spike_slab import SpikeSlabMove, check_spike_has_density
+from pac_particles.smc.moves.spike_slab_flips import SpikeSlabFlipMove
 
 __all__ = ["RegularizedRandomWalk", "EllipticalSlice", "CalibratedEllipticalSlice",
-           "ExactEllipseGibbs", "SpikeSlabMove", "tempering_exponent",
+           "ExactEllipseGibbs", "SpikeSlabMove", "SpikeSlabFlipMove",
+           "tempering_exponent",
            "ellipse_angle_draws", "point_angle_draws", "MOVES", "make_move", "default_move",
            "check_move_fits"]
 
@@ -120,6 +126,7 @@ MOVES = {
     "calibrated_slice": _calibrated_slice,
     "exact_gibbs": ExactEllipseGibbs,
     "spike_slab": SpikeSlabMove.for_model,
+    "spike_slab_flips": SpikeSlabFlipMove.for_model,
 }
 
 
