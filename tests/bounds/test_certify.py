@@ -239,3 +239,27 @@ def test_deploy_certified_refuses_rows_left_on_a_cluster():
                     deploy="certified").fit(da.from_array(X, chunks=(500, 4)),
                                             da.from_array(y.astype(int),
                                                           chunks=500))
+
+
+def test_margin_rows_match_the_pairs_differences_one_by_one():
+    """The scales ``sqrt(d' S d)`` through the covariance's root against the
+    plain double loop over pairs, for a singular ``S`` and a pair of
+    identical rows (scale exactly 0)."""
+    from pac_particles.bounds.derandomised import margin_rows
+    rng = np.random.default_rng(3)
+    X_pos, X_neg = rng.normal(size=(7, 4)), rng.normal(size=(5, 4))
+    X_neg[2] = X_pos[4]
+    F = rng.normal(size=(4, 3))
+    S = F @ F.T                          # rank 3
+    w = rng.normal(size=4)
+    u, s, sampled = margin_rows(X_pos, X_neg, w, S, 10 ** 6, rng)
+    assert not sampled
+    want_u, want_s = [], []
+    for a in X_pos:
+        for b in X_neg:
+            d = a - b
+            want_u.append(d @ w)
+            want_s.append(np.sqrt(max(d @ S @ d, 0.0)))
+    np.testing.assert_allclose(u, want_u, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(s, want_s, rtol=1e-8, atol=1e-10)
+    assert s[4 * 5 + 2] == 0.0
