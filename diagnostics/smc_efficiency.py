@@ -11,7 +11,7 @@ scouting run from the prior checks the importance draws), and ``"former
 default"`` (``scout=False``). Ratios are printed with 95% intervals
 relative to ``"default"``, ``"EP + importance sampling"``, ``"former
 default"``, ``"tempering"``
-and ``"issue start"``.
+and ``"unshrunk tempering"``.
 
 Problems: Pima, Sonar, German credit (numeric version, from
 /work/shared/datasets or --datasets-dir) with lam = n and an N(0, I) prior,
@@ -46,10 +46,10 @@ from pac_particles.apps.tables import write_rows
 
 PROBLEMS = ("pima", "sonar", "german", "gp_pima", "label_noise")
 #: the baselines of the printed ratios: the prior path's default, importance
-#: sampling alone, and the defaults this study started from (tempering log Z
+#: sampling alone, and the earlier defaults of the sampler (tempering log Z
 #: and, for linear models, no covariance shrinkage either)
 BASELINES = ("default", GAUSSIAN_CELLS[0], GAUSSIAN_CELLS[2], "tempering",
-             "issue start")
+             "unshrunk tempering")
 
 
 def label_noise_problem(n=100, flipped=0.2, q=0.05, seed=1):

@@ -13,8 +13,8 @@ and the ``start`` of :func:`~pac_particles.smc.posterior.run_smc`).
   around it (``"ESSrmin=..."``, ``"P=..."`` at a fixed population M P,
   ``"ESSrmin=0.8,P=..."``), the move's options (``"center=zero"``,
   ``"shrinkage=0"``, ``"n_slices=2"``; linear models), the tempering
-  estimate of log Z (``"tempering"``) and the default this study started
-  from (``"issue start"``; linear models);
+  estimate of log Z (``"tempering"``) and the earlier default of the
+  sampler (``"unshrunk tempering"``; linear models);
 * :data:`GAUSSIAN_CELLS`, from the Gaussian approximation: ``"EP +
   importance sampling"`` (``start="importance"``: EP's Gaussian and
   :func:`~pac_particles.smc.importance_evidence.importance_log_z` with
@@ -168,8 +168,8 @@ def default_cells(n_particles=100, len_chain=10, gp=False):
     * combinations of the schedule with the chain length;
     * ``log Z`` from the tempering run alone (``evidence="tempering"``, the
       default before importance sampling) and, for linear models, the
-      default this study started from (that and no covariance shrinkage:
-      ``"issue start"``);
+      earlier default of the sampler (that and no covariance shrinkage:
+      ``"unshrunk tempering"``);
     * :data:`GAUSSIAN_CELLS`, linear and GP models alike: ``"EP +
       importance sampling"`` (EP's Gaussian and ``M P`` importance draws,
       no SMC run: ``start="importance"``), ``"new default"``
@@ -188,7 +188,7 @@ def default_cells(n_particles=100, len_chain=10, gp=False):
               for q in (max(2, p // 2), 2 * p)]
     cells += [Cell("tempering", m, p, 0.5, evidence="tempering")]
     if not gp:
-        cells += [Cell("issue start", m, p, 0.5, {"shrinkage": 0.0},
+        cells += [Cell("unshrunk tempering", m, p, 0.5, {"shrinkage": 0.0},
                        evidence="tempering"),
                   Cell("center=zero", m, p, 0.5, {"center": "zero"}),
                   Cell("shrinkage=0", m, p, 0.5, {"shrinkage": 0.0}),

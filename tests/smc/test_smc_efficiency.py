@@ -107,7 +107,7 @@ def test_default_cells_start_the_grid_from_the_prior_and_add_the_gaussian_cells(
         assert all(c.start == "prior" for name, c in cells.items()
                    if name not in GAUSSIAN_CELLS)
         assert {"default", "tempering", "ESSrmin=0.8"} <= set(cells)
-        assert ("issue start" in cells) == (not gp)
+        assert ("unshrunk tempering" in cells) == (not gp)
 
 
 def test_the_gaussian_cells_and_a_prior_cell_run_through_efficiency_runs(tmp_path):
