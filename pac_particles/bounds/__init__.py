@@ -68,7 +68,8 @@ from pac_particles.bounds.classification import (CLASSIFICATION_TRIVIAL,
                              remark16_zero_one_excess_bound,
                              corollary21_oracle_bound, SigmaProfile,
                              vb_objective_in_sigma)
-from pac_particles.bounds.certification import CertificateSpec, certify
+from pac_particles.bounds.certification import (CertificateSetting,
+                                                CertificateSpec, certify)
 from pac_particles.bounds.corollary19 import (TRIVIAL_BOUND, PACBayesBound, pac_bayes_bound,
                           prevalence_factor_lower)
 from pac_particles.bounds.corollary19_posteriors import (
@@ -101,4 +102,5 @@ __all__ = ["binary_kl", "kl_inverse_upper", "kl_inverse_lower",
            "TRIVIAL_BOUND", "PACBayesBound",
            "pac_bayes_bound", "pac_bayes_bound_gaussian", "pac_bayes_bound_gp",
            "pac_bayes_bound_gibbs", "prevalence_factor_lower",
-           "smc_certificate", "CertificateSpec", "certify"]
+           "smc_certificate", "CertificateSetting", "CertificateSpec",
+           "certify"]

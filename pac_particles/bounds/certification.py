@@ -88,6 +88,7 @@ Gaussian process classification. JMLR 3, 233-269.
 """
 
 import dataclasses
+from typing import Optional
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,7 +104,7 @@ from pac_particles.core.checks import (InputError, check_choice,
 from pac_particles.problem.auc import auc_risk
 from pac_particles.problem.probit_risk import expected_auc_risk
 
-__all__ = ["CertificateSpec", "Candidate", "certify", "certificate_candidates",
+__all__ = ["CertificateSpec", "CertificateSetting", "Candidate", "certify", "certificate_candidates",
            "certified_score", "certificate_split", "certificate_setting",
            "certificate_stream", "part_a_prior",
            "test_set_comparator", "CERTIFICATE_STREAM", "SCORES"]
@@ -345,13 +346,50 @@ def certificate_setting(problem, spec):
     return in_a, mu_a, cov_a, rows, common
 
 
+class CertificateSetting:
+    """:func:`certificate_setting` of one problem's rows under one spec's
+    split (seed, ``prior_fraction``) and prior rule (``prior_var``),
+    computed on first use and shared by every certificate of those rows:
+    the randomised score's, the deployed score's and each step's of the
+    certified choice of ``lam`` (their problems differ in ``lam`` alone),
+    so that the split is drawn and the part-A prior fitted once a fit."""
+
+    def __init__(self, problem, spec: CertificateSpec):
+        self._problem, self._spec = problem, spec
+        self._parts = None
+
+    def parts(self, problem, spec: CertificateSpec):
+        """:func:`certificate_setting` of ``(problem, spec)``, which must be
+        the rows and split this setting was made for."""
+        own = self._problem
+        if (problem.data is not own.data or problem.task != own.task
+                or _split_rule(spec) != _split_rule(self._spec)):
+            raise InputError("this CertificateSetting was made for other "
+                             "rows or another split: make one for these "
+                             "(CertificateSetting(problem, spec))")
+        if self._parts is None:
+            self._parts = certificate_setting(own, self._spec)
+        return self._parts
+
+
+def _split_rule(spec):
+    """The fields of ``spec`` that :func:`certificate_setting` reads."""
+    return spec.seed, spec.prior_fraction, spec.prior_var
+
+
+def _setting(problem, spec, setting):
+    return (certificate_setting(problem, spec) if setting is None
+            else setting.parts(problem, spec))
+
+
 def certificate_candidates(posterior, problem, spec: CertificateSpec =
-                           CertificateSpec()) -> list:
+                           CertificateSpec(), setting=None) -> list:
     """The routes of :func:`certify` for the randomised score (module
     docstring), each a :class:`Candidate` at its share of ``spec.delta``
     (the shares add up to ``spec.delta``): the part-A score and, where
-    offered, the fitted randomised score."""
-    _, mu_a, cov_a, rows, common = certificate_setting(problem, spec)
+    offered, the fitted randomised score. ``setting``: a
+    :class:`CertificateSetting` of these rows, if one is shared."""
+    _, mu_a, cov_a, rows, common = _setting(problem, spec, setting)
     offered = (posterior.space == "primal"
                and spec.randomised_min_m <= rows.m
                and rows.n_pairs <= spec.max_exact_pairs)
@@ -383,8 +421,8 @@ def _part_a_candidate(mu_a, rows, common, delta):
     return Candidate("part-A score", held, mu_a, None, rows.y.size)
 
 
-def certify(posterior, problem, spec: CertificateSpec = CertificateSpec()
-            ) -> Certificate:
+def certify(posterior, problem, spec: CertificateSpec = CertificateSpec(),
+            setting: Optional[CertificateSetting] = None) -> Certificate:
     """The certificate of ``posterior`` fitted on ``problem`` (module
     docstring): of the randomised score (or the part-A score where that is
     tighter), with ``spec.score == "deployed"`` of the all-rows point
@@ -394,7 +432,9 @@ def certify(posterior, problem, spec: CertificateSpec = CertificateSpec()
     (classification), in [0, 1], at level ``1 - spec.delta``.
 
     With fewer than two rows of a class there is no split: the trivial
-    certificate (bound 1, vacuous).
+    certificate (bound 1, vacuous). ``setting``: a
+    :class:`CertificateSetting` shared by several certificates of these
+    rows (the split and the part-A prior computed once).
 
     Raises
     ------
@@ -412,12 +452,12 @@ def certify(posterior, problem, spec: CertificateSpec = CertificateSpec()
                            posterior="any score (fewer than two rows of a "
                            "class: nothing to certify on)")
     if spec.score == "deployed":
-        return _deployed(posterior, problem, spec)
+        return _deployed(posterior, problem, spec, setting)
     if spec.score == "part_a":
-        _, mu_a, _, rows, common = certificate_setting(problem, spec)
+        _, mu_a, _, rows, common = _setting(problem, spec, setting)
         found = [_part_a_candidate(mu_a, rows, common, spec.delta)]
     else:
-        found = certificate_candidates(posterior, problem, spec)
+        found = certificate_candidates(posterior, problem, spec, setting)
     chosen = min(found, key=lambda c: c.certificate.bound)
     # a fixed score's coefficients: the user can score with what is certified
     fixed = None if chosen.cov is not None else tuple(
@@ -459,13 +499,13 @@ def _paid_note(offered, alone=False):
     return note
 
 
-def _deployed(posterior, problem, spec):
+def _deployed(posterior, problem, spec, setting=None):
     """The derandomised certificate of the point estimate's linear score
     (:mod:`pac_particles.bounds.derandomised`)."""
     if posterior.is_gp:
         raise InputError("a deployed certificate needs linear coefficients; "
                          "GP latent scores have none")
-    _, mu_a, cov_a, rows, common = certificate_setting(problem, spec)
+    _, mu_a, cov_a, rows, common = _setting(problem, spec, setting)
     seed = certificate_stream(spec.seed).spawn(2)[1]
     w = posterior.linear_coefficients(posterior.point_estimate(spec.point))
     S_inv = np.linalg.inv(cov_a)

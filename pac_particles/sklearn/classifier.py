@@ -53,7 +53,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from pac_particles.approx.vb import FAMILIES
-from pac_particles.bounds import certify
+from pac_particles.bounds import CertificateSetting, certify
 from pac_particles.core.checks import ArrayLike, InputError, check_choice
 from pac_particles.core.inference_data import to_inference_data
 from pac_particles.problem.problem import GibbsProblem
@@ -211,9 +211,10 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         self.certificate_ = self.deployed_certificate_ = None
         if self.pu_prior is None:
             deployed = "part_a" if self.deploy == "certified" else "deployed"
+            setting = CertificateSetting(problem, certificate_spec(self))
             self.certificate_, self.deployed_certificate_ = (
                 certify(self.posterior_, problem.at(self.lam_),
-                        certificate_spec(self, s))
+                        certificate_spec(self, s), setting)
                 for s in ("randomised", deployed))
         deployed_cert = self.deployed_certificate_
         if self.deploy == "certified" and deployed_cert is not None:

@@ -39,7 +39,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.metrics import roc_auc_score
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from pac_particles.bounds import certify
+from pac_particles.bounds import CertificateSetting, certify
 from pac_particles.bounds.corollary19_posteriors import fitted_gaussian_bound
 from pac_particles.bounds.rescaled_kl import jittered_gram
 from pac_particles.problem.priors import SpikeSlabPrior
@@ -455,10 +455,12 @@ def _certify(est, fit, problem, grid):
     if problem.data.in_memory:
         # rows on a cluster: their row sample is drawn with replacement, so
         # its halves are not independent; no certificate there
-        est.certificate_ = certify(post, problem, certificate_spec(est))
+        spec = certificate_spec(est)
+        setting = CertificateSetting(problem, spec)
+        est.certificate_ = certify(post, problem, spec, setting)
         deployed = "part_a" if est.deploy == "certified" else "deployed"
         est.deployed_certificate_ = (None if post.is_gp else certify(
-            post, problem, certificate_spec(est, deployed)))
+            post, problem, certificate_spec(est, deployed), setting))
         if est.deploy == "certified":
             # the deployed score is the part-A score it certifies
             est.coef_, est._offset = problem.data.raw_linear(np.asarray(
@@ -480,6 +482,7 @@ def fit_options(est: "PACBayesAUC", hyper: dict, lam_max: float,
     ``problem`` (the certified rule's certificates are of that problem)."""
     choose_lam = isinstance(est.lam, str)
     spec = certificate_spec(est)
+    setting = CertificateSetting(problem, spec)
     features = isinstance(problem.data, FeatureData)
     return FitOptions(
         lam=None if choose_lam else check_positive(est.lam, "lam"),
@@ -498,5 +501,5 @@ def fit_options(est: "PACBayesAUC", hyper: dict, lam_max: float,
         verbose=est.verbose, backend=est.backend,
         step_rule=(
             (lambda cv: most_certified_step(
-                cv, lambda post: certify(post, problem, spec)))
+                cv, lambda post: certify(post, problem, spec, setting)))
             if est.cv_rule == "certified" else None))

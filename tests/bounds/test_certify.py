@@ -3,6 +3,8 @@ part A, the certificate is never looser than that score's test-set bound
 on B (at its share of delta), nothing of B enters the prior, the deployed
 score's margin inequality holds pointwise."""
 
+import dataclasses
+
 import numpy as np
 
 from pac_particles.sklearn.binary import certificate_spec
@@ -263,3 +265,38 @@ def test_margin_rows_match_the_pairs_differences_one_by_one():
     np.testing.assert_allclose(u, want_u, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(s, want_s, rtol=1e-8, atol=1e-10)
     assert s[4 * 5 + 2] == 0.0
+
+
+def test_a_shared_setting_fits_the_part_a_prior_once_and_changes_nothing(
+        fitted, monkeypatch):
+    """Several certificates of the same rows through one CertificateSetting
+    (the estimator's randomised, deployed and certified-step certificates)
+    equal those computed each on its own, with the part-A prior fitted
+    once; a setting refuses rows or a split it was not made for."""
+    from pac_particles.bounds import certification
+    from pac_particles.bounds.certification import CertificateSetting
+    X, y, est, problem = fitted
+    alone = [certify(est.posterior_, problem.at(lam),
+                     certificate_spec(est, score))
+             for lam, score in ((est.lam_, "randomised"),
+                                (est.lam_, "deployed"),
+                                (2.0 * est.lam_, "part_a"))]
+    calls = []
+    real = certification.part_a_prior
+    monkeypatch.setattr(certification, "part_a_prior",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    setting = CertificateSetting(problem, certificate_spec(est))
+    shared = [certify(est.posterior_, problem.at(lam),
+                      certificate_spec(est, score), setting)
+              for lam, score in ((est.lam_, "randomised"),
+                                 (est.lam_, "deployed"),
+                                 (2.0 * est.lam_, "part_a"))]
+    assert len(calls) == 1
+    for a, b in zip(alone, shared):
+        assert b.bound == a.bound and b.posterior == a.posterior
+    other_seed = dataclasses.replace(certificate_spec(est), seed=12345)
+    with pytest.raises(InputError, match="other rows or another split"):
+        certify(est.posterior_, problem, other_seed, setting)
+    other_rows = GibbsProblem.ranking(X[:-1], y[:-1] == 1, 1.0)
+    with pytest.raises(InputError, match="other rows or another split"):
+        certify(est.posterior_, other_rows, certificate_spec(est), setting)
