@@ -363,7 +363,7 @@ def test_classify_round_trip_reports_the_test_error(tmp_path, method, loss):
     # the certificate of the same fit, where its assumptions hold
     cert = summary["certificate"]
     if est.certificate_ is None:
-        assert cert is None
+        assert cert is None or "statement" not in cert
     else:
         assert cert["certified_error"] == pytest.approx(est.certified_error_)
         assert 0 <= cert["empirical_randomized_error"] <= cert["certified_error"] <= 1

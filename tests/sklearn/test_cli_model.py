@@ -289,10 +289,8 @@ def test_the_command_line_deploys_the_certified_score(tmp_path, capsys,
         "deployed rule (certified)" in printed
     summary = json.loads((out / "summary.json").read_text())
     assert summary["deploy"] == "certified"
-    deployed = (summary["certificate"]["deployed"] if command == "fit"
-                else summary["deployed_certificate"])
-    assert "part-A score" in deployed["score" if command == "fit"
-                                      else "sentence"]
+    deployed = summary["certificate"]["deployed"]
+    assert "part-A score" in deployed["score"]
     assert summary["certificate"] is not None
     back = load_model(model)
     assert back.fit["deploy"] == "certified"

@@ -80,10 +80,7 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
         "log_evidence": estimator.log_evidence_,
         "log_evidence_is": get_method(method).evidence_name,
         "deploy": deploy,
-        "certificate": _error_certificate_fields(estimator.certificate_),
-        # the rule predict uses (deploy): its own certificate
-        "deployed_certificate": _error_certificate_fields(
-            estimator.deployed_certificate_),
+        "certificate": _certificate_summary(estimator),
         "train_error": 1.0 - estimator.score(X_tr, y_tr),
         # the linear rule of the posterior mean on raw inputs, keyed by the
         # CSV's column names
@@ -152,12 +149,12 @@ def print_classify(s):
                      f"{s['test_error_logistic']:.3f}")
     print(line)
     cert = s["certificate"]
-    if cert is None:
+    if cert is None or "statement" not in cert:
         print("  certificate: none for this fit (PU labels, or SMC with an "
               "unbounded loss: use --method vb)")
     else:
         print(f"  certificate: {cert['statement']}")
-    deployed = s.get("deployed_certificate")
+    deployed = (cert or {}).get("deployed")
     if deployed is not None:
         print(f"  deployed rule ({s['deploy']}): {deployed['statement']}")
     _print_reading(s["certificate_reading"])
@@ -168,6 +165,16 @@ def print_classify(s):
               f"{s['model_file']} NEW.csv)")
 
 
+def _certificate_summary(estimator):
+    """The certificate and, under ``deployed``, the certificate of the rule
+    ``predict`` uses (``deploy``), as ``fit``'s summary nests them."""
+    fields = _error_certificate_fields(estimator.certificate_)
+    deployed = _error_certificate_fields(estimator.deployed_certificate_)
+    if fields is None and deployed is None:
+        return None
+    return {**(fields or {}), "deployed": deployed}
+
+
 def _error_certificate_fields(cert):
     """The classifier's certificate for the JSON summary (None when the fit
     has none: PU labels, or SMC with an unbounded loss)."""
@@ -176,7 +183,7 @@ def _error_certificate_fields(cert):
     score = cert.posterior or "the randomised classifier"
     claim = (f"with probability >= {1 - cert.delta:g}, {score} errs on new "
              f"data with probability <= {cert.bound:.4f}")
-    return {"bound": cert.name, "delta": cert.delta,
+    return {"bound": cert.name, "score": score, "delta": cert.delta,
             "certified_error": cert.bound, "vacuous": cert.vacuous,
             "empirical_randomized_error": cert.empirical_randomized_risk,
             "kl": cert.kl, "m": cert.m,
