@@ -16,7 +16,6 @@ rows).
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Optional
 
 import numpy as np
@@ -120,20 +119,30 @@ class VB(GaussianMethod):
             return cv, failed, self._polish(problem, options, hyper,
                                             path_fit)
 
-        def make(X_tr, y_tr, lam, max_iter=None):
+        def part(X_tr, y_tr, lam):
             # a part's own problem (its rows standardised alone)
-            return self.approximation(
-                GibbsProblem.ranking(X_tr, y_tr, lam, options.standardize,
-                                     options.pu_prior),
-                options, hyper, tol=VB_CV_TOL, max_iter=max_iter)
+            return GibbsProblem.ranking(X_tr, y_tr, lam, options.standardize,
+                                        options.pu_prior)
+
+        def make(X_tr, y_tr, lam, max_iter=None):
+            return self.approximation(part(X_tr, y_tr, lam), options, hyper,
+                                      tol=VB_CV_TOL, max_iter=max_iter)
         if _on_holdout_path(data, sampled):
             # a fit on sampled pairs costs the same at every n, so K refits
             # per grid value would cost K fits each: one held-out split,
             # climbed until its curve is flat
+            last = []
+
+            def make_on_path(X_tr, y_tr, lam):
+                # every value of the path refits the same training part:
+                # its problem (validated, standardised) is set up once
+                if not (last and last[0] is X_tr and last[1] is y_tr):
+                    last[:] = [X_tr, y_tr, part(X_tr, y_tr, lam)]
+                return self.approximation(last[2].at(lam), options, hyper,
+                                          tol=VB_CV_TOL,
+                                          max_iter=VB_PATH_STEPS)
             cv, path_fit = holdout_path_choice(
-                X, data.y, grid, functools.partial(make,
-                                                   max_iter=VB_PATH_STEPS),
-                holdout=HOLDOUT_FRACTION,
+                X, data.y, grid, make_on_path, holdout=HOLDOUT_FRACTION,
                 seed=options.random_state, stride=LOO_GRID_STRIDE,
                 verbose=options.verbose)
             return cv, np.empty(0), self._polish(problem, options, hyper,
