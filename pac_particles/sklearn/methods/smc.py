@@ -93,8 +93,8 @@ class SMC(Method):
     #: up to 270 rows with many features (Sonar, SPECT, Colon), while on
     #: synthetic logistic data of 500 and 1,000 rows (d = 10) VB's was the
     #: closer to the logistic regression's (at 1,000 rows within 0.002 in 10
-    #: draws of 10, SMC's in 5), in less time (docs/benchmarks.md, "By
-    #: size")
+    #: draws of 10, SMC's in 5), in less time (docs/benchmarks.md, "By size:
+    #: the default fit on synthetic logistic data")
     auto_max_rows = 400
     #: classification: never by ``auto`` (the classifier's SMC default fit
     #: took 80x LogisticRegressionCV at 1,000 rows, VB's 0.3x at 10,000;

@@ -69,7 +69,7 @@ VB_PATH_STEPS = 150
 #: within two standard errors of zero) passes later the more coordinates
 #: there are (1,000 steps at d = 100 against 400 at d = 10), where this
 #: many kept the test AUC and the certificates (docs/benchmarks.md, "By
-#: size")
+#: size: the default fit on synthetic logistic data")
 VB_POLISH_STEPS = 300
 
 
