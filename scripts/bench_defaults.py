@@ -15,6 +15,7 @@ first fit and the median of ``--repeat`` warm fits beside
     python scripts/bench_defaults.py --data-dir ../shared/datasets --repeat 5
     python scripts/bench_defaults.py --datasets colon --methods smc ep
     python scripts/bench_defaults.py --sizes 1e3:10:0.3 1e4:10:0.3 --repeat 3
+    python scripts/bench_defaults.py --sizes 1e3:10:0.3 --methods smc ep vb --seed 1
 
 References
 ----------
@@ -44,7 +45,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
     parser.add_argument("--datasets", nargs="*", default=DEFAULT_SETS)
-    parser.add_argument("--methods", nargs="*", default=["smc", "ep", "vb"])
+    parser.add_argument("--methods", nargs="*", default=None,
+                        help="methods of the data sets' runs (default: smc "
+                             "ep vb); with --sizes, the estimator's method "
+                             "per row (default: auto)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=1,
                         help="rounds per data set (medians over rounds)")
@@ -52,7 +56,7 @@ def main():
                         help="directory for bench_defaults.csv (optional)")
     parser.add_argument("--sizes", nargs="*", default=None,
                         help="n:d:positive_rate, e.g. 1e4:10:0.3 (synthetic "
-                             "data; --datasets and --methods then unused)")
+                             "data; --datasets then unused)")
     parser.add_argument("--estimator", choices=["auc", "classifier"],
                         default="auc", help="with --sizes")
     args = parser.parse_args()
@@ -60,14 +64,16 @@ def main():
         sizes = [tuple(float(v) for v in size.split(":"))
                  for size in args.sizes]
         rows = bench_sizes(sizes, estimator=args.estimator,
-                           rounds=args.repeat, seed=args.seed, verbose=True)
+                           rounds=args.repeat, seed=args.seed, verbose=True,
+                           methods=args.methods or ["auto"])
         if args.out:
             os.makedirs(args.out, exist_ok=True)
             write_rows(rows, os.path.join(args.out, "bench_sizes.csv"))
         return
     data = {name: load_benchmark_data(name, args.data_dir)
             for name in args.datasets}
-    rows = bench_defaults(data, methods=args.methods, seed=args.seed,
+    rows = bench_defaults(data, methods=args.methods or ["smc", "ep", "vb"],
+                          seed=args.seed,
                           repeat=args.repeat, verbose=True)
     print(json.dumps(ratio_summary(rows), indent=1))
     if args.out:

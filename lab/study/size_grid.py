@@ -57,9 +57,10 @@ def _timed(make, X, y):
 
 
 def size_row(n, d, positive_rate, estimator="auc", rounds=3, n_test=50_000,
-             seed=0):
+             seed=0, method="auto"):
     """One row of :func:`bench_sizes`, measured in the calling process
-    (a fresh one, for its first fit to mean anything)."""
+    (a fresh one, for its first fit to mean anything); ``method``: the
+    estimator's (its default, ``"auto"``, or one named)."""
     from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
     from sklearn.metrics import roc_auc_score
     from sklearn.pipeline import make_pipeline
@@ -76,7 +77,7 @@ def size_row(n, d, positive_rate, estimator="auc", rounds=3, n_test=50_000,
             scoring="roc_auc", max_iter=5000, random_state=seed)),
         "lr": lambda: make_pipeline(StandardScaler(),
                                     LogisticRegression(max_iter=5000)),
-        "ours": lambda: Estimator(random_state=seed)}
+        "ours": lambda: Estimator(method=method, random_state=seed)}
     first, fitted = _timed(fits["ours"], X, y)
     seconds = {key: [] for key in fits}
     models = {}
@@ -113,20 +114,23 @@ def _child(args):
 
 
 def bench_sizes(sizes, estimator="auc", rounds=3, n_test=50_000, seed=0,
-                verbose=False):
+                verbose=False, methods=("auto",)):
     """Rows of :func:`size_row` for every ``(n, d, positive_rate)`` of
-    ``sizes``, each measured in a fresh process (started by ``spawn``, so
-    nothing is inherited). ``verbose``: print each row's line as it
-    comes."""
+    ``sizes`` and every one of ``methods``, each measured in a fresh
+    process (started by ``spawn``, so nothing is inherited). ``verbose``:
+    print each row's line as it comes."""
     rows = []
     context = multiprocessing.get_context("spawn")
     for n, d, rate in sizes:
-        with context.Pool(1) as pool:
-            row = pool.apply(_child, ((int(n), int(d), float(rate), estimator,
-                                       rounds, n_test, seed),))
-        rows.append(row)
-        if verbose:
-            print(format_size_rows([row], header=len(rows) == 1), flush=True)
+        for method in methods:
+            with context.Pool(1) as pool:
+                row = pool.apply(_child, ((int(n), int(d), float(rate),
+                                           estimator, rounds, n_test, seed,
+                                           method),))
+            rows.append(row)
+            if verbose:
+                print(format_size_rows([row], header=len(rows) == 1),
+                      flush=True)
     return rows
 
 

@@ -46,47 +46,177 @@ with partially aggregated neural networks. Entropy 23(10), 1280.
 
 import math
 
+import numba
 import numpy as np
 from scipy.special import ndtr
 
 from pac_particles.bounds.kl import kl_inverse_upper, maurer_constant
+from pac_particles.core import parallel
+from pac_particles.core.normal import cdf_pdf
 
-__all__ = ["margin_rows", "derandomised_bound"]
+__all__ = ["covariance_root", "margin_rows", "margin_losses",
+           "derandomised_bound"]
 
-#: pairs per block of :func:`margin_rows`
-PAIR_BLOCK = 65536
+#: ``s^2`` below this fraction of ``|R' x_i|^2 + |R' x_j|^2`` has lost its
+#: digits to cancellation (a pair of equal or nearly equal rows): the pair's
+#: ``d' S d`` is recomputed from its difference vector, so that equal rows
+#: get the scale 0 exactly
+CANCELLATION_RTOL = 1e-8
+
+
+def covariance_root(S):
+    """``R`` with ``R R' = S`` (up to rounding) for a symmetric positive
+    semi-definite ``S``, singular included (eigenvalues below 0 from
+    rounding taken as 0): ``d' S d = |R' d|^2``."""
+    values, vectors = np.linalg.eigh(0.5 * (S + S.T))
+    return np.ascontiguousarray(vectors * np.sqrt(np.maximum(values, 0.0)))
+
+
+@numba.njit(cache=True, nogil=True)
+def _pair_scale(a, b, R_pos, R_neg, q_pos, q_neg, X_pos, X_neg, S, rtol):
+    """``d' S d`` of the pair ``d = x_a - x_b`` from its rows' projections
+    ``R' x`` (O(d); ``q = |R' x|^2``), or from ``d`` itself (O(d^2)) where
+    the projections cancel."""
+    s2 = 0.0
+    for l in range(R_pos.shape[1]):
+        diff = R_pos[a, l] - R_neg[b, l]
+        s2 += diff * diff
+    if s2 > rtol * (q_pos[a] + q_neg[b]):
+        return s2
+    d = X_pos.shape[1]
+    s2 = 0.0
+    for k in range(d):
+        dk = X_pos[a, k] - X_neg[b, k]
+        if dk != 0.0:
+            row = 0.0
+            for l in range(d):
+                row += S[k, l] * (X_pos[a, l] - X_neg[b, l])
+            s2 += dk * row
+    return s2
+
+
+@numba.njit(cache=True, nogil=True)
+def _margin_range(lo, hi, i, j, n_neg, v_pos, v_neg, R_pos, R_neg, q_pos,
+                  q_neg, X_pos, X_neg, S, rtol, u, s):
+    for k in range(lo, hi):
+        if i.shape[0] == 0:          # every pair, in row-major order
+            a = k // n_neg
+            b = k - a * n_neg
+        else:
+            a = i[k]
+            b = j[k]
+        u[k] = v_pos[a] - v_neg[b]
+        s[k] = math.sqrt(max(_pair_scale(a, b, R_pos, R_neg, q_pos, q_neg,
+                                         X_pos, X_neg, S, rtol), 0.0))
+
+
+@numba.njit(cache=True, parallel=True)
+def _margin_rows_parallel(i, j, n_neg, v_pos, v_neg, R_pos, R_neg, q_pos,
+                          q_neg, X_pos, X_neg, S, rtol, u, s, n_chunks):
+    n = u.shape[0]
+    for c in numba.prange(n_chunks):
+        _margin_range(c * n // n_chunks, (c + 1) * n // n_chunks, i, j,
+                      n_neg, v_pos, v_neg, R_pos, R_neg, q_pos, q_neg, X_pos,
+                      X_neg, S, rtol, u, s)
+
+
+@numba.njit(cache=True, nogil=True)
+def _margin_rows_serial(i, j, n_neg, v_pos, v_neg, R_pos, R_neg, q_pos,
+                        q_neg, X_pos, X_neg, S, rtol, u, s, n_chunks):
+    _margin_range(0, u.shape[0], i, j, n_neg, v_pos, v_neg, R_pos, R_neg,
+                  q_pos, q_neg, X_pos, X_neg, S, rtol, u, s)
 
 
 def margin_rows(X_pos, X_neg, w, S, max_pairs, rng):
     """``(u, s, sampled)``: the margins ``u = d . w`` and scales ``s =
     sqrt(d' S d)`` of the pair rows ``d = x_i - x_j`` (positive ``i``,
-    negative ``j``), every pair when there are at most ``max_pairs``, else
-    ``max_pairs`` pairs drawn uniformly with replacement by ``rng``
-    (``sampled`` True)."""
+    negative ``j``), every pair (row-major: ``i`` slowest) when there are
+    at most ``max_pairs``, else ``max_pairs`` pairs drawn uniformly with
+    replacement by ``rng`` (``sampled`` True).
+
+    ``s^2 = |R' x_i - R' x_j|^2`` with ``R R' = S``
+    (:func:`covariance_root`): O(d) a pair instead of O(d^2), in one numba
+    pass over the pairs; a pair whose projections cancel (equal rows: scale
+    0 exactly) is recomputed from its difference."""
+    X_pos = np.ascontiguousarray(X_pos, dtype=float)
+    X_neg = np.ascontiguousarray(X_neg, dtype=float)
     n_pos, n_neg = len(X_pos), len(X_neg)
     if n_pos * n_neg <= max_pairs:
-        i, j = np.divmod(np.arange(n_pos * n_neg), n_neg)
+        i = j = np.zeros(0, dtype=np.int64)
+        n = n_pos * n_neg
         sampled = False
     else:
         i = rng.integers(0, n_pos, max_pairs)
         j = rng.integers(0, n_neg, max_pairs)
+        n = max_pairs
         sampled = True
-    u = (X_pos @ w)[i] - (X_neg @ w)[j]
-    s2 = np.empty(i.size)
-    # blocks of pairs: the (pairs, d) differences never held at once
-    for lo in range(0, i.size, PAIR_BLOCK):
-        D = X_pos[i[lo:lo + PAIR_BLOCK]] - X_neg[j[lo:lo + PAIR_BLOCK]]
-        s2[lo:lo + PAIR_BLOCK] = np.einsum("kd,kd->k", D @ S, D)
-    return u, np.sqrt(np.maximum(s2, 0.0)), sampled
+    S = np.ascontiguousarray(S, dtype=float)
+    R = covariance_root(S)
+    u, s = np.empty(n), np.empty(n)
+    kernel = parallel.dispatch(_margin_rows_serial, _margin_rows_parallel,
+                               n * X_pos.shape[1])
+    R_pos, R_neg = X_pos @ R, X_neg @ R
+    kernel(i, j, n_neg, X_pos @ w, X_neg @ w, R_pos, R_neg,
+           np.einsum("kd,kd->k", R_pos, R_pos),
+           np.einsum("kd,kd->k", R_neg, R_neg), X_pos, X_neg, S,
+           CANCELLATION_RTOL, u, s, numba.get_num_threads())
+    return u, s, sampled
 
 
-def _margin_loss(u, s, ratio, gamma):
-    """``mean P_rho(d . theta < gamma t s_d)`` for ``d . theta ~ N(c u, t^2
-    s^2)``, ``ratio = c / t``; rows with ``s = 0`` count 1/2."""
-    out = np.full(u.shape, 0.5)
-    live = s > 0
-    out[live] = ndtr(gamma - ratio * u[live] / s[live])
-    return float(out.mean())
+#: rows per partial sum of :func:`margin_losses` (the sum of millions of
+#: terms in one accumulator would lose digits that numpy's pairwise sum
+#: keeps)
+SUM_BLOCK = 1024
+
+
+@numba.njit(cache=True, nogil=True)
+def _margin_loss_range(lo, hi, u, s, ratios, margins, acc):
+    n_grid = ratios.shape[0]
+    block = np.zeros(n_grid)
+    for start in range(lo, hi, SUM_BLOCK):
+        block[:] = 0.0
+        for k in range(start, min(start + SUM_BLOCK, hi)):
+            if s[k] > 0.0:
+                z = u[k] / s[k]
+                for g in range(n_grid):
+                    block[g] += cdf_pdf(margins[g] - ratios[g] * z)[0]
+            else:
+                for g in range(n_grid):
+                    block[g] += 0.5
+        for g in range(n_grid):
+            acc[g] += block[g]
+
+
+@numba.njit(cache=True, parallel=True)
+def _margin_losses_parallel(u, s, ratios, margins, acc):
+    n_chunks = acc.shape[0]
+    n = u.shape[0]
+    for c in numba.prange(n_chunks):
+        _margin_loss_range(c * n // n_chunks, (c + 1) * n // n_chunks, u, s,
+                           ratios, margins, acc[c])
+
+
+@numba.njit(cache=True, nogil=True)
+def _margin_losses_serial(u, s, ratios, margins, acc):
+    _margin_loss_range(0, u.shape[0], u, s, ratios, margins, acc[0])
+
+
+def margin_losses(u, s, ratios, margins):
+    """``mean_k P_rho(d_k . theta < gamma t s_k)`` for ``d_k . theta ~ N(c
+    u_k, t^2 s_k^2)``, one value per grid point (``ratios[g] = c / t_g``,
+    ``margins[g] = gamma_g``), rows with ``s = 0`` counting 1/2: the whole
+    grid in one numba pass over the rows."""
+    u = np.ascontiguousarray(u, dtype=float)
+    s = np.ascontiguousarray(s, dtype=float)
+    ratios = np.ascontiguousarray(ratios, dtype=float)
+    margins = np.ascontiguousarray(margins, dtype=float)
+    work = u.size * ratios.size * parallel.NORMAL_CDF_ITEMS
+    chunks = numba.get_num_threads() if parallel.use_parallel(work) else 1
+    acc = np.zeros((chunks, ratios.size))
+    kernel = parallel.dispatch(_margin_losses_serial, _margin_losses_parallel,
+                               work)
+    kernel(u, s, ratios, margins, acc)
+    return acc.sum(axis=0) / max(u.size, 1)
 
 
 def derandomised_bound(u, s, sampled, w, mu_a, S_inv, m, delta, widths,
@@ -111,8 +241,10 @@ def derandomised_bound(u, s, sampled, w, mu_a, S_inv, m, delta, widths,
     delta_rows = delta - delta_kl
     xi = maurer_constant(m)
     best = (math.inf, None)
-    for t, g in grid:
-        q = _margin_loss(u, s, c / t, g)
+    losses = margin_losses(u, s, [c / t for t, _ in grid],
+                           [g for _, g in grid])
+    for (t, g), q in zip(grid, losses):
+        q = float(q)
         if sampled:
             q = kl_inverse_upper(q, math.log(k / delta_rows) / u.size)
         kl = 0.5 * distance / t ** 2

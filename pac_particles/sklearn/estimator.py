@@ -242,7 +242,10 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
             certificate_spec(self), self.random_state)
         # the certified rule compares certificates during the fit
         self.hyperparameters_ = hyper
-        options = fit_options(self, hyper, lam_max, problem)
+        # the certificate's split and part-A prior, computed once for the
+        # certified choice of lam and for every certificate of the fit
+        setting = CertificateSetting(problem, certificate_spec(self))
+        options = fit_options(self, hyper, lam_max, problem, setting)
         method = choose_method(self.method, options, n, "ranking",
                                problem.data.in_memory)
         self.method_ = method.name
@@ -268,7 +271,7 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
             point_se = post.point_estimate_se(self.point)
             if point_se is not None:
                 self.coef_se_ = post.data.raw_linear(point_se)[0]
-        _certify(self, fit, problem, fit.grid)
+        _certify(self, fit, problem, fit.grid, setting)
         train_scores = self._raw_scores(X)
         self.train_auc_ = 1.0 - float(pu_corrected_risk(
             auc_risk(train_scores, positives), self.pu_prior))
@@ -430,12 +433,13 @@ def _data_free_prior(est, post):
     return hyper["prior_var"]
 
 
-def _certify(est, fit, problem, grid):
+def _certify(est, fit, problem, grid, setting=None):
     """Set ``bound_`` (Corollary 19 under the data-free prior, ``lam`` on
     ``grid`` when chosen there), ``certificate_``, ``certified_auc_risk_``
-    and ``deployed_certificate_`` (:func:`pac_particles.bounds.certify`);
-    with ``deploy='certified'``, ``coef_`` and the offset of the part-A
-    score."""
+    and ``deployed_certificate_`` (:func:`pac_particles.bounds.certify`,
+    through ``setting``, a :class:`~pac_particles.bounds.CertificateSetting`
+    of ``problem``, if one is shared); with ``deploy='certified'``,
+    ``coef_`` and the offset of the part-A score."""
     post = fit.posterior
     if isinstance(problem.data, FeatureData):
         # the reduced-rank prior's features come from rows of the fit:
@@ -456,7 +460,8 @@ def _certify(est, fit, problem, grid):
         # rows on a cluster: their row sample is drawn with replacement, so
         # its halves are not independent; no certificate there
         spec = certificate_spec(est)
-        setting = CertificateSetting(problem, spec)
+        if setting is None:
+            setting = CertificateSetting(problem, spec)
         est.certificate_ = certify(post, problem, spec, setting)
         deployed = "part_a" if est.deploy == "certified" else "deployed"
         est.deployed_certificate_ = (None if post.is_gp else certify(
@@ -477,12 +482,15 @@ def _certify(est, fit, problem, grid):
 
 
 def fit_options(est: "PACBayesAUC", hyper: dict, lam_max: float,
-                problem: GibbsProblem) -> FitOptions:
+                problem: GibbsProblem,
+                setting: Optional[CertificateSetting] = None) -> FitOptions:
     """``est``'s parameters as its method reads them, fixed for the fit on
-    ``problem`` (the certified rule's certificates are of that problem)."""
+    ``problem`` (the certified rule's certificates are of that problem,
+    through ``setting`` if one is shared)."""
     choose_lam = isinstance(est.lam, str)
     spec = certificate_spec(est)
-    setting = CertificateSetting(problem, spec)
+    if setting is None:
+        setting = CertificateSetting(problem, spec)
     features = isinstance(problem.data, FeatureData)
     return FitOptions(
         lam=None if choose_lam else check_positive(est.lam, "lam"),

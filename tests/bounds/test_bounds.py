@@ -417,3 +417,31 @@ def test_rescaled_kl_finds_the_minimum_over_the_scale(prior, shifted):
                                                              S0, mu0)),
                                    rel=1e-7, abs=1e-9)
         assert kl <= scaled_kl(1.0, mean, cov, S0, mu0) + 1e-12
+
+
+def test_a_diagonal_covariance_matrix_is_read_as_its_variances():
+    """A diagonal family's summary comes as a (d, d) matrix: the risks of
+    the certificates read it as its variances (O(d) a pair), the same
+    values as from the variances and as from the matrix summed in full
+    (a plain double loop over pairs); a covariance with an entry off its
+    diagonal stays a matrix."""
+    from pac_particles.bounds.ranking import sampled_expected_risk_bound
+    from pac_particles.problem.probit_risk import check_gaussian_pairs
+    rng = np.random.default_rng(4)
+    X_pos, X_neg = rng.normal(size=(30, 5)), rng.normal(size=(40, 5))
+    m, variances = rng.normal(size=5), rng.uniform(0.1, 2.0, size=5)
+    S = np.diag(variances)
+    assert check_gaussian_pairs(m, S, X_pos, X_neg)[1].shape == (5,)
+    full = S.copy()
+    full[0, 1] = full[1, 0] = 0.05
+    assert check_gaussian_pairs(m, full, X_pos, X_neg)[1].shape == (5, 5)
+    loop = np.mean([norm.cdf(-((a - b) @ m) / math.sqrt((a - b) @ S @ (a - b)))
+                    for a in X_pos for b in X_neg])
+    assert expected_auc_risk(m, S, X_pos, X_neg) == pytest.approx(loop,
+                                                                  abs=1e-14)
+    for pairs in (500, 10 ** 6):
+        from_matrix = sampled_expected_risk_bound(m, S, X_pos, X_neg, 0.05,
+                                                  n_pairs=pairs, seed=1)
+        from_vector = sampled_expected_risk_bound(m, variances, X_pos, X_neg,
+                                                  0.05, n_pairs=pairs, seed=1)
+        np.testing.assert_allclose(from_matrix, from_vector, rtol=1e-14)

@@ -300,3 +300,20 @@ def test_a_shared_setting_fits_the_part_a_prior_once_and_changes_nothing(
     other_rows = GibbsProblem.ranking(X[:-1], y[:-1] == 1, 1.0)
     with pytest.raises(InputError, match="other rows or another split"):
         certify(est.posterior_, other_rows, certificate_spec(est), setting)
+
+
+def test_a_default_smc_fit_fits_its_part_a_prior_once(monkeypatch):
+    """The certified choice of lam (a certificate per tempering step) and
+    the fit's own certificates share one CertificateSetting: the part-A
+    prior is fitted once a fit."""
+    from pac_particles.bounds import certification
+    calls = []
+    real = certification.part_a_prior
+    monkeypatch.setattr(certification, "part_a_prior",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    X, y = _data(n=300)
+    est = PACBayesAUC(method="smc", n_particles=20, len_chain=3,
+                      grid_size=5, n_folds=2, random_state=0).fit(X, y)
+    assert est.cv_rule == "certified" and est.certificate_ is not None
+    assert est.deployed_certificate_ is not None
+    assert len(calls) == 1

@@ -114,3 +114,20 @@ def test_k_fold_refits_report_each_grid_value_in_lines(capsys):
     assert sum("lam " in line and "auc" in line for line in lines) == 6
     assert sum(line.endswith("s)") and "fold" in line and "done" in line
                for line in lines) == 2
+
+
+def test_the_final_fit_after_a_sampled_path_runs_its_fixed_steps():
+    """On sampled pairs the final fit on every row takes VB_POLISH_STEPS
+    Adam steps from the path's fit (the second half averaged), not the
+    noise rule's count."""
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    from pac_particles.sklearn.methods.vb import VB_POLISH_STEPS
+    X, y = _data(n=3000)
+    y = (X[:, 0] + 0.5 * np.random.default_rng(1).normal(size=3000)
+         > 0.0).astype(int)              # about 1,500 pairs a side: sampled
+    est = PACBayesAUC(method="vb", lam_max=3000.0, grid_size=5,
+                      random_state=0).fit(X, y)
+    assert est.approximation_.n_pairs is not None
+    message = est.posterior_.message
+    assert message.startswith(f"Adam: {VB_POLISH_STEPS} steps")
+    assert f"last {VB_POLISH_STEPS // 2} iterates averaged" in message

@@ -176,7 +176,7 @@ def build_parser():
                        "coefficients, plots and, with --save-model, a model "
                        "file for predict", using("data", "split", "jobs"))
     f.add_argument("--method", default="auto", choices=_AUC_METHODS,
-                   help="auto: SMC up to 2,000 rows, VB above (EP for GP "
+                   help="auto: SMC up to 400 rows, VB above (EP for GP "
                         "kernels); smc: tempering SMC (the reference); ep: "
                         "Expectation Propagation; vb: Gaussian variational "
                         "Bayes")
