@@ -95,8 +95,8 @@ def duplicate_groups(X):
     ``theta``), so EP gives it no site and VB a constant term.
     """
     # each row as one opaque item of its bytes: ``np.unique(axis=0)``
-    # compares rows field by field through a structured dtype, 5x slower
-    # (8.2 ms against 1.6 on colon's 46 x 2000); ``+ 0.0`` maps -0.0 to
+    # compares rows field by field through a structured dtype, several
+    # times slower on wide rows; ``+ 0.0`` maps -0.0 to
     # 0.0, the one pair of equal floats with different bytes (inputs are
     # finite)
     X = np.ascontiguousarray(np.asarray(X, dtype=float) + 0.0)
@@ -359,8 +359,7 @@ class SampledAUCRisk(AUCRisk):
         # order): list them in tiles of PAIR_TILE_ROWS positives, negatives
         # ascending within a tile, so that the O(B) passes over the pairs
         # stream the negatives' rows and find the tile's positives in cache
-        # (at 1e6 rows and 5e6 pairs EP's pair pass took 0.47 s instead of
-        # 0.60 s in drawing order, its Gram product 0.33 s instead of 0.36 s).
+        # (faster than drawing order at a million rows: docs/benchmarks.md).
         order = np.lexsort((self.pair_pos, self.pair_neg,
                             self.pair_pos // PAIR_TILE_ROWS))
         self.pair_pos, self.pair_neg = self.pair_pos[order], self.pair_neg[order]

@@ -97,7 +97,7 @@ class SMC(Method):
     #: the default fit on synthetic logistic data")
     auto_max_rows = 400
     #: classification: never by ``auto`` (the classifier's SMC default fit
-    #: took 80x LogisticRegressionCV at 1,000 rows, VB's 0.3x at 10,000;
+    #: is many times slower than VB's at every size measured;
     #: docs/benchmarks.md, "Default fits")
     auto_max_rows_by_task = {"classification": 0}
     #: its folds score the whole tempering path, so the grid costs nothing
