@@ -353,10 +353,8 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
             fit = (pilot.mean, pilot.cov, fit[2])
         passed = check is None or check.passed
         # few effective draws send the run to tempering: from the prior,
-        # unless the scout fell far short of the importance estimate (then
-        # tempering from the prior misses mass that q found: Sonar at
-        # 10 n), along the bridge from q. Draws of a light tail on 3% of
-        # them were 0.7 nats low there, in d = 60
+        # or along the bridge where the scout fell far short (tempering
+        # from the prior misses what q found: Sonar at 10 n)
         scout_short = check is not None and check.z > MASS_CHECK_Z
         enough = pilot.ess >= IMPORTANCE_ALONE_ESS * pilot.n_draws
         if (pilot.reliable and pilot.pareto_k <= IMPORTANCE_ALONE_K
@@ -474,17 +472,13 @@ def _scout_fit(scout, d):
 
 
 def _with_enough_draws(estimate):
-    """``estimate`` (the importance refinement of a run along the bridge,
-    or None), marked unreliable where its Kish ESS is below
-    :data:`IMPORTANCE_ALONE_ESS` of the draws: the rule the draws from
-    ``q`` obey before they replace a run, and failed where the bridge runs.
-    A light tail on few effective draws can hide mass the proposal misses
-    (Sonar at 10 n: ``k`` 0.57-0.69 on 3-4% of the draws, log Z 0.4-0.9
-    nats below the bridge's own estimate); the tempering estimate stays
-    there. After a run from the prior the rule is not applied: there
-    (d = 2 and 3 against quadrature) the tempering estimate's error bars
-    were too narrow where it would stay (docs/benchmarks.md, "Exactness of
-    the default against quadrature")."""
+    """``estimate`` (a refinement after the bridge, or None), marked
+    unreliable where its Kish ESS is below :data:`IMPORTANCE_ALONE_ESS` of
+    the draws, the rule the draws from ``q`` failed: a light tail on few
+    effective draws can hide missed mass (Sonar at 10 n: 0.4-0.9 nats
+    low). Not after runs from the prior, where the tempering estimate's
+    error bars were too narrow (docs/benchmarks.md, "Exactness of the
+    default against quadrature")."""
     if (estimate is None or not estimate.reliable
             or estimate.ess >= IMPORTANCE_ALONE_ESS * estimate.n_draws):
         return estimate

@@ -1,14 +1,18 @@
 """Waste-free chains doubled until they forget their start: the start
 correlation against numpy's, the length reached by a move that never mixes
-and by one that mixes at once, and the population's layout."""
+and by one that mixes at once, the population's layout, and what a run
+along the bridge reports of them."""
 
 import numpy as np
 import pytest
 from particles import smc_samplers as ssp
 
+from builders import two_d_problem
 from pac_particles.core.checks import InputError
+from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.moves.decorrelated_chains import (DecorrelatedChainsWF,
                                                          start_correlation)
+from pac_particles.smc.posterior import run_smc
 
 
 def test_start_correlation_is_the_mean_of_numpys_column_correlations():
@@ -90,3 +94,22 @@ def test_population_cap_bounds_the_length():
 def test_bad_correlation_threshold_is_refused():
     with pytest.raises(InputError, match="max_correlation"):
         DecorrelatedChainsWF(_Draw(True), max_correlation=1.5)
+
+
+def test_a_bridge_run_reports_its_chains_and_a_prior_run_does_not():
+    """run_smc's waste-free bridge runs DecorrelatedChainsWF: the result
+    holds each move's chain length (at least len_chain, the last one that
+    of the final population, M chains) and start correlation; a run from
+    the prior holds neither."""
+    X, y = two_d_problem()
+    model = AUCGibbsModel(X, y, lam=5.0 * len(y), standardize=False)
+    post = run_smc(model, n_particles=100, seed=0, start="gaussian",
+                   evidence="tempering", ESSrmin=0.9)
+    assert post.n_steps >= 2
+    assert len(post.chain_lengths) == len(post.start_correlations)
+    assert len(post.chain_lengths) == post.n_steps - 1
+    assert np.all(post.chain_lengths >= 10)
+    assert post.theta.shape[0] == 100 * post.chain_lengths[-1]
+    prior = run_smc(model, n_particles=100, seed=0, start="prior",
+                    evidence="tempering")
+    assert prior.chain_lengths is None and prior.start_correlations is None
