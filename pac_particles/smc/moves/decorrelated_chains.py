@@ -24,8 +24,8 @@ estimators read it unchanged. Where the chains forget their start within
 P states (most tempering steps of a well-fitted bridge) nothing changes.
 Like the adaptive exponents, the length is chosen from the particles, one
 for all M chains: a choice that depends on each chain through an average
-over M of them (an effect of order 1 / M, as the adaptive tempering's
-[DC22, Sec. 3.2]); particles' own ``AdaptiveMCMCSequence`` stops a
+over M of them (an effect of order 1 / M, as that of the exponents the
+tempering chooses); particles' own ``AdaptiveMCMCSequence`` stops a
 standard sampler's chains by the change of their mean jump in the same
 spirit.
 
@@ -45,11 +45,13 @@ __all__ = ["DecorrelatedChainsWF", "start_correlation", "MAX_START_CORRELATION",
            "MAX_CHAIN_GROWTH", "MAX_POPULATION_ENTRIES"]
 
 #: chains stop growing once the mean correlation between their starts and
-#: their last states is at most this: at an autocorrelation of 0.1 a chain
-#: has run over two integrated autocorrelation times of an AR(1)
-#: (``exp(-L / tau) = 0.1``, ``L = 2.3 tau``)
+#: their last states is at most this: an AR(1) of autocorrelation time
+#: ``tau`` reaches it after ``L = 3 tau`` (``exp(-L / tau) = 0.05``); at
+#: 0.1 the bridge on Sonar at 10 n still fell short of the long run
+#: (docs/benchmarks.md, "Exactness of the default against quadrature")
 MAX_START_CORRELATION = 0.05
-#: ... or once they are this many times ``len_chain`` long
+#: ... or once they are this many times ``len_chain`` long (the last steps
+#: on Sonar at 10 n reach it, a little above the threshold)
 MAX_CHAIN_GROWTH = 32
 #: ... or once the population holds this many parameter entries (M x
 #: length x d floats, 256 MiB)
