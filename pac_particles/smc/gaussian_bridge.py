@@ -69,6 +69,7 @@ import warnings
 import numpy as np
 from particles import distributions as dists
 from particles import smc_samplers as ssp
+from scipy import linalg
 
 from pac_particles.approx.ep import EPClassification, EPGP, EPLinear
 from pac_particles.approx.ep.base import AUTO_MAX_PAIRS
@@ -76,15 +77,20 @@ from pac_particles.approx.variational import ADAM_MAX_STEPS
 from pac_particles.approx.vb import GaussianVB
 from pac_particles.core.checks import InputError, check_gaussian
 from pac_particles.core.gaussian import jittered_cholesky
+from pac_particles.core.parallel import one_blas_thread
 from pac_particles.problem.priors import param_array, prior_gaussian_factor
 from pac_particles.problem.problem import GibbsProblem
+from pac_particles.smc.direction_weights import scale_invariant
 from pac_particles.smc.gibbs_model import check_gibbs_model
 from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
                                       GPAUCModel)
-from pac_particles.smc.moves import CalibratedEllipticalSlice, EllipticalSlice
+from pac_particles.smc.moves import (CalibratedEllipticalSlice, EllipticalSlice,
+                                     tempering_exponent)
+from pac_particles.smc.moves.base import set_param_field
 
 __all__ = ["GaussianBridgeModel", "gaussian_approximation",
-           "bridge_approximation", "bridge_move", "STARTS", "PROPOSAL_TOL",
+           "bridge_approximation", "bridge_move", "RadialBridgeStep",
+           "RADIAL_PROPOSAL_WIDENING", "STARTS", "PROPOSAL_TOL",
            "PROPOSAL_VB_STEPS"]
 
 #: where :func:`~pac_particles.smc.posterior.run_smc` tempers from:
@@ -252,15 +258,111 @@ class GaussianBridgeModel(ssp.StaticModel):
         return np.array(param_array(x.theta), dtype=float)
 
 
+class RadialBridgeStep(ssp.ArrayMCMC):
+    """A step of the bridge's move followed by an independence
+    Metropolis-Hastings draw of each particle's radius along its ray, for
+    a scale-invariant risk (:func:`~pac_particles.smc.direction_weights.
+    scale_invariant`) of linear scores.
+
+    Along the ray ``theta = r u`` (``|u| = 1``) the risk is constant, so
+    the bridge's target ``q^(1 - t) (prior exp(-lam r_n))^t`` is, in
+    ``r > 0``, ``r^(d - 1) exp(-a r^2 / 2 + b r)`` with ``a = (1 - t) u'
+    Q^-1 u + t u' S^-1 u`` and ``b = (1 - t) u' Q^-1 m`` (``q = N(m, Q)``,
+    the prior ``N(0, S)``): a one-dimensional density known in closed
+    form, drawn with no risk evaluation. The proposal is the Gaussian at
+    its mode, :data:`RADIAL_PROPOSAL_WIDENING` times its Laplace standard
+    deviation. The slice moves travel the radius slowly where ``q`` is
+    radially narrow, as EP's Gaussian of a scale-invariant posterior is
+    (the prior's chi_d radius is the posterior's); the fields ``lprior``
+    (``log q``), ``llik`` and ``lpost`` are updated as the target would
+    write them, the risk term carried over.
+
+    Parameters
+    ----------
+    inner : particles ArrayMCMC, the move of the directions.
+    bridge : GaussianBridgeModel of a linear-score model.
+    """
+
+    def __init__(self, inner, bridge):
+        self.inner = inner
+        self.bridge = bridge
+        self.prior_chol = prior_gaussian_factor(bridge.gibbs.prior)
+        if self.prior_chol is None or bridge.gibbs.is_gp:
+            raise InputError("RadialBridgeStep needs linear scores under a "
+                             "centred Gaussian prior")
+        self.white_mean = linalg.solve_triangular(bridge.chol, bridge.mean,
+                                                  lower=True)
+        self.acceptance = []
+
+    def calibrate(self, W, x):
+        self.inner.calibrate(W, x)
+
+    def step(self, x, target=None):
+        """The inner step, then the radial draw (in place); returns the
+        inner step's rate."""
+        rate = self.inner.step(x, target=target)
+        self.move_radii(x)
+        return rate
+
+    @staticmethod
+    def log_radial(radius, a, b, d):
+        """Log density, up to a constant, of the radius along a ray:
+        ``(d - 1) log r - a r^2 / 2 + b r`` (the Jacobian ``r^(d - 1)``
+        of ``theta = r u``)."""
+        return (d - 1) * np.log(radius) - 0.5 * a * radius ** 2 + b * radius
+
+    def move_radii(self, x):
+        """The radial Metropolis-Hastings draw of every particle (in
+        place)."""
+        t = tempering_exponent(x)
+        theta = np.array(param_array(x.theta), dtype=float)
+        d = theta.shape[1]
+        r = np.linalg.norm(theta, axis=1)
+        u = theta / r[:, None]
+        with one_blas_thread():
+            uq = linalg.solve_triangular(self.bridge.chol, u.T, lower=True)
+            us = linalg.solve_triangular(self.prior_chol, u.T, lower=True)
+        a = (1 - t) * np.sum(uq * uq, axis=0) + t * np.sum(us * us, axis=0)
+        b = (1 - t) * (self.white_mean @ uq)
+        mode = (b + np.sqrt(b * b + 4 * a * (d - 1))) / (2 * a)
+        sd = RADIAL_PROPOSAL_WIDENING / np.sqrt((d - 1) / mode ** 2 + a)
+        new = mode + sd * np.random.normal(size=r.size)
+        positive = new > 0
+        safe = np.where(positive, new, 1.0)
+        log_ratio = (self.log_radial(safe, a, b, d) - self.log_radial(r, a, b, d)
+                     + 0.5 * ((safe - mode) ** 2 - (r - mode) ** 2) / sd ** 2)
+        accept = positive & (np.log(np.random.uniform(size=r.size)) < log_ratio)
+        self.acceptance.append(float(np.mean(accept)))
+        if not np.any(accept):
+            return
+        moved = x.theta.copy()
+        set_param_field(moved, np.where(accept[:, None],
+                                        u * safe[:, None], theta))
+        log_q = self.bridge.prior.logpdf(moved)
+        log_prior_change = (self.bridge.gibbs.prior.logpdf(moved)
+                            - self.bridge.gibbs.prior.logpdf(x.theta))
+        llik = x.llik + log_prior_change - (log_q - x.lprior)
+        x.theta, x.lprior, x.llik = moved, log_q, llik
+        x.lpost = log_q + t * llik
+
+
+#: the radial proposal's standard deviation over the Laplace one at the
+#: mode (:class:`RadialBridgeStep`): a little wider, for the density's skew
+RADIAL_PROPOSAL_WIDENING = 1.2
+
+
 def bridge_move(bridge):
     """The move of the bridge: the generalised elliptical slice around the
     particles' Gaussian fit for linear scores
-    (:class:`~pac_particles.smc.moves.CalibratedEllipticalSlice`), and for
-    GP latent scores (no n x n covariance fit) elliptical slice along the
-    ellipses of ``q`` centred on its mean
-    (:class:`~pac_particles.smc.moves.EllipticalSlice` with ``center``):
-    both read the tempered target from ``x.lpost``, so both are exact for
-    ``q^(1 - t) pi^t``."""
+    (:class:`~pac_particles.smc.moves.CalibratedEllipticalSlice`), each
+    step followed by a draw of the radius (:class:`RadialBridgeStep`)
+    where the risk is scale-invariant, and for GP latent scores (no n x n
+    covariance fit) elliptical slice along the ellipses of ``q`` centred
+    on its mean (:class:`~pac_particles.smc.moves.EllipticalSlice` with
+    ``center``): all read the tempered target from ``x.lpost``, so all
+    are exact for ``q^(1 - t) pi^t``."""
     if bridge.gibbs.is_gp:
         return EllipticalSlice(prior_chol=bridge.chol, center=bridge.mean)
+    if scale_invariant(bridge.gibbs) and bridge.gibbs.d >= 2:
+        return RadialBridgeStep(CalibratedEllipticalSlice(), bridge)
     return CalibratedEllipticalSlice()

@@ -151,6 +151,13 @@ class SMCPosterior(WeightedParticles):
         prior found; ``passed`` False (with a warning) where it did not,
         and the result is then a run from the prior (``start="auto"``) or
         along the bridge (``start="gaussian"``). None without a check.
+    chain_lengths, start_correlations : (T - 1,) the states each move's
+        chains reached and the mean correlation between their starts and
+        their last states, where the chains run until they forget their
+        start (:class:`~pac_particles.smc.moves.decorrelated_chains.
+        DecorrelatedChainsWF`: a waste-free run along the bridge); None
+        otherwise. A correlation above the threshold at the longest
+        chains says the run may not have equilibrated.
     """
 
     theta: np.ndarray
@@ -176,6 +183,8 @@ class SMCPosterior(WeightedParticles):
     importance: object = None
     start: str = "prior"
     mass_check: object = None
+    chain_lengths: np.ndarray = None
+    start_correlations: np.ndarray = None
 
     @classmethod
     def from_smc(cls, smc, model, wall_time=float("nan"),
@@ -194,6 +203,8 @@ class SMCPosterior(WeightedParticles):
         log_z_path = np.concatenate([[0.0], smc.summaries.logLts])
         theta = np.array(param_array(th), dtype=float)
         log_z_se, mean_se, bayes_point_se = single_run_errors(smc, theta)
+        lengths = smc.X.shared.get("chain_lengths")
+        correlations = smc.X.shared.get("start_correlations")
         return cls(theta=theta, weights=smc.W.copy(),
                    lam=float(model.lam), log_z=float(smc.logLt), exponents=exps,
                    log_z_path=log_z_path, data=model.data,
@@ -201,7 +212,11 @@ class SMCPosterior(WeightedParticles):
                    z=z, log_z_se=log_z_se, mean_se=mean_se,
                    bayes_point_se=bayes_point_se, summaries=smc.summaries,
                    prior=model.prior, predictor=model,
-                   risks=_particle_risks(smc), n_chains=int(smc.N))
+                   risks=_particle_risks(smc), n_chains=int(smc.N),
+                   chain_lengths=None if lengths is None
+                   else np.asarray(lengths, dtype=int),
+                   start_correlations=None if correlations is None
+                   else np.asarray(correlations, dtype=float))
 
     @classmethod
     def from_importance(cls, estimate, model):

@@ -202,20 +202,19 @@ def assert_agrees_with_stored_run(key, X, y, mult, seeds):
     assert abs(np.mean([p.log_z for p in runs]) - reference["log_z"]) < 4 * se
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the default's tempering (the bridge from q, chains of 10) falls about "
-    "0.75 nats below the long run on Sonar at 10 n: its chains do not "
-    "equilibrate on the thin cone (docs/benchmarks.md)"))
 def test_default_agrees_with_the_stored_long_run_on_sonar_at_10_n():
     """d = 60, lam = 10 n (separable data: the posterior is the prior on a
     thin cone): the default's log Z over two seeds against a long
     tempering run from the prior (1,000 resampled particles, chains of
     500: ten CPU minutes, too slow for the suite; stored in
     lab/reference/long_runs.json by diagnostics/smc_long_reference.py),
-    within four combined standard errors. Known to fail (strict: it
-    reports when the default is fixed): tempering at run_smc's chain
+    within four combined standard errors. Tempering at run_smc's chain
     length falls short there, from the prior by 17 nats, along the bridge
-    from q by about 0.75."""
+    from q with chains of 10 by about 0.75 (the former default): the
+    bridge's chains now run until they forget their start
+    (:class:`~pac_particles.smc.moves.decorrelated_chains.DecorrelatedChainsWF`)
+    and its radii are drawn along their rays
+    (:class:`~pac_particles.smc.gaussian_bridge.RadialBridgeStep`)."""
     X, y, _ = load_dataset("sonar")
     assert_agrees_with_stored_run("sonar@10", X, y, 10, range(2))
 
