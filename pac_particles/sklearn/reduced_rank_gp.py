@@ -16,10 +16,10 @@ lengthscale never see a row of the certifying part ``B``, so the
 certificate's statements on ``B`` hold for the prior the fit used. For
 ``kernel='rbf'`` the lengthscale is the median heuristic (per column, ARD
 by each column's spread on ``A``) times one of
-:data:`LENGTHSCALE_FACTORS`, chosen by the held-out AUC of an L2 logistic
-regression (prior variance 1, the prior of ``w``) on the features, fitted
-on two thirds of at most :data:`SELECTION_ROWS` rows of ``A`` and scored
-on the rest: a choice made on ``A``'s labels only. (The rbf map is the
+:data:`LENGTHSCALE_FACTORS`, chosen by the held-out AUC of Fisher's
+discriminant on the features (:func:`fisher_direction`), fitted on two
+thirds of at most :data:`SELECTION_ROWS` rows of ``A`` and scored on the
+rest: a choice made on ``A``'s labels only. (The rbf map is the
 same for any affine rescaling of the columns, so the standardisation of all
 rows does not enter it; a kernel given as a callable acts on the
 standardised inputs, whose centre and scale are every row's, unless
@@ -31,7 +31,6 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from pac_particles.bounds.certification import CertificateSpec, certificate_split
@@ -42,7 +41,7 @@ from pac_particles.problem.reduced_rank import (default_rank, rbf_features,
                                                 reduced_rank_problem)
 
 __all__ = ["gp_prior_problem", "gp_rank", "reduced_rank_features",
-           "LENGTHSCALE_FACTORS", "SELECTION_ROWS"]
+           "fisher_direction", "LENGTHSCALE_FACTORS", "SELECTION_ROWS"]
 
 #: multiples of the median-heuristic lengthscale that ``kernel='rbf'``
 #: chooses among (fixed in advance)
@@ -101,6 +100,24 @@ def reduced_rank_features(problem: GibbsProblem, kernel: Any, rank: int,
         problem, rbf_features(data.X, in_a, rank, factor, seed=seed))
 
 
+def fisher_direction(Phi: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Fisher's discriminant ``(S_w + I / n)^-1 (mean_+ - mean_-)`` of the
+    rows of ``Phi`` (``S_w`` the pooled within-class covariance; the ridge
+    ``1 / n`` only keeps it invertible): what compares the lengthscales.
+
+    An L2 logistic regression at prior variance 1 did before: it shrinks
+    the small-scale features of a long lengthscale to nothing, and chose
+    0.7 where its held-out AUC, like the test AUC, was lower than Fisher's
+    at 1.0 (10,000 and 100,000 rows of the smooth nonlinear data), at 3
+    to 10 times the cost."""
+    y = np.asarray(y, dtype=bool)
+    pos, neg = Phi[y], Phi[~y]
+    centred = np.concatenate([pos - pos.mean(axis=0), neg - neg.mean(axis=0)])
+    within = centred.T @ centred / Phi.shape[0]
+    within[np.diag_indices_from(within)] += 1.0 / Phi.shape[0]
+    return np.linalg.solve(within, pos.mean(axis=0) - neg.mean(axis=0))
+
+
 def _chosen_factor(X, y, in_a, rank, seed, rng):
     """The lengthscale factor of best held-out AUC within ``A``."""
     rows = rng.permutation(in_a)[:SELECTION_ROWS]
@@ -112,9 +129,8 @@ def _chosen_factor(X, y, in_a, rank, seed, rng):
     best, best_auc = 1.0, -np.inf
     for factor in LENGTHSCALE_FACTORS:
         phi = rbf_features(X, in_a, rank, factor, seed=seed)
-        fit = LogisticRegression(C=1.0, max_iter=500).fit(phi(X[train]),
-                                                          y[train])
-        auc = roc_auc_score(y[val], fit.decision_function(phi(X[val])))
+        direction = fisher_direction(phi(X[train]), y[train])
+        auc = roc_auc_score(y[val], phi(X[val]) @ direction)
         if auc > best_auc:
             best, best_auc = factor, auc
     return best
