@@ -75,3 +75,20 @@ def test_the_feature_map_never_sees_the_certifying_part():
         spec, seed=0).data
     assert not np.allclose(maps[0].transform(probe), other.transform(probe),
                            atol=1e-3)
+
+
+def test_fisher_direction_is_the_discriminant_of_the_pooled_covariance():
+    """Against scikit-learn's linear discriminant (least squares, no
+    shrinkage): the same direction up to scale, on correlated features of
+    unequal scales; a direction of the raw mean difference is not."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from pac_particles.sklearn.reduced_rank_gp import fisher_direction
+    rng = np.random.default_rng(4)
+    Phi = rng.standard_normal((3000, 6)) @ rng.standard_normal((6, 6))
+    y = Phi @ rng.standard_normal(6) + rng.standard_normal(3000) > 0
+    ours = fisher_direction(Phi, y)
+    ref = LinearDiscriminantAnalysis(solver="lsqr").fit(Phi, y).coef_[0]
+    cosine = ours @ ref / np.linalg.norm(ours) / np.linalg.norm(ref)
+    assert cosine == pytest.approx(1.0, abs=1e-6)
+    raw = Phi[y].mean(axis=0) - Phi[~y].mean(axis=0)
+    assert raw @ ref / np.linalg.norm(raw) / np.linalg.norm(ref) < 0.99
