@@ -77,7 +77,7 @@ def main():
         X_tr, X_te, y_tr, y_te = train_test_split(
             X, y, test_size=0.25, stratify=y, random_state=args.seed)
         lam = float(len(y_tr))
-        for label, model in (("GP", GPAUCModel(X_tr, y_tr, lam)),
+        for label, model in (("GP", GPAUCModel(X_tr, y_tr, lam, rank=None)),
                              ("linear", AUCGibbsModel(X_tr, y_tr, lam))):
             post = run_smc(model, n_particles=args.n_particles,
                            len_chain=args.len_chain, seed=args.seed)
