@@ -317,7 +317,7 @@ class GPAUCModel(_GPGibbsModel):
         # imported here: the reduced-rank model is built on this module's
         from pac_particles.smc.reduced_rank_gp import (ReducedRankGPAUCModel,
                                                        model_rank)
-        r = model_rank(rank, X, y)
+        r = model_rank(rank, X)
         if cls is GPAUCModel and r is not None:
             return ReducedRankGPAUCModel(X, y, lam, kernel=kernel, rank=r,
                                          seed=seed, standardize=standardize,

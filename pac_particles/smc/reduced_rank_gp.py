@@ -76,7 +76,7 @@ def default_model_rank(n: int) -> int:
     return int(min(MAX_RANK, math.ceil(2.0 * math.sqrt(n))))
 
 
-def model_rank(rank: Any, X: Any, y: Any = None) -> Optional[int]:
+def model_rank(rank: Any, X: Any) -> Optional[int]:
     """The reduced rank ``GPAUCModel(X, y, ..., rank=rank)`` takes, or None
     for the exact latent scores (``rank=None``, or a rank at least the
     number of rows; ``'auto'``: :func:`default_model_rank`)."""
