@@ -53,8 +53,10 @@ from pac_particles.bounds.kl import kl_inverse_upper, maurer_constant
 
 __all__ = ["margin_rows", "derandomised_bound"]
 
-#: pairs per block of :func:`margin_rows`
-PAIR_BLOCK = 65536
+#: pairs per block of :func:`margin_rows`: the (block, d) differences stay
+#: in cache (2,000,000 pairs at d = 200: 1.2 s in blocks of 4,096, 2.7 s
+#: in blocks of 65,536)
+PAIR_BLOCK = 4096
 
 
 def margin_rows(X_pos, X_neg, w, S, max_pairs, rng):
