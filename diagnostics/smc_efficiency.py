@@ -76,7 +76,7 @@ def build_problem(name, datasets_dir, gp_rows):
         X, y, _ = load_dataset("pima" if name == "gp_pima" else name)
     if name == "gp_pima":
         X, y = X[:gp_rows], y[:gp_rows]
-        return GPAUCModel(X, y, lam=len(y))
+        return GPAUCModel(X, y, lam=len(y), rank=None)
     return AUCGibbsModel(X, y, lam=len(y))
 
 

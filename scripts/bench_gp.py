@@ -11,8 +11,8 @@ With ``--scale``: ``PACBayesAUC(kernel="rbf", lam=n)`` (the reduced-rank
 prior above 1,000 rows) against HistGradientBoosting and
 LogisticRegressionCV on the smooth nonlinear data at each ``--sizes``,
 side by side in one run (lab.study.gp_scale), the exact GP beside them up
-to ``--exact-max`` rows; then on ``--linear-datasets`` against linear
-scores at the same lam.
+to ``--exact-max`` rows (``--threads 1``: every fit on one thread); then
+on ``--linear-datasets`` against linear scores at the same lam.
 
     python scripts/bench_gp.py --scale --sizes 1000 3000 10000 100000 \
         --linear-datasets pima breast_cancer students_dropout dna \
@@ -53,13 +53,16 @@ def main():
                         default=[1000, 3000, 10000, 100000])
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--exact-max", type=int, default=3000)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="every fit on at most this many threads "
+                             "(HGB's OpenMP, BLAS, numba)")
     parser.add_argument("--linear-datasets", nargs="*", default=[])
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
     if args.scale:
         if args.sizes:
             rows = bench_gp_scale(args.sizes, args.repeats, args.seed,
-                                  args.exact_max)
+                                  args.exact_max, threads=args.threads)
             print(format_scale_rows(rows), flush=True)
         if args.linear_datasets:
             print(format_dataset_rows(bench_gp_datasets(
@@ -74,7 +77,7 @@ def main():
         X_tr, X_te, y_tr, y_te = train_test_split(
             X, y, test_size=0.25, stratify=y, random_state=args.seed)
         lam = float(len(y_tr))
-        for label, model in (("GP", GPAUCModel(X_tr, y_tr, lam)),
+        for label, model in (("GP", GPAUCModel(X_tr, y_tr, lam, rank=None)),
                              ("linear", AUCGibbsModel(X_tr, y_tr, lam))):
             post = run_smc(model, n_particles=args.n_particles,
                            len_chain=args.len_chain, seed=args.seed)

@@ -22,16 +22,19 @@ Example
     print(format_scale_rows(rows))
 """
 
+import contextlib
 import time
 import warnings
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 
 from lab.study.speed import load_benchmark_data, logistic_cv
 from pac_particles.core.checks import check_count
+from pac_particles.core.parallel import limited_threads
 from pac_particles.sklearn.estimator import PACBayesAUC
 
 __all__ = ["smooth_nonlinear", "bench_gp_scale", "bench_gp_datasets",
@@ -89,17 +92,31 @@ def _side_by_side(fits, X, y, X_test, y_test, repeats):
             for name in fits}
 
 
+@contextlib.contextmanager
+def _threads(limit):
+    """Every library on at most ``limit`` threads within the block (None:
+    unchanged): HGB's OpenMP and BLAS (threadpoolctl), numba."""
+    if limit is None:
+        yield
+        return
+    with threadpool_limits(limits=check_count(limit, "threads")), \
+            limited_threads(limit):
+        yield
+
+
 def bench_gp_scale(sizes, repeats=1, seed=0, exact_max=3000,
-                   test_rows=20000):
+                   test_rows=20000, threads=None):
     """One row per training size of :func:`smooth_nonlinear` (module
     docstring): AUCs, median times and ``ratio`` = ours / HGB, the
-    certified AUC and the rank of ours."""
+    certified AUC and the rank of ours; every fit on at most ``threads``
+    threads (None: as the libraries choose)."""
     X_test, y_test = smooth_nonlinear(test_rows, seed + 1)
     rows = []
     for n in sizes:
         X, y = smooth_nonlinear(n, seed)
-        found = _side_by_side(_fits(n, exact_max, seed), X, y, X_test, y_test,
-                              check_count(repeats, "repeats"))
+        with _threads(threads):
+            found = _side_by_side(_fits(n, exact_max, seed), X, y, X_test,
+                                  y_test, check_count(repeats, "repeats"))
         ours = found["ours"][2]
         row = {"n": n, "hgb_auc": found["hgb"][1], "hgb_s": found["hgb"][0],
                "lrcv_auc": found["lrcv"][1], "lrcv_s": found["lrcv"][0],

@@ -41,13 +41,15 @@ from typing import Optional
 
 import numpy as np
 from scipy import optimize
+from scipy.special import ndtr, ndtri
 
 from pac_particles.core import parallel
 from pac_particles.core.checks import InputError, check_choice, check_finite_array
 from pac_particles.core.posterior_result import GaussianPosterior, Fitter
 from pac_particles.problem.problem import check_problem
 
-__all__ = ["GaussianFamily", "VBResult", "FAMILIES", "LBFGS_MAX_ITER"]
+__all__ = ["GaussianFamily", "VBResult", "FAMILIES", "LBFGS_MAX_ITER",
+           "stop_threshold"]
 
 #: the Gaussian families, smallest first: F1, F2, F3 [ARC16, eqs. (4)-(6)]
 FAMILIES = ("isotropic", "diagonal", "full")
@@ -69,8 +71,30 @@ ADAM_MAX_STEPS = 3000
 ADAM_STOP_Z = 2.0
 #: with ``_natural_scales`` (F1, F2): the rate ``beta`` of the running mean
 #: of the minibatch precisions ``1 / prior_var + 2 lam G_kk`` that sets
-#: ``1 / sigma_k^2`` (see :meth:`_GaussianVariational._adam`)
-PRECISION_RATE = 0.02
+#: ``1 / sigma_k^2`` (see :meth:`_GaussianVariational._adam`). At 0.02 the
+#: first test of the stopping rule waited 200 steps for it; 0.05 settles
+#: the scales as well (objectives within 0.1% of 0.02's at 100,000 rows,
+#: docs/benchmarks.md, "GP scores at scale: the reduced-rank prior") in 80
+PRECISION_RATE = 0.05
+#: with ``_natural_scales``: the fraction of the natural-gradient step
+#: ``S grad_m`` (a Newton step in the Gaussian's own metric) the mean takes
+#: each step, in place of Adam's step. Adam's per-coordinate steps of
+#: ``step_size`` took 3,000 steps to cross 200 Nystrom features whose
+#: curvatures span decades; these took 200 (docs/benchmarks.md,
+#: "GP scores at scale: the reduced-rank prior")
+NATURAL_MEAN_STEP = 0.1
+
+
+def stop_threshold(n_coordinates: int) -> float:
+    """The bound on every coordinate's ``|mean / se|`` of a window that ends
+    Adam's descent: :data:`ADAM_STOP_Z` for one coordinate, and for ``p``
+    the Sidak quantile that a stationary window (independent coordinates)
+    passes as often as one coordinate passes ``ADAM_STOP_Z``. All of 400
+    coordinates within 2 standard errors has probability 0.95^400 ~ 1e-8
+    at the optimum: the rule never fired at rank 200."""
+    fail_one = 2.0 * ndtr(-ADAM_STOP_Z)
+    fail_each = -math.expm1(math.log1p(-fail_one) / n_coordinates)
+    return float(ndtri(1.0 - 0.5 * fail_each))
 
 
 # ------------------------------------------------------------ the families
@@ -404,15 +428,18 @@ class _GaussianVariational(Fitter):
         second half averaged. Without (the stopping rule on the gradient's
         noise): the steps run in windows of :data:`ADAM_WINDOW`; the
         descent ends at the first window where, in every coordinate, the
-        mean minibatch gradient is within :data:`ADAM_STOP_Z` standard
+        mean minibatch gradient is within :func:`stop_threshold` standard
         errors of zero (each from the spread of that window's gradients: the
-        signal is then below the noise), then as many steps as the descent
+        signal is then below the noise; :data:`ADAM_STOP_Z` for one
+        coordinate, more for many), then as many steps as the descent
         took (at least :data:`ADAM_MIN_AVERAGED`) are averaged;
         :data:`ADAM_MAX_STEPS` caps the whole. The average of a constant-step stochastic gradient
         around the optimum converges to it at rate ``1 / sqrt(steps x
         batch)`` (Polyak & Juditsky 1992): fresh pairs at every step make
         its target the optimum of the complete U-statistic, not of a
-        sample."""
+        sample. With ``_natural_scales`` (F1, F2) the scales and the mean
+        take natural-gradient steps instead of Adam's
+        (:data:`PRECISION_RATE`, :data:`NATURAL_MEAN_STEP`)."""
         rng = np.random.default_rng(self.seed)
         fixed = self.max_iter is not None
         n_steps = self.max_iter if fixed else ADAM_MAX_STEPS
@@ -433,6 +460,7 @@ class _GaussianVariational(Fitter):
         start_avg = n_steps // 2 + 1 if fixed else None
         stop_at = n_steps
         window = np.empty((ADAM_WINDOW, x.size))
+        z_stop = stop_threshold(x.size)
         t = 0
         for t in range(1, n_steps + 1):
             terms = self._sampled_terms(rng)
@@ -455,6 +483,8 @@ class _GaussianVariational(Fitter):
                 precision = np.maximum(target_avg / (1.0 - (1.0 - rate)**t),
                                        (1.0 - rate) / var)
                 step[d:] = x[d:] + 0.5 * np.log(precision)
+                # and the mean a fraction of the way along S grad_m
+                step[:d] = NATURAL_MEAN_STEP * grad[:d] / precision
             x = np.clip(x - step, lo, hi)
             if exact_scale:
                 x = fam.rescale(x, self.prior_var)
@@ -469,7 +499,7 @@ class _GaussianVariational(Fitter):
             window[(t - 1) % ADAM_WINDOW] = grad
             if t % ADAM_WINDOW == 0 and t >= first_test:
                 se = window.std(axis=0) / math.sqrt(ADAM_WINDOW - 1)
-                if np.all(np.abs(window.mean(axis=0)) <= ADAM_STOP_Z * se):
+                if np.all(np.abs(window.mean(axis=0)) <= z_stop * se):
                     start_avg = t + 1
                     stop_at = min(n_steps, t + max(t, ADAM_MIN_AVERAGED))
         if n_avg == 0:                    # the cap came first: last iterate

@@ -269,7 +269,8 @@ class GaussianVB(_GaussianVariational):
     tol : float, default 1e-6
         L-BFGS tolerance on the projected gradient.
     step_size : float, default 0.02
-        Adam step size (``n_pairs`` with ``resample=True`` only).
+        Adam step size (``n_pairs`` with ``resample=True`` only; the
+        ``full`` family: the others take natural-gradient steps).
     block_entries : int, optional
         Pair entries per block of the exact computation (memory: two float64
         buffers of this size; default 10^6).

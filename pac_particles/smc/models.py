@@ -280,8 +280,14 @@ class GPAUCModel(_GPGibbsModel):
     own ``AdaptiveTempering`` defaults to the random walk and then needs
     ``move=ssp.MCMCSequenceWF(mcmc=EllipticalSlice(model.kernel_chol))``
     (its calibration fails with fewer distinct particles than points), or
-    :class:`~pac_particles.smc.reduced_rank_gp.ReducedRankGPAUCModel`,
-    whose parameter has the dimension ``r`` of its Nystrom features.
+    a parameter of fewer dimensions than particles. Hence ``rank='auto'``:
+    exact latent scores up to
+    :data:`~pac_particles.smc.reduced_rank_gp.EXACT_MODEL_MAX_ROWS` rows;
+    above (or for an int ``rank < n``) the constructor returns a
+    :class:`~pac_particles.smc.reduced_rank_gp.ReducedRankGPAUCModel` of
+    the same kernel on ``r`` Nystrom features, on which ``particles``' own
+    random walk runs (``AdaptiveTempering(GPAUCModel(X, y, lam))``, N = 20,
+    n = 300: r = 35). ``rank=None``: exact at every size.
 
     Parameters
     ----------
@@ -293,9 +299,12 @@ class GPAUCModel(_GPGibbsModel):
         :class:`~pac_particles.core.kernels.LinearKernel`.
     standardize : bool
     pu_prior : float in [0, 1), optional (see :class:`AUCGibbsModel`)
+    rank : 'auto' (default), None (exact) or int (see above).
+    seed : int, optional, the draw of the inducing rows of a reduced rank.
 
-    ``GPAUCModel.from_problem(problem, kernel=None)`` takes a ranking
-    :class:`~pac_particles.problem.problem.GibbsProblem` instead.
+    ``GPAUCModel.from_problem(problem, kernel=None, rank=None)`` takes a
+    ranking :class:`~pac_particles.problem.problem.GibbsProblem` instead
+    (an estimator's, whose rank it chose: exact unless ``rank`` is given).
 
     Attributes
     ----------
@@ -303,11 +312,30 @@ class GPAUCModel(_GPGibbsModel):
     jitter.
     """
 
+    def __new__(cls, X=None, y=None, lam=None, kernel=None, standardize=True,
+                pu_prior=None, rank="auto", seed=None):
+        # imported here: the reduced-rank model is built on this module's
+        from pac_particles.smc.reduced_rank_gp import (ReducedRankGPAUCModel,
+                                                       model_rank)
+        r = model_rank(rank, X)
+        if cls is GPAUCModel and r is not None:
+            return ReducedRankGPAUCModel(X, y, lam, kernel=kernel, rank=r,
+                                         seed=seed, standardize=standardize,
+                                         pu_prior=pu_prior)
+        return super().__new__(cls)
+
     def __init__(self, X, y=None, lam=None, kernel=None, standardize=True,
-                 pu_prior=None):
+                 pu_prior=None, rank="auto", seed=None):
         self._build(as_problem(X, y, lam, self.task, type(self).__name__,
                                standardize=standardize, pu_prior=pu_prior),
                     kernel)
+
+    @classmethod
+    def from_problem(cls, problem, **options):
+        """The model of a ranking problem set up already: the exact latent
+        scores unless ``rank`` is given (class docstring)."""
+        options.setdefault("rank", None)
+        return super().from_problem(problem, **options)
 
 
 class GPClassificationModel(_GPGibbsModel):

@@ -14,7 +14,8 @@ every move of linear scores applies, ``particles``' own included when
 ``N * len_chain`` is well above ``r`` (its rejected proposals repeat
 particles, and a weighted covariance of fewer distinct particles than
 ``r`` is singular). With ``r = n`` its prior on the training scores is the
-exact GP's.
+exact GP's. ``GPAUCModel(X, y, lam)`` returns this model above
+:data:`EXACT_MODEL_MAX_ROWS` rows, of rank :func:`default_model_rank`.
 
 Example
 -------
@@ -34,18 +35,64 @@ References
 to speed up kernel machines. NIPS 13.
 """
 
+import math
 from typing import Any, Optional
 
 import numpy as np
 
-from pac_particles.core.checks import check_count
+from pac_particles.core.checks import InputError, check_count
 from pac_particles.core.feature_maps import NystromFeatures
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.problem.problem import GibbsProblem, as_problem
-from pac_particles.problem.reduced_rank import reduced_rank_problem
+from pac_particles.problem.reduced_rank import MAX_RANK, reduced_rank_problem
 from pac_particles.smc.models import AUCGibbsModel
 
-__all__ = ["ReducedRankGPAUCModel"]
+__all__ = ["ReducedRankGPAUCModel", "default_model_rank", "model_rank",
+           "EXACT_MODEL_MAX_ROWS"]
+
+#: ``GPAUCModel(X, y, lam)`` keeps the exact latent scores up to this many
+#: rows: ``particles``' default sampler (N = 100, 1,000 particles) estimates
+#: their covariance up to about a quarter of its particles
+EXACT_MODEL_MAX_ROWS = 200
+
+
+def default_model_rank(n: int) -> int:
+    """The rank of ``GPAUCModel(X, y, lam)`` on ``n`` rows: ``n`` (exact)
+    up to :data:`EXACT_MODEL_MAX_ROWS`, then ``ceil(2 sqrt(n))`` capped at
+    :data:`~pac_particles.problem.reduced_rank.MAX_RANK`.
+
+    ``particles``' random walk calibrates on the weighted covariance of
+    ``N * len_chain`` particles, of which its rejections repeat many: it
+    ran in 5 seeds of 5 at r = 50 with 200 particles (N = 20), in 2 at
+    r = 70 and none at r = 100 (docs/benchmarks.md,
+    "GP scores at scale: the reduced-rank prior"). ``2 sqrt(n)`` keeps a quarter of ``N * len_chain`` above
+    ``r`` for N = 20 at n = 300 (r = 35) and for the default N = 100 up to
+    10,000 rows; the estimators' rank
+    (:func:`~pac_particles.problem.reduced_rank.default_rank`) is twice
+    that, for an optimiser that has no particles to feed."""
+    n = check_count(n, "n")
+    if n <= EXACT_MODEL_MAX_ROWS:
+        return n
+    return int(min(MAX_RANK, math.ceil(2.0 * math.sqrt(n))))
+
+
+def model_rank(rank: Any, X: Any) -> Optional[int]:
+    """The reduced rank ``GPAUCModel(X, y, ..., rank=rank)`` takes, or None
+    for the exact latent scores (``rank=None``, or a rank at least the
+    number of rows; ``'auto'``: :func:`default_model_rank`)."""
+    if rank is None:
+        return None
+    try:
+        n = X.data.n if isinstance(X, GibbsProblem) else len(X)
+    except TypeError:       # not rows: the constructor's checks say why
+        return None
+    if isinstance(rank, str):
+        if rank != "auto":
+            raise InputError(f"rank must be 'auto', None or a positive "
+                             f"integer, got {rank!r}")
+        rank = default_model_rank(n)
+    rank = check_count(rank, "rank")
+    return rank if rank < n else None
 
 
 class ReducedRankGPAUCModel(AUCGibbsModel):

@@ -714,7 +714,7 @@ def test_bad_parameters_are_named(make, message):
 def test_epgp_accepts_rbf_as_the_estimator_does():
     X, y = two_blobs(40, 3, seed=31)
     res = EPGP(X, y, 40, kernel="rbf").fit()
-    ref = EPGP(X, y, 40, kernel=SquaredExponential(np.sqrt(3))).fit()
+    ref = EPGP(X, y, 40, kernel=SquaredExponential(2.0 * np.sqrt(3))).fit()
     np.testing.assert_allclose(res.mean, ref.mean)
 
 

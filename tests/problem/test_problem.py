@@ -76,7 +76,7 @@ def test_prior_hyperparameters_as_the_parameters_give_them():
     assert prior_hyperparameters(4) == {"prior_var": 1.0}
     kernel = prior_hyperparameters(9, kernel="rbf")["kernel"]
     assert isinstance(kernel, SquaredExponential)
-    np.testing.assert_allclose(kernel.lengthscale, 3.0)
+    np.testing.assert_allclose(kernel.lengthscale, 6.0)     # 2 sqrt(d)
     given = SquaredExponential(2.0)
     assert prior_hyperparameters(9, kernel=given)["kernel"] is given
     slab = prior_hyperparameters(10, prior="spike_slab")

@@ -116,7 +116,8 @@ def test_invalid_kernels_are_value_errors(make_kernel, message):
 
 def test_two_thousand_points_run(recwarn):
     X, y = _circles(2000, 10)
-    model = GPAUCModel(X, y, lam=20.0, kernel=SquaredExponential(1.0))
+    model = GPAUCModel(X, y, lam=20.0, kernel=SquaredExponential(1.0),
+                       rank=None)
     post = run_smc(model, n_particles=10, len_chain=2, seed=0)
     assert post.theta.shape == (20, 2000) and post.exponents[-1] == 1.0
 

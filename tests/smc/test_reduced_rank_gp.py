@@ -99,6 +99,47 @@ def test_particles_default_move_runs_on_the_reduced_rank_model():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # the exact GP's jitter warning
         exact = particles.SMC(fk=ssp.AdaptiveTempering(
-            GPAUCModel(X, y, lam=300.0)), N=20, verbose=False)
+            GPAUCModel(X, y, lam=300.0, rank=None)), N=20, verbose=False)
         with pytest.raises(np.linalg.LinAlgError):
             exact.run()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_design_cards_line_runs_with_particles_default_move(seed):
+    """``particles.SMC(fk=AdaptiveTempering(GPAUCModel(X, y, lam)), N=20)``
+    at n = 300: the default rank (35 Nystrom features) is a parameter
+    particles' own random walk calibrates on; the sampler reaches exponent
+    1 with a finite log Z, and its scores rank fresh rows of the circles
+    (a linear score cannot: AUC about 0.5)."""
+    from pac_particles.problem.auc import auc_risk
+    from pac_particles.smc.reduced_rank_gp import default_model_rank
+    X, y = _circles(300, seed=3 + seed, d=3)
+    model = GPAUCModel(X, y, lam=300.0, seed=seed)
+    assert isinstance(model, ReducedRankGPAUCModel)
+    assert model.rank == default_model_rank(300) == 35
+    np.random.seed(seed)
+    smc = particles.SMC(fk=ssp.AdaptiveTempering(model), N=20, verbose=False)
+    smc.run()
+    assert smc.X.shared["exponents"][-1] == 1.0 and np.isfinite(smc.logLt)
+    X_test, y_test = _circles(2000, seed=10 + seed, d=3)
+    W = smc.W
+    mean = W @ smc.X.theta["theta"]
+    scores = model.data.transform(X_test) @ mean
+    assert 1.0 - auc_risk(scores, y_test) > 0.8
+
+
+def test_the_rank_of_gp_auc_model():
+    """Exact latent scores up to 200 rows, for rank=None and from a problem
+    set up already; a reduced rank below n; bad ranks refused."""
+    from pac_particles.core.checks import InputError
+    X, y = _circles(250, seed=1, d=2)
+    assert isinstance(GPAUCModel(X[:200], y[:200], lam=10.0), GPAUCModel)
+    assert GPAUCModel(X, y, lam=10.0, rank=None).d == 250
+    problem = GibbsProblem.ranking(X, y, lam=10.0, standardize=True)
+    assert isinstance(GPAUCModel.from_problem(problem), GPAUCModel)
+    reduced = GPAUCModel(X, y, lam=10.0, rank=12, seed=0)
+    assert isinstance(reduced, ReducedRankGPAUCModel) and reduced.rank == 12
+    assert isinstance(GPAUCModel(X, y, lam=10.0, rank=250), GPAUCModel)
+    for bad in ("big", 0, -3):
+        with pytest.raises(InputError, match="rank"):
+            GPAUCModel(X, y, lam=10.0, rank=bad)

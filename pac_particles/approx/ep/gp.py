@@ -44,7 +44,7 @@ import numpy as np
 from scipy import linalg
 
 from pac_particles.core.checks import InputError
-from pac_particles.problem.problem import as_problem
+from pac_particles.problem.problem import as_problem, prior_hyperparameters
 from pac_particles.core.gaussian import gp_predictive, jittered_cholesky
 from pac_particles.core.kernels import SquaredExponential, kernel_diag
 from pac_particles.approx.ep.base import _EPBase, _check_bounds, _maximise
@@ -69,9 +69,10 @@ class EPGP(_EPBase):
         ``kernel(X1, X2) -> Gram matrix`` (applied to the preprocessed
         inputs), e.g. :class:`~pac_particles.core.kernels.SquaredExponential`; or a
         precomputed Gram matrix of the training inputs in input order (then
-        :meth:`predict` takes cross-kernel matrices); or ``'rbf'``, a
-        squared-exponential kernel of lengthscale ``sqrt(d)`` on the
-        standardised inputs, as in :class:`~pac_particles.sklearn.estimator.PACBayesAUC`.
+        :meth:`predict` takes cross-kernel matrices); or ``'rbf'``, the
+        squared-exponential kernel of
+        :func:`~pac_particles.problem.problem.prior_hyperparameters`, as in
+        :class:`~pac_particles.sklearn.estimator.PACBayesAUC`.
     alpha : float in (0, 1], default 1
         Fractional (power) EP of the pair sites [Min04], as
         :class:`~pac_particles.approx.ep.EPLinear` (1 is plain EP).
@@ -104,9 +105,8 @@ class EPGP(_EPBase):
             if kernel != "rbf":
                 raise InputError(f"kernel must be a callable, a precomputed "
                                  f"(n, n) matrix or 'rbf', got {kernel!r}")
-            # as PACBayesAUC(kernel='rbf'): lengthscale sqrt(d) on the
-            # standardised inputs
-            kernel = SquaredExponential(lengthscale=np.sqrt(self.data.d))
+            # as PACBayesAUC(kernel='rbf')
+            kernel = prior_hyperparameters(self.data.d, kernel)["kernel"]
         if callable(kernel):
             self.kernel = kernel
             self._gram = None
