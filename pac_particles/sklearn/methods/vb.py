@@ -131,7 +131,7 @@ class VB(GaussianMethod):
             # a fit on sampled pairs costs the same at every n, so K refits
             # per grid value would cost K fits each: one held-out split,
             # climbed until its curve is flat
-            last = []
+            last: list = []
 
             def make_on_path(X_tr, y_tr, lam):
                 # every value of the path refits the same training part:
