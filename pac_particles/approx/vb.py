@@ -410,6 +410,7 @@ class GaussianVB(_GaussianVariational):
             X_pos, X_neg, ip, jn = self._source.pairs(self.n_pairs)
             pairs = (self._pairs if self._pairs is not None
                      and X_pos is self._pairs.X_pos
+                     and X_neg is self._pairs.X_neg
                      else GaussianPairRisk(X_pos, X_neg))
         else:
             ip, jn = self._risk.draw_pairs(rng, self.n_pairs)

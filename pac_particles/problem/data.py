@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pac_particles.problem.auc import binary_labels
-from pac_particles.problem.row_pools import InMemoryRows
+from pac_particles.problem.row_pools import InMemoryRows, shuffled_rows
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.compat import moved_names
 
@@ -137,9 +137,15 @@ class AUCData:
 
     def pair_source(self, rng, n_pairs):
         """Where a stochastic optimiser draws its ``n_pairs`` fresh pairs a
-        step: directly from the class arrays
+        step: from the class arrays, a class of at least ``n_pairs`` rows in
+        windows of its shuffled copy, made once for these rows
         (:class:`~pac_particles.problem.row_pools.InMemoryRows`)."""
-        return InMemoryRows(self.X_pos, self.X_neg, rng)
+        copies = self.__dict__.setdefault("_shuffled", {})
+        for side, X in (("pos", self.X_pos), ("neg", self.X_neg)):
+            if side not in copies and X.shape[0] >= n_pairs:
+                copies[side] = shuffled_rows(X)
+        return InMemoryRows(self.X_pos, self.X_neg, rng,
+                            (copies.get("pos"), copies.get("neg")))
 
     def raw_linear(self, theta):
         """``(coef, offset)`` with ``X_raw @ coef + offset == X @ theta``: a
