@@ -142,8 +142,15 @@ class AUCData:
         (:class:`~pac_particles.problem.row_pools.InMemoryRows`)."""
         copies = self.__dict__.setdefault("_shuffled", {})
         for side, X in (("pos", self.X_pos), ("neg", self.X_neg)):
-            if side not in copies and X.shape[0] >= n_pairs:
-                copies[side] = shuffled_rows(X)
+            n, copy = X.shape[0], copies.get(side)
+            if n < n_pairs:
+                continue
+            if copy is None:
+                copies[side] = shuffled_rows(X, wrap=n_pairs)
+            elif copy.shape[0] < n + n_pairs:
+                # longer windows: repeat more of the same order (a copy in
+                # address order, not a new gather)
+                copies[side] = np.concatenate([copy[:n], copy[:n_pairs]])
         return InMemoryRows(self.X_pos, self.X_neg, rng,
                             (copies.get("pos"), copies.get("neg")))
 

@@ -101,14 +101,16 @@ def test_row_pools_check_their_sizes():
                  rows=0)
 
 
-def _window_counts(n_pos, n_neg, n_pairs, draws, source=None, seed=0):
+def _window_counts(n_pos, n_neg, n_pairs, draws, source=None, seed=0,
+                   wrap=0):
     """How often each (positive, negative) pair is a step's ``b``-th pair
     (every ``b``), reading both classes in windows of their shuffled
-    copies: one pair position per step, so the counts are multinomial."""
+    copies (the positives' with its first ``wrap`` rows repeated): one pair
+    position per step, so the counts are multinomial."""
     rng = np.random.default_rng(seed)
     X_pos, X_neg = _ids(n_pos), _ids(n_neg)
     source = source or InMemoryRows(
-        X_pos, X_neg, rng, (shuffled_rows(X_pos), shuffled_rows(X_neg)))
+        X_pos, X_neg, rng, (shuffled_rows(X_pos, wrap), shuffled_rows(X_neg)))
     counts = np.zeros((n_pairs, n_pos, n_neg))
     for _ in range(draws):
         pos, neg, ip, jn = source.pairs(n_pairs)
@@ -120,9 +122,10 @@ def _window_counts(n_pos, n_neg, n_pairs, draws, source=None, seed=0):
 def test_pairs_in_windows_are_uniform_over_all_pairs():
     # every pair position b of a step, both classes windowed (wrapping
     # around the end of the copy included: 7 and 5 rows, windows of 3)
-    counts = _window_counts(7, 5, 3, 12000)
-    for b in range(3):
-        assert stats.chisquare(counts[b].ravel()).pvalue > 1e-3
+    for wrap in (0, 3):
+        counts = _window_counts(7, 5, 3, 12000, wrap=wrap)
+        for b in range(3):
+            assert stats.chisquare(counts[b].ravel()).pvalue > 1e-3
 
 
 def test_a_class_too_small_for_windows_is_drawn_by_index():
@@ -188,8 +191,15 @@ def test_the_data_reads_a_large_class_in_windows_of_one_shuffled_copy():
     data = validate_xy(X, y)
     source = data.pair_source(np.random.default_rng(0), 20)
     assert source.shuffled[0] is None
-    np.testing.assert_array_equal(np.sort(source.shuffled[1], axis=0),
+    copy = source.shuffled[1]
+    np.testing.assert_array_equal(np.sort(copy[:50], axis=0),
                                   np.sort(data.X_neg, axis=0))
+    # the first rows repeated: a window that wraps is one slice
+    np.testing.assert_array_equal(copy[50:], copy[:20])
     # made once for these rows, shared by every later source
     assert data.pair_source(np.random.default_rng(1),
-                            20).shuffled[1] is source.shuffled[1]
+                            20).shuffled[1] is copy
+    # longer windows repeat more of the same order
+    longer = data.pair_source(np.random.default_rng(1), 30).shuffled[1]
+    np.testing.assert_array_equal(longer[:50], copy[:50])
+    np.testing.assert_array_equal(longer[50:], copy[:30])
