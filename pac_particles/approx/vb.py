@@ -372,7 +372,9 @@ class GaussianVB(_GaussianVariational):
         :data:`EXACT_OBJECTIVE_PAIRS` pairs: then ``E_rho[R_n]`` is estimated
         from :data:`OBJECTIVE_SAMPLE_PAIRS` fresh pairs around the exact
         step risk of the mean (a control variate), and the gradient from
-        as many pairs; never an O(P) sum."""
+        as many pairs (in memory: in :data:`AUTO_BATCH_PAIRS` at a time
+        from the data's source of pairs, whose windows read the rows of a
+        large class in address order); never an O(P) sum."""
         P = self.data.n_pos * self.data.n_neg
         in_memory = self.data.in_memory
         if in_memory and (self.n_pairs is None or P <= EXACT_OBJECTIVE_PAIRS):
@@ -383,8 +385,9 @@ class GaussianVB(_GaussianVariational):
         if in_memory:
             risk, risk_se = self._pairs.estimate(m, cov, rng,
                                                  OBJECTIVE_SAMPLE_PAIRS)
-            ip, jn = self._risk.draw_pairs(rng, OBJECTIVE_SAMPLE_PAIRS)
-            pairs = self._pairs
+            source = self.data.pair_source(rng, AUTO_BATCH_PAIRS)
+            batches = [source.pairs(AUTO_BATCH_PAIRS) for _ in range(
+                max(1, OBJECTIVE_SAMPLE_PAIRS // AUTO_BATCH_PAIRS))]
         else:
             # on a cluster: the plain mean over independent pairs (the
             # control variate's exact step risk would need every row)
@@ -393,9 +396,15 @@ class GaussianVB(_GaussianVariational):
             ip = jn = np.arange(OBJECTIVE_SAMPLE_PAIRS)
             risk, _, _, sd = pairs.sampled(ip, jn, m, cov, need_grad=False)
             risk_se = sd / math.sqrt(OBJECTIVE_SAMPLE_PAIRS)
+            batches = [(pairs.X_pos, pairs.X_neg, ip, jn)]
 
         def terms(m, cov, need_grad=True):
-            return pairs.sampled(ip, jn, m, cov, need_grad)[:3]
+            # batches of equal size: the mean of their means
+            found = [GaussianPairRisk(X_pos, X_neg).sampled(
+                ip, jn, m, cov, need_grad)[:3]
+                for X_pos, X_neg, ip, jn in batches]
+            return tuple(None if parts[0] is None else sum(parts) / len(found)
+                         for parts in zip(*found))
         _, grad, _, kl = fam.objective(x, self.lam, self.prior_var, terms)
         return (self.lam * risk + kl, grad, risk, kl,
                 float(self.lam * risk_se))
@@ -411,6 +420,7 @@ class GaussianVB(_GaussianVariational):
             X_pos, X_neg, ip, jn = self._source.pairs(self.n_pairs)
             pairs = (self._pairs if self._pairs is not None
                      and X_pos is self._pairs.X_pos
+                     and X_neg is self._pairs.X_neg
                      else GaussianPairRisk(X_pos, X_neg))
         else:
             ip, jn = self._risk.draw_pairs(rng, self.n_pairs)

@@ -240,9 +240,16 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
             Z, labels)
     w, b = fit.coef_[0], float(fit.intercept_[0])
     p = fit.predict_proba(Z)[:, 1]
-    Z1 = np.hstack([Z, np.ones((Z.shape[0], 1))])
-    H = (Z1 * (p * (1 - p))[:, None]).T @ Z1
-    H[np.diag_indices(Z.shape[1])] += 1.0 / float(prior_var)
+    # the Hessian of [Z, 1] by blocks: no (n_A, d + 1) copy with the
+    # constant column
+    weight = p * (1 - p)
+    ZW = Z * weight[:, None]
+    k = Z.shape[1]
+    H = np.empty((k + 1, k + 1))
+    H[:k, :k] = ZW.T @ Z
+    H[:k, k] = H[k, :k] = ZW.sum(axis=0)
+    H[k, k] = weight.sum()
+    H[np.diag_indices(k)] += 1.0 / float(prior_var)
     if not intercept:
         # the AUC ignores the intercept: the coefficients' marginal
         cov_z = np.linalg.inv(H)[:-1, :-1]

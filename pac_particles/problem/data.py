@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pac_particles.problem.auc import binary_labels
-from pac_particles.problem.row_pools import InMemoryRows
+from pac_particles.problem.row_pools import InMemoryRows, shuffled_rows
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.compat import moved_names
 
@@ -137,9 +137,22 @@ class AUCData:
 
     def pair_source(self, rng, n_pairs):
         """Where a stochastic optimiser draws its ``n_pairs`` fresh pairs a
-        step: directly from the class arrays
+        step: from the class arrays, a class of at least ``n_pairs`` rows in
+        windows of its shuffled copy, made once for these rows
         (:class:`~pac_particles.problem.row_pools.InMemoryRows`)."""
-        return InMemoryRows(self.X_pos, self.X_neg, rng)
+        copies = self.__dict__.setdefault("_shuffled", {})
+        for side, X in (("pos", self.X_pos), ("neg", self.X_neg)):
+            n, copy = X.shape[0], copies.get(side)
+            if n < n_pairs:
+                continue
+            if copy is None:
+                copies[side] = shuffled_rows(X, wrap=n_pairs)
+            elif copy.shape[0] < n + n_pairs:
+                # longer windows: repeat more of the same order (a copy in
+                # address order, not a new gather)
+                copies[side] = np.concatenate([copy[:n], copy[:n_pairs]])
+        return InMemoryRows(self.X_pos, self.X_neg, rng,
+                            (copies.get("pos"), copies.get("neg")))
 
     def raw_linear(self, theta):
         """``(coef, offset)`` with ``X_raw @ coef + offset == X @ theta``: a

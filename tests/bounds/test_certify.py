@@ -52,6 +52,37 @@ def test_part_a_prior_mean_is_the_standardised_logistic_regression_of_a():
     assert np.all(np.linalg.eigvalsh(cov) > 0)
 
 
+@pytest.mark.parametrize("intercept", [False, True])
+def test_part_a_prior_covariance_is_the_inverse_laplace_hessian(intercept):
+    """The covariance against the Hessian of the penalised log-likelihood
+    formed directly, with the constant column, on A's standardised rows
+    (the plain reference)."""
+    X, y = _data()
+    if intercept:
+        X = np.column_stack([X, np.ones(len(y))])
+    in_a = np.zeros(len(y), bool)
+    in_a[::2] = True
+    mean, cov, prior_var = part_a_prior(X, y, in_a, intercept=intercept)
+    features = X[in_a][:, :-1] if intercept else X[in_a]
+    centre, scale = features.mean(axis=0), features.std(axis=0)
+    Z1 = np.column_stack([(features - centre) / scale, np.ones(in_a.sum())])
+    theta = mean[:-1] * scale if intercept else mean * scale
+    intercept_z = (LogisticRegression(C=prior_var).fit(
+        Z1[:, :-1], y[in_a]).intercept_[0])
+    p = 1.0 / (1.0 + np.exp(-(Z1[:, :-1] @ theta + intercept_z)))
+    H = Z1.T @ (Z1 * (p * (1 - p))[:, None])
+    H[:-1, :-1] += np.eye(Z1.shape[1] - 1) / prior_var
+    cov_z = np.linalg.inv(H)
+    if intercept:
+        T = np.eye(Z1.shape[1])
+        T[:-1, :-1] = np.diag(1.0 / scale)
+        T[-1, :-1] = -centre / scale
+        expected = T @ cov_z @ T.T
+    else:
+        expected = cov_z[:-1, :-1] / np.outer(scale, scale)
+    np.testing.assert_allclose(cov, expected, rtol=1e-5)
+
+
 def test_part_a_prior_sees_nothing_of_b():
     X, y = _data()
     in_a = np.zeros(len(y), bool)

@@ -59,6 +59,26 @@ def test_labels_minus_one_one_and_bool_are_accepted(rng):
     assert np.array_equal(binary_labels(2 * y01 - 1), y01 == 1)
 
 
+@pytest.mark.parametrize("values", [(0, 1), (-1, 1), (2.5, 7), (3, -4),
+                                    (False, True)])
+def test_binary_labels_match_the_sorted_distinct_values(rng, values):
+    """The larger of the two values is the positive class, as np.unique's
+    second value says (the reference)."""
+    y = np.asarray(values)[rng.integers(0, 2, 50)]
+    expected = y == np.unique(y)[1]
+    np.testing.assert_array_equal(binary_labels(y), expected)
+    np.testing.assert_array_equal(binary_labels(y.tolist()), expected)
+
+
+@pytest.mark.parametrize("y, match", [([0, 1, 2, 1], "3 distinct"),
+                                      ([1, 1, 1], "only one class"),
+                                      ([True, True], "only one class"),
+                                      ([0.0, np.nan, 1.0], "NaN")])
+def test_binary_labels_refuse_anything_but_two_values(y, match):
+    with pytest.raises(ValueError, match=match):
+        binary_labels(y)
+
+
 def test_risk_of_reversed_scores_is_one_minus_risk(rng):
     y = rng.integers(0, 2, 200)
     s = rng.normal(size=200)

@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from pac_particles.problem.probit_risk import GaussianPairRisk
-from pac_particles.problem.row_pools import InMemoryRows, RowPools
+from pac_particles.problem.row_pools import InMemoryRows, RowPools, shuffled_rows
 
 
 def _ids(n):
@@ -99,3 +99,107 @@ def test_row_pools_check_their_sizes():
     with pytest.raises(ValueError, match="rows"):
         RowPools(InMemoryRows(_ids(3), _ids(3)), np.random.default_rng(0),
                  rows=0)
+
+
+def _window_counts(n_pos, n_neg, n_pairs, draws, source=None, seed=0,
+                   wrap=0):
+    """How often each (positive, negative) pair is a step's ``b``-th pair
+    (every ``b``), reading both classes in windows of their shuffled
+    copies (the positives' with its first ``wrap`` rows repeated): one pair
+    position per step, so the counts are multinomial."""
+    rng = np.random.default_rng(seed)
+    X_pos, X_neg = _ids(n_pos), _ids(n_neg)
+    source = source or InMemoryRows(
+        X_pos, X_neg, rng, (shuffled_rows(X_pos, wrap), shuffled_rows(X_neg)))
+    counts = np.zeros((n_pairs, n_pos, n_neg))
+    for _ in range(draws):
+        pos, neg, ip, jn = source.pairs(n_pairs)
+        for b in range(n_pairs):
+            counts[b, int(pos[ip[b], 0]), int(neg[jn[b], 0])] += 1
+    return counts
+
+
+def test_pairs_in_windows_are_uniform_over_all_pairs():
+    # every pair position b of a step, both classes windowed (wrapping
+    # around the end of the copy included: 7 and 5 rows, windows of 3)
+    for wrap in (0, 3):
+        counts = _window_counts(7, 5, 3, 12000, wrap=wrap)
+        for b in range(3):
+            assert stats.chisquare(counts[b].ravel()).pvalue > 1e-3
+
+
+def test_a_class_too_small_for_windows_is_drawn_by_index():
+    X_pos, X_neg = _ids(2), _ids(9)
+    rng = np.random.default_rng(1)
+    source = InMemoryRows(X_pos, X_neg, rng,
+                          (shuffled_rows(X_pos), shuffled_rows(X_neg)))
+    pos, neg, ip, jn = source.pairs(4)
+    assert pos is X_pos and neg.shape == (4, 2)
+    np.testing.assert_array_equal(jn, np.arange(4))
+    counts = _window_counts(2, 9, 4, 8000, source=source)
+    for b in range(4):
+        assert stats.chisquare(counts[b].ravel()).pvalue > 1e-3
+
+
+class _UnwrappedWindows(InMemoryRows):
+    """A wrong variant: windows that start where they fit in the copy (no
+    wrapping around its end), so its first and last rows are read too
+    rarely."""
+
+    def _side(self, X, shuffled, n_pairs):
+        start = int(self.rng.integers(X.shape[0] - n_pairs + 1))
+        return shuffled[start:start + n_pairs], np.arange(n_pairs)
+
+
+def test_the_window_uniformity_test_rejects_windows_that_do_not_wrap():
+    X_pos, X_neg = _ids(7), _ids(5)
+    source = _UnwrappedWindows(X_pos, X_neg, np.random.default_rng(0),
+                               (shuffled_rows(X_pos), shuffled_rows(X_neg)))
+    counts = _window_counts(7, 5, 3, 12000, source=source)
+    assert stats.chisquare(counts[0].ravel()).pvalue < 1e-6
+
+
+def test_the_windowed_gradient_is_unbiased():
+    """The windows' estimate of E_rho[R_n] and its gradient, averaged over
+    many steps, is the exact all-pairs value (within four standard
+    errors); rows given sorted by their score, the order the shuffled copy
+    is for."""
+    rng = np.random.default_rng(4)
+    X_pos = rng.normal(size=(60, 3)) + 0.5
+    X_neg = rng.normal(size=(80, 3))
+    m, cov = np.array([1.0, -0.5, 0.3]), np.array([0.2, 0.1, 0.3])
+    X_pos, X_neg = X_pos[np.argsort(X_pos @ m)], X_neg[np.argsort(X_neg @ m)]
+    risk, g_m, _ = GaussianPairRisk(X_pos, X_neg)(m, cov)
+    source = InMemoryRows(X_pos, X_neg, np.random.default_rng(0),
+                          (shuffled_rows(X_pos), shuffled_rows(X_neg)))
+    draws = []
+    for _ in range(3000):
+        pos, neg, ip, jn = source.pairs(20)
+        r, g, _, _ = GaussianPairRisk(pos, neg).sampled(ip, jn, m, cov)
+        draws.append(np.concatenate([[r], g]))
+    draws = np.array(draws)
+    se = draws.std(axis=0) / np.sqrt(len(draws))
+    assert np.all(np.abs(draws.mean(axis=0) - np.concatenate([[risk], g_m]))
+                  < 4 * se)
+
+
+def test_the_data_reads_a_large_class_in_windows_of_one_shuffled_copy():
+    from pac_particles.problem.data import validate_xy
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 2))
+    y = np.r_[np.ones(10), np.zeros(50)]
+    data = validate_xy(X, y)
+    source = data.pair_source(np.random.default_rng(0), 20)
+    assert source.shuffled[0] is None
+    copy = source.shuffled[1]
+    np.testing.assert_array_equal(np.sort(copy[:50], axis=0),
+                                  np.sort(data.X_neg, axis=0))
+    # the first rows repeated: a window that wraps is one slice
+    np.testing.assert_array_equal(copy[50:], copy[:20])
+    # made once for these rows, shared by every later source
+    assert data.pair_source(np.random.default_rng(1),
+                            20).shuffled[1] is copy
+    # longer windows repeat more of the same order
+    longer = data.pair_source(np.random.default_rng(1), 30).shuffled[1]
+    np.testing.assert_array_equal(longer[:50], copy[:50])
+    np.testing.assert_array_equal(longer[50:], copy[:30])
