@@ -5,7 +5,7 @@ The dissertation's Figure 1 plots the hinge-loss VB objective (family F1,
 ``lam E_rho[r_n^H] + KL(rho || N(0, nu^2 I))``, convex in ``sigma``. Here
 the same curve from the library's objective
 (:func:`pac_particles.bounds.vb_objective_in_sigma`), at the mean of an F1
-fit of :class:`pac_particles.approx.vb.ClassificationVB` with the defaults of
+fit of :class:`pac_particles.approx.classification_vb.ClassificationVB` with the defaults of
 [ARC16, Cor. 13, 15] (``lam = sqrt(nd)``, ``nu = 1/sqrt(d)``, standardised
 inputs, intercept), for the hinge loss (the figure), the exponential loss
 (also convex) and the 0-1 loss (for contrast), with its two terms and the
@@ -24,7 +24,7 @@ import numpy as np
 from pac_particles.bounds import vb_objective_in_sigma
 from pac_particles.problem.datasets import load_dataset
 from pac_particles.apps.plots import save
-from pac_particles.approx.vb import ClassificationVB
+from pac_particles.approx.classification_vb import ClassificationVB
 
 LOSSES = ("hinge", "exponential", "zero_one")
 

@@ -19,7 +19,7 @@ The families (:class:`GaussianFamily`, [ARC16, eqs. (4)-(6)]):
 F1 ⊂ F2 ⊂ F3 orders the optimal objectives [ARC16, eq. (7)]. What the risk
 contributes is ``E_rho[r_n]`` with its gradients in ``m`` and ``S``: the pair
 risk of ranking (:class:`~pac_particles.approx.vb.GaussianVB`) or the point
-losses of classification (:class:`~pac_particles.approx.vb.ClassificationVB`).
+losses of classification (:class:`~pac_particles.approx.classification_vb.ClassificationVB`).
 The base class here optimises with L-BFGS-B on the exact expected risk, or
 with Adam on fresh minibatches averaging the iterates of the second half
 [Kingma & Ba 2015], and returns a :class:`VBResult`, a Gaussian
@@ -213,7 +213,7 @@ class GaussianFamily:
 @dataclass
 class VBResult(GaussianPosterior):
     """Outcome of a Gaussian VB fit (:class:`~pac_particles.approx.vb.GaussianVB`,
-    :class:`~pac_particles.approx.vb.ClassificationVB`): ``rho = N(mean, cov)``,
+    :class:`~pac_particles.approx.classification_vb.ClassificationVB`): ``rho = N(mean, cov)``,
     a :class:`~pac_particles.core.posterior_result.PosteriorResult` whose
     ``log_evidence`` is the ELBO (a lower bound on ``log Z``, not an
     estimate of it).

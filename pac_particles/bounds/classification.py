@@ -405,7 +405,7 @@ def vb_objective_in_sigma(vb, sigmas, mean=None):
 
     Parameters
     ----------
-    vb : :class:`pac_particles.approx.vb.ClassificationVB`
+    vb : :class:`pac_particles.approx.classification_vb.ClassificationVB`
         Supplies the design (intercept, standardisation), loss, ``lam`` and
         ``nu^2 = prior_var``.
     sigmas : 1-D increasing array of positive scales.

@@ -19,7 +19,7 @@ with their gradients in ``m`` and ``S``::
 
 one BLAS pass, O(n d) (O(n d^2) for a full ``S``), and an unbiased estimate
 on a minibatch of points drawn uniformly with replacement (the stochastic
-optimiser of :class:`pac_particles.approx.vb.ClassificationVB`). Rows ``x_i = 0``
+optimiser of :class:`pac_particles.approx.classification_vb.ClassificationVB`). Rows ``x_i = 0``
 have margin 0 whatever ``theta`` and add the constant ``w_i loss(0)``.
 
 Example

@@ -4,7 +4,7 @@
 ``prior(theta) exp(-lam r_n(theta))`` of the 0-1, hinge, exponential or ramp
 risk (:class:`pac_particles.smc.models.ClassificationGibbsModel`) by waste-free
 tempering SMC, its Gaussian variational approximation
-(:class:`pac_particles.approx.vb.ClassificationVB`) or, for the 0-1 loss, its EP
+(:class:`pac_particles.approx.classification_vb.ClassificationVB`) or, for the 0-1 loss, its EP
 approximation (:class:`pac_particles.approx.ep.EPClassification`), and predicts
 with the posterior predictive probability of the randomised classifier:
 

@@ -10,7 +10,7 @@ from pac_particles.problem.gaussian_losses import GaussianPointRisk, expected_ma
 from pac_particles.smc.models import ClassificationGibbsModel
 from pac_particles.smc.posterior import run_smc
 from pac_particles.problem.risks import LOSSES, ClassificationRisk
-from pac_particles.approx.vb import ClassificationVB
+from pac_particles.approx.classification_vb import ClassificationVB
 from builders import two_d_problem
 from lab.reference.quadrature import (AngularQuadrature, grid_log_z,
                                       numpy_loss)

@@ -10,7 +10,8 @@ import pytest
 from builders import noisy_linear
 from pac_particles.approx.ep import EPClassification, EPGP, EPLinear
 from pac_particles.approx.svgd import SVGD
-from pac_particles.approx.vb import ClassificationVB, GaussianVB
+from pac_particles.approx.classification_vb import ClassificationVB
+from pac_particles.approx.vb import GaussianVB
 from pac_particles.core.checks import InputError
 from pac_particles.core.gaussian import gaussian_draws
 from pac_particles.core.posterior_result import PosteriorResult

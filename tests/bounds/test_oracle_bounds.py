@@ -13,7 +13,7 @@ from pac_particles.bounds import (SigmaProfile, corollary15_oracle_bound,
                                   remark16_zero_one_excess_bound,
                                   vb_objective_in_sigma)
 from pac_particles.core.checks import InputError
-from pac_particles.approx.vb import ClassificationVB
+from pac_particles.approx.classification_vb import ClassificationVB
 
 
 # ------------------------------------------------------------ Corollary 21

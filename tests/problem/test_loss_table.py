@@ -14,7 +14,7 @@ import pytest
 from scipy.special import ndtr
 
 from pac_particles.apps.cli import build_parser
-from pac_particles.approx.vb import ClassificationVB
+from pac_particles.approx.classification_vb import ClassificationVB
 from pac_particles.core.checks import InputError
 from pac_particles.problem.gaussian_losses import expected_margin_loss
 from pac_particles.problem.losses import LOSSES, MarginLoss, get_loss, register_loss

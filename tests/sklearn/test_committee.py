@@ -13,7 +13,7 @@ from pac_particles.core.kernels import SquaredExponential
 from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
                                   GPClassificationModel)
 from pac_particles.smc.posterior import run_smc
-from pac_particles.approx.vb import ClassificationVB
+from pac_particles.approx.classification_vb import ClassificationVB
 from builders import noisy_linear, two_d_problem
 
 

@@ -268,7 +268,7 @@ def test_smc_path_scorer_scores_the_vote_accuracy_for_classification():
 
 
 def test_refit_scorer_scores_probabilities_by_accuracy():
-    from pac_particles.approx.vb import ClassificationVB
+    from pac_particles.approx.classification_vb import ClassificationVB
     from pac_particles.sklearn.selection import RefitScorer
     X, y = noisy_linear(100, [1.0, 0.5], seed=5)
     tr, va = np.arange(70), np.arange(70, 100)

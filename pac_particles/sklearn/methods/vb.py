@@ -9,7 +9,7 @@ where the held-out curve is flat where pairs are sampled (or above
 :data:`HOLDOUT_ABOVE_ROWS` rows), the final fit warm-started from it; by
 K-fold refits with continuation along the grid otherwise; the only method for
 rows on a Dask cluster. Classification:
-:class:`~pac_particles.approx.vb.ClassificationVB` for every loss, ``lam``
+:class:`~pac_particles.approx.classification_vb.ClassificationVB` for every loss, ``lam``
 by K-fold accuracy (on the held-out path above :data:`HOLDOUT_ABOVE_ROWS`
 rows).
 """
@@ -20,8 +20,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from pac_particles.approx.vb import (ClassificationVB, GaussianVB,
-                                     auto_pairs)
+from pac_particles.approx.classification_vb import ClassificationVB
+from pac_particles.approx.vb import GaussianVB, auto_pairs
 from pac_particles.core.checks import InputError
 from pac_particles.core.parallel import concurrent_folds
 from pac_particles.problem.problem import GibbsProblem

@@ -117,7 +117,7 @@ class RefitScorer:
     ``make(X, y, lam)`` returns an unfitted approximation with ``fit()`` and
     ``predict(X_new)`` (e.g. :class:`pac_particles.approx.vb.GaussianVB`;
     ``predict_proba(X_new)`` for ``metric="accuracy"``,
-    :class:`~pac_particles.approx.vb.ClassificationVB`). With
+    :class:`~pac_particles.approx.classification_vb.ClassificationVB`). With
     ``warm_start``, the grid is visited from small to large ``lam`` and each
     fit starts at the previous optimum (``fit(init=previous)``): a
     continuation along the path of Gibbs posteriors. ``threads``: numba
