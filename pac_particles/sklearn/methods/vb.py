@@ -33,8 +33,7 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
                                              vb_loo_choice)
 
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
-           "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
-           "VB_POLISH_STEPS"]
+           "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS"]
 
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6):
 #: the leave-one-out AUCs agree to 4 digits with those at 1e-3, the same lam
@@ -63,14 +62,6 @@ HOLDOUT_MIN_MINORITY = 500
 #: than the stopping rule's minimum of a cold fit (docs/benchmarks.md,
 #: "Default fits")
 VB_PATH_STEPS = 150
-#: Adam steps of the final fit on every row after the held-out path on
-#: sampled pairs, warm-started at the path's fit at the chosen ``lam`` (the
-#: second half averaged): the noise rule (every coordinate's mean gradient
-#: within two standard errors of zero) passes later the more coordinates
-#: there are (1,000 steps at d = 100 against 400 at d = 10), where this
-#: many kept the test AUC and the certificates (docs/benchmarks.md, "By
-#: size: the default fit on synthetic logistic data")
-VB_POLISH_STEPS = 300
 
 
 def _on_holdout_path(data: Any, sampled: bool = False) -> bool:
@@ -145,10 +136,11 @@ class VB(GaussianMethod):
                 X, data.y, grid, make_on_path, holdout=HOLDOUT_FRACTION,
                 seed=options.random_state, stride=LOO_GRID_STRIDE,
                 verbose=options.verbose)
+            # the final fit, warm-started at the path's fit at the chosen
+            # lam, stops by the noise rule of its many coordinates
+            # (approx.variational.stop_threshold)
             return cv, np.empty(0), self._polish(problem, options, hyper,
-                                                 path_fit,
-                                                 VB_POLISH_STEPS if sampled
-                                                 else None)
+                                                 path_fit)
         # all pairs and many features: K-fold refits; concurrent folds
         # share the cores
         jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
@@ -162,14 +154,12 @@ class VB(GaussianMethod):
         return cv, np.empty(0), None
 
     def _polish(self, problem: GibbsProblem, options: FitOptions,
-                hyper: dict, path_fit: Any,
-                max_iter: Optional[int] = None) -> Any:
+                hyper: dict, path_fit: Any) -> Any:
         """``polish(lam)``: the final fit on every row at the final
-        tolerance (or ``max_iter`` steps), warm-started at the path's fit at
-        ``lam``."""
+        tolerance (Adam on sampled pairs: until its noise rule passes),
+        warm-started at the path's fit at ``lam``."""
         def polish(lam):
-            final = self.approximation(problem.at(lam), options, hyper,
-                                       max_iter=max_iter)
+            final = self.approximation(problem.at(lam), options, hyper)
             return final, final.fit(init=path_fit(lam))
         return polish
 
