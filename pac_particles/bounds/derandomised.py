@@ -53,6 +53,7 @@ from scipy.special import ndtr
 from pac_particles.bounds.kl import kl_inverse_upper, maurer_constant
 from pac_particles.core import parallel
 from pac_particles.core.normal import cdf_pdf
+from pac_particles.problem.probit_kernels import difference_quadratic
 
 __all__ = ["covariance_root", "margin_rows", "margin_losses",
            "derandomised_bound"]
@@ -83,16 +84,7 @@ def _pair_scale(a, b, R_pos, R_neg, q_pos, q_neg, X_pos, X_neg, S, rtol):
         s2 += diff * diff
     if s2 > rtol * (q_pos[a] + q_neg[b]):
         return s2
-    d = X_pos.shape[1]
-    s2 = 0.0
-    for k in range(d):
-        dk = X_pos[a, k] - X_neg[b, k]
-        if dk != 0.0:
-            row = 0.0
-            for l in range(d):
-                row += S[k, l] * (X_pos[a, l] - X_neg[b, l])
-            s2 += dk * row
-    return s2
+    return difference_quadratic(X_pos, a, X_neg, b, S)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -32,7 +32,7 @@ import numpy as np
 from pac_particles.core import parallel
 from pac_particles.core.normal import cdf_pdf
 
-__all__ = ["CANCELLATION_RTOL", "gram_terms", "gaussian_block",
+__all__ = ["CANCELLATION_RTOL", "difference_quadratic", "gram_terms", "gaussian_block",
            "pair_batch_sums", "BATCH_SUMS_FIXED", "MIN_PARALLEL_BATCH_PAIRS", "inverse_pair_norms", "sampled_inverse_norms",
            "smoothed_block", "smoothed_sampled"]
 
@@ -90,6 +90,13 @@ def _difference_quadratic(X_pos, i, X_neg, j, cov, kind):
                 row += cov[k, l] * (X_pos[i, l] - X_neg[j, l])
             var += dk * row
     return var
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def difference_quadratic(X_pos, i, X_neg, j, S):
+    """``d_ij' S d_ij`` for a full matrix ``S``, from the difference vector
+    ``d_ij = x_i - x_j`` (O(d^2); exact 0 for equal rows)."""
+    return _difference_quadratic(X_pos, i, X_neg, j, S, _FULL)
 
 
 @numba.njit(cache=True, nogil=True)

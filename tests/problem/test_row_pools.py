@@ -73,6 +73,22 @@ def test_each_step_has_its_own_rows_and_a_round_one_fetch():
             np.sort(fetched[r]))
 
 
+def _assert_unbiased(source, X_pos, X_neg, m, cov, steps=3000):
+    """The pair source's estimate of E_rho[R_n] and its gradient, averaged
+    over ``steps`` draws of 20 pairs, is the exact all-pairs value within
+    four standard errors."""
+    risk, g_m, _ = GaussianPairRisk(X_pos, X_neg)(m, cov)
+    draws = []
+    for _ in range(steps):
+        pos, neg, ip, jn = source.pairs(20)
+        r, g, _, _ = GaussianPairRisk(pos, neg).sampled(ip, jn, m, cov)
+        draws.append(np.concatenate([[r], g]))
+    draws = np.array(draws)
+    se = draws.std(axis=0) / np.sqrt(len(draws))
+    assert np.all(np.abs(draws.mean(axis=0) - np.concatenate([[risk], g_m]))
+                  < 4 * se)
+
+
 def test_the_pooled_gradient_is_unbiased():
     """The mean over many steps of the pooled estimate of E_rho[R_n] and
     its gradient at a fixed Gaussian is the exact all-pairs value (within
@@ -81,18 +97,9 @@ def test_the_pooled_gradient_is_unbiased():
     X_pos = rng.normal(size=(60, 3)) + 0.5
     X_neg = rng.normal(size=(80, 3))
     m, cov = np.array([1.0, -0.5, 0.3]), np.array([0.2, 0.1, 0.3])
-    risk, g_m, _ = GaussianPairRisk(X_pos, X_neg)(m, cov)
     pools = RowPools(InMemoryRows(X_pos, X_neg), np.random.default_rng(0),
                      rows=5, reuse=7)
-    draws = []
-    for _ in range(3000):
-        pos, neg, ip, jn = pools.pairs(20)
-        r, g, _, _ = GaussianPairRisk(pos, neg).sampled(ip, jn, m, cov)
-        draws.append(np.concatenate([[r], g]))
-    draws = np.array(draws)
-    se = draws.std(axis=0) / np.sqrt(len(draws))
-    assert np.all(np.abs(draws.mean(axis=0) - np.concatenate([[risk], g_m]))
-                  < 4 * se)
+    _assert_unbiased(pools, X_pos, X_neg, m, cov)
 
 
 def test_row_pools_check_their_sizes():
@@ -169,18 +176,9 @@ def test_the_windowed_gradient_is_unbiased():
     X_neg = rng.normal(size=(80, 3))
     m, cov = np.array([1.0, -0.5, 0.3]), np.array([0.2, 0.1, 0.3])
     X_pos, X_neg = X_pos[np.argsort(X_pos @ m)], X_neg[np.argsort(X_neg @ m)]
-    risk, g_m, _ = GaussianPairRisk(X_pos, X_neg)(m, cov)
     source = InMemoryRows(X_pos, X_neg, np.random.default_rng(0),
                           (shuffled_rows(X_pos), shuffled_rows(X_neg)))
-    draws = []
-    for _ in range(3000):
-        pos, neg, ip, jn = source.pairs(20)
-        r, g, _, _ = GaussianPairRisk(pos, neg).sampled(ip, jn, m, cov)
-        draws.append(np.concatenate([[r], g]))
-    draws = np.array(draws)
-    se = draws.std(axis=0) / np.sqrt(len(draws))
-    assert np.all(np.abs(draws.mean(axis=0) - np.concatenate([[risk], g_m]))
-                  < 4 * se)
+    _assert_unbiased(source, X_pos, X_neg, m, cov)
 
 
 def test_the_data_reads_a_large_class_in_windows_of_one_shuffled_copy():
