@@ -213,14 +213,15 @@ def piloted_refinement(model, theta, weights, n_draws, seed=None, fit=None,
     ESS at least ``min_ess_share`` of the draws; the result's ``log_z``,
     ``log_z_se``, ``pareto_k`` and draws are the fresh set's, independent
     of that decision given the proposal; ``earlier_draws`` counts the
-    pilot's. Where the fresh set's own ``k`` is above ``reliable_k`` (a
-    tail fit straddling two values of the weights, ``k`` 2-3 on the
-    separated design at 50 n), Pareto smoothing would pull its largest
-    weights down (0.33-0.41 nats low there): its raw weights are used
-    instead, whose estimate is unbiased and whose delta-method standard
-    error is that of a finite-variance sum where the pilot's tail was
-    light. Where the pilot fails, the pilot itself is returned, marked
-    unreliable (no fresh draws are made). None where ``refine_log_z`` is.
+    pilot's. The fresh set's weights are Pareto-smoothed only where its
+    own ``k`` lies in (0.5, ``reliable_k``], where the raw weights' variance
+    is infinite: at a light ``k`` the raw weights have a finite variance
+    and smoothing them only biases (a tail of two values in effect, draws
+    inside or outside the posterior's arc, fits ``k`` of -0.9 to -0.3 or of
+    2-3; smoothed, the separated design at 50 n read 0.04 nats low at the
+    first and 0.33-0.45 at the second: docs/benchmarks.md, "Exactness of
+    the default against quadrature"), and above ``reliable_k`` the pilot's
+    light tail vouches for the proposal.
     """
     rng = np.random.default_rng(seed)
     pilot_seed, estimate_seed = (int(s) for s in rng.integers(2 ** 31, size=2))
@@ -235,7 +236,7 @@ def piloted_refinement(model, theta, weights, n_draws, seed=None, fit=None,
         return dataclasses.replace(pilot, reliable=False)
     estimate = refine_log_z(model, theta, weights, n_draws,
                             seed=estimate_seed, fit=fit)
-    if not estimate.reliable:
+    if not 0.5 < estimate.pareto_k <= reliable_k(n_draws):
         raw = estimate.log_weights
         w = np.exp(raw - raw.max())
         estimate = dataclasses.replace(
