@@ -207,7 +207,7 @@ def piloted_refinement(model, theta, weights, n_draws, seed=None, fit=None,
     posterior), the Pareto ``k`` of the largest weights is light when more
     draws than usual hit the posterior, so the kept estimates were high and
     their spread smaller than their error bars said (docs/benchmarks.md,
-    "Exactness of the default against quadrature"). The pilot's draws
+    "The refinement decided on a pilot"). The pilot's draws
     (``n_draws`` of them, from the same proposal) decide: ``reliable`` of
     the result is the pilot's ``k <= reliable_k(n_draws)`` and its Kish
     ESS at least ``min_ess_share`` of the draws; the result's ``log_z``,
@@ -217,10 +217,10 @@ def piloted_refinement(model, theta, weights, n_draws, seed=None, fit=None,
     own ``k`` lies in (0.5, ``reliable_k``], where the raw weights' variance
     is infinite: at a light ``k`` the raw weights have a finite variance
     and smoothing them only biases (a tail of two values in effect, draws
-    inside or outside the posterior's arc, fits ``k`` of -0.9 to -0.3 or of
-    2-3; smoothed, the separated design at 50 n read 0.04 nats low at the
-    first and 0.33-0.45 at the second: docs/benchmarks.md, "Exactness of
-    the default against quadrature"), and above ``reliable_k`` the pilot's
+    inside or outside the posterior's arc, fits ``k`` of -1.8 to -0.3 or of
+    2-3; smoothed, the separated design at 50 n read 0.02-0.06 nats low at
+    the first and 0.33-0.41 at the second: docs/benchmarks.md, "The
+    refinement decided on a pilot"), and above ``reliable_k`` the pilot's
     light tail vouches for the proposal.
     """
     rng = np.random.default_rng(seed)
