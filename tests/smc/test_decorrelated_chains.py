@@ -3,6 +3,8 @@ correlation against numpy's, the length reached by a move that never mixes
 and by one that mixes at once, the population's layout, and what a run
 along the bridge reports of them."""
 
+import warnings
+
 import numpy as np
 import pytest
 from particles import smc_samplers as ssp
@@ -10,8 +12,6 @@ from particles import smc_samplers as ssp
 from builders import two_d_problem
 from pac_particles.core.checks import InputError
 from pac_particles.smc.models import AUCGibbsModel
-import warnings
-
 from pac_particles.smc.moves.decorrelated_chains import (
     ChainsRememberStartWarning, DecorrelatedChainsWF, start_correlation)
 from pac_particles.smc.posterior import run_smc
