@@ -119,10 +119,9 @@ class ImportanceEvidence:
         method on the smoothed weights, :func:`smoothed_log_z_se`);
         meaningful when ``reliable``.
     pareto_k : the tail shape of the weights (:func:`pareto_k`).
-    reliable : ``pareto_k <= reliable_k(n_draws)`` (after a run along
-        the bridge, :func:`~pac_particles.smc.posterior.run_smc` also asks
-        an ESS of ``IMPORTANCE_ALONE_ESS`` of the draws, else marks it
-        False).
+    reliable : ``pareto_k <= reliable_k(n_draws)``; for a refinement
+        after a run, the pilot's verdict instead (and after the bridge its
+        ESS, :func:`~pac_particles.smc.adaptive_importance.piloted_refinement`).
     ess : Kish's effective sample size of the weights.
     n_draws : S.
     proposal : ``"ep+particles"``, ``"ep"`` or ``"particles"``: where the

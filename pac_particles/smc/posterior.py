@@ -85,14 +85,15 @@ from pac_particles.core.parallel import concurrent_folds, limited_threads, one_b
 from pac_particles.core.progress import Progress, tracked
 from pac_particles.core.weighted_particles import POINT_ESTIMATES, directions
 from pac_particles.smc.adaptive_importance import (MASS_CHECK_Z, MassCheck,
-                                                    adaptive_importance_log_z)
+                                                    adaptive_importance_log_z,
+                                                    piloted_refinement)
 from pac_particles.smc.gaussian_bridge import (STARTS, GaussianBridgeModel,
                                                bridge_approximation, bridge_move)
 from pac_particles.smc.gibbs_model import check_gibbs_model
 from pac_particles.smc.importance_evidence import (MIN_DRAWS,
                                                    PARTICLES_PER_DIMENSION,
                                                    importance_applies,
-                                                   refine_log_z, reliable_k)
+                                                   reliable_k)
 from pac_particles.smc.moves.base import weighted_gaussian_fit
 from pac_particles.smc.moves.decorrelated_chains import DecorrelatedChainsWF
 # SMCPosterior lives in smc/result.py; importable from here as the docs show
@@ -182,9 +183,11 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
         latter alone where EP does not cover the model) give a
         Pareto-smoothed importance-sampling estimate
         (:func:`~pac_particles.smc.importance_evidence.refine_log_z`); when the
-        tail of its weights says it is reliable (Pareto ``k`` at most
-        ``min(1 - 1 / log10 S, 0.7)``, 0.70 at 2000 draws) it is ``log_z``
-        and its draws are pooled with the particles (weights in inverse
+        tail of the weights of a pilot set of as many draws says it is
+        reliable (Pareto ``k`` at most ``min(1 - 1 / log10 S, 0.7)``, 0.70
+        at 2000 draws), the estimate of fresh draws
+        (:func:`~pac_particles.smc.adaptive_importance.piloted_refinement`)
+        is ``log_z`` and its draws are pooled with the particles (weights in inverse
         proportion to the two Bayes points' variances), else the
         tempering estimate stays. Measured on the study's four problems:
         docs/benchmarks.md, "Efficiency of the SMC sampler". Spike-and-slab priors,
@@ -417,16 +420,15 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
     post = dataclasses.replace(SMCPosterior.from_smc(smc, model), start=start,
                                mass_check=check)
     if evidence == "importance":
-        # seeded from the global generator: reproducible under ``seed``
+        # a pilot set of draws decides, fresh draws estimate (deciding on
+        # the estimate's own draws kept the high ones); after the bridge,
+        # which runs where q's draws failed, the pilot obeys their ESS rule
         with one_blas_thread():
-            refined = refine_log_z(
+            refined = piloted_refinement(
                 model, post.theta, post.weights, draws,
                 seed=np.random.randint(2 ** 31),
-                fit=None if fit is None else fit[:2])
-        if start == "gaussian":
-            # the bridge runs where q's draws failed: a refinement from the
-            # same family of proposals obeys the rule they failed
-            refined = _with_enough_draws(refined)
+                fit=None if fit is None else fit[:2],
+                min_ess_share=IMPORTANCE_ALONE_ESS * (start == "gaussian"))
         post = post.with_importance(refined)
     return dataclasses.replace(
         post, wall_time=time.perf_counter() - clock,
@@ -469,20 +471,6 @@ def _scout_fit(scout, d):
         return None
     mean, chol = weighted_gaussian_fit(scout.weights, scout.theta, ridge=1e-8)
     return mean, SCOUT_WIDENING * (chol @ chol.T), SCOUT_WEIGHT
-
-
-def _with_enough_draws(estimate):
-    """``estimate`` (a refinement after the bridge, or None), marked
-    unreliable where its Kish ESS is below :data:`IMPORTANCE_ALONE_ESS` of
-    the draws, the rule the draws from ``q`` failed: a light tail on few
-    effective draws can hide missed mass (Sonar at 10 n: 0.4-0.9 nats
-    low). Not after runs from the prior, where the tempering estimate's
-    error bars were too narrow (docs/benchmarks.md, "Exactness of the
-    default against quadrature")."""
-    if (estimate is None or not estimate.reliable
-            or estimate.ess >= IMPORTANCE_ALONE_ESS * estimate.n_draws):
-        return estimate
-    return dataclasses.replace(estimate, reliable=False)
 
 
 def chain_seeds(seed, chains):

@@ -3,6 +3,8 @@ correlation against numpy's, the length reached by a move that never mixes
 and by one that mixes at once, the population's layout, and what a run
 along the bridge reports of them."""
 
+import warnings
+
 import numpy as np
 import pytest
 from particles import smc_samplers as ssp
@@ -10,8 +12,8 @@ from particles import smc_samplers as ssp
 from builders import two_d_problem
 from pac_particles.core.checks import InputError
 from pac_particles.smc.models import AUCGibbsModel
-from pac_particles.smc.moves.decorrelated_chains import (DecorrelatedChainsWF,
-                                                         start_correlation)
+from pac_particles.smc.moves.decorrelated_chains import (
+    ChainsRememberStartWarning, DecorrelatedChainsWF, start_correlation)
 from pac_particles.smc.posterior import run_smc
 
 
@@ -65,12 +67,20 @@ def _target(x):
 def test_length_reached(mix, length):
     """Fresh draws forget their start within the P states; a move that
     never moves doubles the chains up to the cap (8 x P here), and the
-    population is M chains of that length, states of a chain M apart."""
+    population is M chains of that length, states of a chain M apart.
+    Chains stopped by the cap still remembering their start warn, once
+    per move; chains that forgot it do not."""
     np.random.seed(0)
     m = 200
     x = _particles(m, 3)
     seq = DecorrelatedChainsWF(_Draw(mix), len_chain=5, max_growth=8)
-    out = seq(x, _target)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = seq(x, _target)
+        seq(x, _target)
+    capped = [w for w in caught
+              if issubclass(w.category, ChainsRememberStartWarning)]
+    assert len(capped) == (0 if mix else 1)
     assert out.shared["chain_lengths"] == [length]
     assert out.N == m * length
     assert len(out.shared["acc_rates"][-1]) == length - 1
@@ -87,7 +97,8 @@ def test_population_cap_bounds_the_length():
     np.random.seed(0)
     seq = DecorrelatedChainsWF(_Draw(False), len_chain=4, max_growth=32,
                                max_entries=50 * 3 * 10)
-    out = seq(_particles(50, 3), _target)
+    with pytest.warns(ChainsRememberStartWarning):
+        out = seq(_particles(50, 3), _target)
     assert out.shared["chain_lengths"] == [10]
 
 

@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 
 from pac_particles.smc import adaptive_importance
-from pac_particles.smc.adaptive_importance import MASS_CHECK_Z, MassCheck
+from pac_particles.smc.adaptive_importance import (MASS_CHECK_Z, MassCheck,
+                                                    piloted_refinement)
+from pac_particles.smc.importance_evidence import (gaussian_approximation,
+                                                   refine_log_z)
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import run_smc, scout_particles
 from lab.reference.quadrature import AngularQuadrature, sphere_quadrature
@@ -225,3 +228,31 @@ def test_default_agrees_with_the_stored_long_run_on_pima_at_10_n(pima):
     of 50; lab/reference/long_runs.json, diagnostics/smc_long_reference.py)
     within four combined standard errors."""
     assert_agrees_with_stored_run("pima@10", *pima, 10, range(3))
+
+
+def test_the_refinement_is_decided_on_a_pilot_not_on_its_own_draws():
+    """Separated design at 50 n: the refinement's weights are two-valued in
+    effect (draws inside or outside the posterior's arc) and the Pareto k
+    of a set of draws is light where more of them than usual hit the arc.
+    Around one tempering run's particles, 40 sets of draws: those kept by
+    their own k (refine_log_z's ``reliable``) lie above the exact log Z (a
+    t of 3.5: a selection); those kept by a pilot's
+    (piloted_refinement) do not (0.4)."""
+    X, y = design(*DESIGNS["separated n=60"])
+    lam = 50 * len(y)
+    model = AUCGibbsModel(X, y, lam, standardize=False)
+    post = run_smc(model, seed=0, start="prior", evidence="tempering")
+    truth = AngularQuadrature(X, y, lam).log_z
+    fit = gaussian_approximation(model)
+
+    def t_of_kept(estimates):
+        errors = np.array([e.log_z - truth for e in estimates if e.reliable])
+        assert len(errors) >= 15
+        return errors.mean() / (errors.std(ddof=1) / np.sqrt(len(errors)))
+
+    own = [refine_log_z(model, post.theta, post.weights, 2000, seed=s,
+                        fit=fit) for s in range(40)]
+    piloted = [piloted_refinement(model, post.theta, post.weights, 2000,
+                                  seed=s, fit=fit) for s in range(40)]
+    assert t_of_kept(own) > 2.5
+    assert abs(t_of_kept(piloted)) < 2.0

@@ -35,6 +35,8 @@ References
 Carlo. JRSS B 84(1), 114-148.
 """
 
+import warnings
+
 import numpy as np
 from particles import smc_samplers as ssp
 
@@ -42,7 +44,8 @@ from pac_particles.core.checks import InputError, check_count
 from pac_particles.problem.priors import param_array
 
 __all__ = ["DecorrelatedChainsWF", "start_correlation", "MAX_START_CORRELATION",
-           "MAX_CHAIN_GROWTH", "MAX_POPULATION_ENTRIES"]
+           "MAX_CHAIN_GROWTH", "MAX_POPULATION_ENTRIES",
+           "ChainsRememberStartWarning"]
 
 #: chains stop growing once the mean correlation between their starts and
 #: their last states is at most this: an AR(1) of autocorrelation time
@@ -56,6 +59,14 @@ MAX_CHAIN_GROWTH = 32
 #: ... or once the population holds this many parameter entries (M x
 #: length x d floats, 256 MiB)
 MAX_POPULATION_ENTRIES = 2 ** 25
+
+
+class ChainsRememberStartWarning(RuntimeWarning):
+    """Waste-free chains reached their longest length (``max_growth``
+    times ``len_chain``, or ``max_entries``) with a start correlation
+    above ``max_correlation``: they may not have forgotten their start, and
+    the run's estimates (its ``log Z`` above all) can fall short; a longer
+    ``len_chain`` lets them run further."""
 
 
 def _statistics(x):
@@ -92,7 +103,9 @@ class DecorrelatedChainsWF(ssp.MCMCSequenceWF):
 
     Each call records the length its chains reached in
     ``x.shared["chain_lengths"]`` and their last start correlation in
-    ``x.shared["start_correlations"]``.
+    ``x.shared["start_correlations"]``. The first call whose chains stop at
+    their longest length above ``max_correlation`` warns
+    (:class:`ChainsRememberStartWarning`), once per move.
     """
 
     def __init__(self, mcmc=None, len_chain=10,
@@ -107,6 +120,7 @@ class DecorrelatedChainsWF(ssp.MCMCSequenceWF):
         self.max_correlation = float(max_correlation)
         self.max_growth = check_count(max_growth, "max_growth")
         self.max_entries = check_count(max_entries, "max_entries")
+        self.warned = False
 
     def __call__(self, x, target):
         start = _statistics(x)
@@ -124,6 +138,14 @@ class DecorrelatedChainsWF(ssp.MCMCSequenceWF):
             if rho <= self.max_correlation or length >= longest:
                 break
             length = min(2 * length, longest)
+        if rho > self.max_correlation and not self.warned:
+            self.warned = True
+            warnings.warn(
+                f"waste-free chains reached their longest length, {length} "
+                f"states, with a start correlation of {rho:.2f} (above "
+                f"{self.max_correlation}): they may not have forgotten their "
+                f"start, and log Z can fall short; raise len_chain",
+                ChainsRememberStartWarning, stacklevel=2)
         xout = x.concatenate(*xs)
         shared = xout.shared
         shared["acc_rates"] = shared.get("acc_rates", []) + [ars]
