@@ -25,10 +25,11 @@ def _rows(n, seed):
     """Smooth nonlinear scores: a disc in the first two columns, which no
     linear score ranks."""
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 3))
-    y = (X[:, 0] ** 2 + X[:, 1] ** 2 - 2.0 + 0.5 * X[:, 2]
+    Z = rng.normal(size=(n, 3))
+    y = (Z[:, 0] ** 2 + Z[:, 1] ** 2 - 2.0 + 0.5 * Z[:, 2]
          + 0.5 * rng.logistic(size=n) > 0).astype(int)
-    return X, y
+    # columns on their own scales: features of unstandardised rows are wrong
+    return Z * [1.0, 3.0, 0.5] + [0.0, 2.0, -1.0], y
 
 
 def test_feature_data_reads_the_features_of_every_row():
