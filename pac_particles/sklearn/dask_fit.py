@@ -13,8 +13,18 @@ Scores of a Dask ``X`` are Dask arrays (lazy).
 
 What the cluster fit does not do, each refused with an ``InputError`` that
 says what to do: ``lam='cv'`` (choose ``lam`` on an in-memory sample, or
-pass a number), methods other than VB, GP kernels, the spike-and-slab
-prior, EP's evidence and PU labels.
+pass a number), methods other than VB, the spike-and-slab prior, EP's
+evidence and PU labels.
+
+GP scores (``kernel='rbf'`` or a callable kernel) take the reduced-rank
+prior (:mod:`pac_particles.sklearn.reduced_rank_gp`): its Nystrom map is
+built on the distinct rows of the uniform sample above, gathered once
+(inducing rows drawn among them with the fit's seed; for ``'rbf'`` the
+lengthscale and, with ``rank='auto'``, the rank chosen on them by the rule
+of the in-memory fit), and VB then runs on the features of the pairs it
+draws (:class:`~pac_particles.problem.dask_features.DaskFeatureData`).
+The exact GP is never fitted there: ``rank`` is at most the sample's
+distinct rows.
 
 Example
 -------
@@ -30,12 +40,16 @@ Example
         est.certified_auc_risk_, est.coef_
 """
 
+import dataclasses
+
 import numpy as np
 
 from pac_particles.core.checks import InputError
 from pac_particles.problem.dask_data import DaskRows, as_dask_matrix
+from pac_particles.problem.dask_features import DaskFeatureData
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.sklearn.binary import CALIBRATION_ROWS
+from pac_particles.sklearn.reduced_rank_gp import feature_map_of_rows, gp_rank
 
 __all__ = ["cluster_problem", "cluster_decision_function"]
 
@@ -44,7 +58,6 @@ def _check_cluster_parameters(est):
     refused = [(isinstance(est.lam, str),
                 "lam='cv' (choose lam on an in-memory sample of the rows, or "
                 "pass a number such as the number of rows)"),
-               (est.kernel is not None, "GP kernels (linear scores only)"),
                (est.prior != "gaussian", "the spike-and-slab prior"),
                (est.hyperparameters != "fixed", "EP's evidence"),
                (est.pu_prior is not None, "PU labels (pu_prior)")]
@@ -76,16 +89,35 @@ def cluster_problem(est, X, y):
     k_pos = int(rng.binomial(k, data.n_pos / data.n))
     pos, neg = DaskRows(data, standardize=False).draw(rng, k_pos, k - k_pos)
     positives = np.concatenate([np.ones(k_pos, bool), np.zeros(k - k_pos, bool)])
-    return problem, np.vstack([pos, neg]), positives
+    X_sample = np.vstack([pos, neg])
+    if est.kernel is not None:
+        problem = _feature_problem(est, problem, X_sample, positives)
+    return problem, X_sample, positives
+
+
+def _feature_problem(est, problem, X_sample, positives):
+    """The reduced-rank GP problem of the cluster's rows: the map built on
+    the distinct rows of the uniform sample (module docstring), with the
+    rank of ``est.rank`` for all the rows, at most the sample's."""
+    data = problem.data
+    Z = data.standardized(X_sample)
+    # a sample drawn with replacement repeats rows: one inducing input each
+    distinct = np.sort(np.unique(Z, axis=0, return_index=True)[1])
+    rank = min(gp_rank(est.rank, data.n), distinct.size)
+    feature_map = feature_map_of_rows(
+        Z, positives, distinct, est.kernel, rank, est.random_state,
+        weigh_half=isinstance(est.rank, str))
+    return dataclasses.replace(problem,
+                               data=DaskFeatureData(data, feature_map))
 
 
 def cluster_decision_function(est, X):
-    """The fitted linear scores of a Dask ``X``, as a (lazy) Dask array."""
-    if est.kernel is not None:
-        raise InputError("GP scores of a Dask collection are not supported: "
-                         "compute the rows first")
+    """The fitted scores of a Dask ``X``, as a (lazy) Dask array: linear
+    scores, or a GP's through the feature map chunk by chunk."""
     X = as_dask_matrix(X, "X")
     if X.shape[1] != est.n_features_in_:
         raise InputError(f"X has {X.shape[1]} features, but the estimator "
                          f"was fitted with {est.n_features_in_}")
+    if est.kernel is not None:
+        return est._raw_scores(X) - est.threshold_
     return X @ est.coef_ + est.intercept_

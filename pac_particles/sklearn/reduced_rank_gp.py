@@ -41,10 +41,12 @@ from pac_particles.bounds.certification import CertificateSpec, certificate_spli
 from pac_particles.core.checks import InputError, check_count
 from pac_particles.core.feature_maps import NystromFeatures
 from pac_particles.problem.problem import GibbsProblem
-from pac_particles.problem.reduced_rank import (default_rank, rbf_features,
+from pac_particles.problem.reduced_rank import (FeatureData, default_rank,
+                                                rbf_features,
                                                 reduced_rank_problem)
 
 __all__ = ["gp_prior_problem", "gp_rank", "reduced_rank_features",
+           "feature_map_of_rows",
            "fisher_direction", "auc_standard_error", "LENGTHSCALE_FACTORS",
            "SELECTION_ROWS", "SMALLEST_HALF_RANK"]
 
@@ -85,6 +87,10 @@ def gp_prior_problem(problem: GibbsProblem, hyper: dict, X: Any,
     prior, its features (the rows its method's folds split, left as the
     prior made them) and their number."""
     n = problem.data.n
+    if kernel is not None and isinstance(problem.data, FeatureData):
+        # rows on a cluster: their features were built on a sample of them
+        # (pac_particles.sklearn.dask_fit)
+        return problem, {"prior_var": 1.0}, X, problem.data.d
     if kernel is None or not problem.data.in_memory:
         return problem, hyper, X, None
     auto = isinstance(rank, str)
@@ -105,15 +111,25 @@ def reduced_rank_features(problem: GibbsProblem, kernel: Any, rank: int,
     on ``rank`` inducing rows of the certificate's prior part ``A``."""
     data = problem.data
     in_a = np.flatnonzero(certificate_split(data.y, spec))
+    return reduced_rank_problem(problem, feature_map_of_rows(
+        data.X, data.y, in_a, kernel, rank, seed, weigh_half))
+
+
+def feature_map_of_rows(X: np.ndarray, y: np.ndarray, rows: np.ndarray,
+                        kernel: Any, rank: int, seed: Optional[int] = None,
+                        weigh_half: bool = False) -> NystromFeatures:
+    """The Nystrom map of ``kernel`` built from the rows ``rows`` of the
+    standardised ``X`` (labels ``y``) alone: ``rank`` inducing rows drawn
+    among them (from ``seed``); for ``'rbf'`` the lengthscale (and with
+    ``weigh_half`` the rank) chosen by :func:`_chosen_map` on them."""
     rng = np.random.default_rng(seed)
     if callable(kernel):
-        inducing = data.X[rng.choice(in_a, min(rank, in_a.size), replace=False)]
-        return reduced_rank_problem(problem, NystromFeatures(kernel, inducing))
+        inducing = X[rng.choice(rows, min(rank, rows.size), replace=False)]
+        return NystromFeatures(kernel, inducing)
     seed = int(rng.integers(2**31))
     ranks = ((rank, rank // 2) if weigh_half and rank // 2 >= SMALLEST_HALF_RANK
              else (rank,))
-    return reduced_rank_problem(
-        problem, _chosen_map(data.X, data.y, in_a, ranks, seed, rng))
+    return _chosen_map(X, y, rows, ranks, seed, rng)
 
 
 def fisher_direction(Phi: np.ndarray, y: np.ndarray) -> np.ndarray:
