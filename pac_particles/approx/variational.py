@@ -71,17 +71,17 @@ ADAM_MAX_STEPS = 3000
 ADAM_STOP_Z = 2.0
 #: with ``_natural_scales`` (F1, F2): the rate ``beta`` of the running mean
 #: of the minibatch precisions ``1 / prior_var + 2 lam G_kk`` that sets
-#: ``1 / sigma_k^2`` (see :meth:`_GaussianVariational._adam`). At 0.02 the
-#: first test of the stopping rule waited 200 steps for it; 0.05 settles
-#: the scales as well (objectives within 0.1% of 0.02's at 100,000 rows,
-#: docs/benchmarks.md, "GP scores at scale: the reduced-rank prior") in 80
+#: ``1 / sigma_k^2`` (see :meth:`_GaussianVariational._adam`). A slower
+#: rate holds the stopping rule's first test back while the scales settle;
+#: this one settles them as well, sooner (docs/benchmarks.md, "GP scores at
+#: scale: the reduced-rank prior")
 PRECISION_RATE = 0.05
 #: with ``_natural_scales``: the fraction of the natural-gradient step
 #: ``S grad_m`` (a Newton step in the Gaussian's own metric) the mean takes
-#: each step, in place of Adam's step. Adam's per-coordinate steps of
-#: ``step_size`` took 3,000 steps to cross 200 Nystrom features whose
-#: curvatures span decades; these took 200 (docs/benchmarks.md,
-#: "GP scores at scale: the reduced-rank prior")
+#: each step, in place of Adam's step: Adam's per-coordinate steps of
+#: ``step_size`` cross features whose curvatures span decades (Nystrom
+#: features) many times more slowly (docs/benchmarks.md, "GP scores at
+#: scale: the reduced-rank prior")
 NATURAL_MEAN_STEP = 0.1
 
 

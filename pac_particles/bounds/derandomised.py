@@ -53,17 +53,14 @@ from scipy.special import ndtr
 from pac_particles.bounds.kl import kl_inverse_upper, maurer_constant
 from pac_particles.core import parallel
 from pac_particles.core.normal import cdf_pdf
-from pac_particles.problem.probit_kernels import difference_quadratic
+# s^2 below CANCELLATION_RTOL (|R' x_i|^2 + |R' x_j|^2) has lost its digits
+# to cancellation (equal or nearly equal rows), as the pair kernels' Gram
+# form does: the pair's d' S d is recomputed from its difference vector
+from pac_particles.problem.probit_kernels import (CANCELLATION_RTOL,
+                                                   difference_quadratic)
 
 __all__ = ["covariance_root", "margin_rows", "margin_losses",
            "derandomised_bound"]
-
-#: ``s^2`` below this fraction of ``|R' x_i|^2 + |R' x_j|^2`` has lost its
-#: digits to cancellation (a pair of equal or nearly equal rows): the pair's
-#: ``d' S d`` is recomputed from its difference vector, so that equal rows
-#: get the scale 0 exactly
-CANCELLATION_RTOL = 1e-8
-
 
 def covariance_root(S):
     """``R`` with ``R R' = S`` (up to rounding) for a symmetric positive

@@ -52,8 +52,8 @@ __all__ = ["NystromFeatures", "RandomFourierFeatures", "median_lengthscale",
 #: inputs then lose a feature instead of blowing up the others by rounding
 NYSTROM_RTOL = 1e-10
 #: rows mapped at once: the (rows, r) kernel block and its temporaries stay
-#: in cache (100,000 rows at r = 200 in one block: 0.56 s; in blocks of
-#: 1,024 rows: 0.13 s, the same numbers)
+#: in cache, several times faster than one block of all the rows, the same
+#: numbers (docs/benchmarks.md, "GP scores at scale: the reduced-rank prior")
 BLOCK_ROWS = 1024
 
 

@@ -333,8 +333,8 @@ _NO_SCORES = np.zeros(0)
 #: sampled pairs below which :func:`pair_batch_sums` runs on one thread
 #: whatever the work: waking the thread pool once per Adam step cost as
 #: much as the step unloaded, and on a machine whose cores other processes
-#: hold it waits a scheduler's time slice each time (10,000 pairs at d = 10:
-#: 12x slower than one thread; docs/benchmarks.md, "Default fits")
+#: hold it waits a scheduler's time slice each time (docs/benchmarks.md,
+#: "By size: the default fit on synthetic logistic data")
 MIN_PARALLEL_BATCH_PAIRS = 100_000
 
 

@@ -31,10 +31,9 @@ data that arrive sorted (by time, by label, by a feature) give the same
 pairs in law as shuffled data.
 
 Windows. Rows drawn at random indices are read at random addresses: once a
-class outgrows the caches every row costs a trip to memory, and a step at a
-million rows (d = 10) took 1.8 ms against 0.3 ms at ten thousand
+class outgrows the caches every row costs a trip to memory
 (docs/benchmarks.md, "By size: the default fit on synthetic logistic
-data"). A class of at least ``B`` rows is therefore copied once, in a
+data", measures it). A class of at least ``B`` rows is therefore copied once, in a
 fixed pseudo-random order (:func:`shuffled_rows`), and a step reads ``B``
 consecutive rows of that copy from a uniform random start, wrapping around
 its end (a window), pairing the ``b``-th row of the positives' window with
@@ -80,8 +79,7 @@ def shuffled_rows(X: np.ndarray, wrap: int = 0,
     n = X.shape[0]
     order = np.random.default_rng(seed).permutation(n)
     order = np.concatenate([order, order[:min(int(wrap), n)]])
-    # np.take gathers rows faster than fancy indexing (15 against 51 ms at
-    # 700,000 x 10)
+    # np.take gathers rows faster than fancy indexing
     return np.ascontiguousarray(np.take(X, order, axis=0))
 
 

@@ -48,6 +48,7 @@ from pac_particles.core.checks import InputError
 from pac_particles.problem.dask_data import DaskRows, as_dask_matrix
 from pac_particles.problem.dask_features import DaskFeatureData
 from pac_particles.problem.problem import GibbsProblem
+from pac_particles.problem.risks import duplicate_groups
 from pac_particles.sklearn.binary import CALIBRATION_ROWS
 from pac_particles.sklearn.reduced_rank_gp import feature_map_of_rows, gp_rank
 
@@ -102,7 +103,7 @@ def _feature_problem(est, problem, X_sample, positives):
     data = problem.data
     Z = data.standardized(X_sample)
     # a sample drawn with replacement repeats rows: one inducing input each
-    distinct = np.sort(np.unique(Z, axis=0, return_index=True)[1])
+    distinct = np.sort(np.unique(duplicate_groups(Z), return_index=True)[1])
     rank = min(gp_rank(est.rank, data.n), distinct.size)
     feature_map = feature_map_of_rows(
         Z, positives, distinct, est.kernel, rank, est.random_state,

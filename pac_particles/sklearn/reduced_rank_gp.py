@@ -56,11 +56,10 @@ LENGTHSCALE_FACTORS = (0.7, 1.0, 1.4)
 #: rows of ``A`` the choice of the lengthscale uses at most
 SELECTION_ROWS = 20000
 #: ``rank='auto'`` weighs half its rank when that is at least this many
-#: features. On the smooth nonlinear data 100 features held the test AUC
-#: of 200 (100,000 rows: 0.888 against 0.889; 10,000: 0.886 against
-#: 0.885) at less than half the time; on EEG (11,235 rows) they lost 0.05,
-#: which the held-out AUC on ``A`` sees (docs/benchmarks.md,
-#: "GP scores at scale: the reduced-rank prior")
+#: features: on smooth scores half the features may hold the AUC at less
+#: than half the time, and where they do not, the held-out AUC on ``A``
+#: sees it (docs/benchmarks.md, "GP scores at scale: the reduced-rank
+#: prior", measures both cases)
 SMALLEST_HALF_RANK = 50
 
 
@@ -136,12 +135,10 @@ def fisher_direction(Phi: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Fisher's discriminant ``(S_w + I / n)^-1 (mean_+ - mean_-)`` of the
     rows of ``Phi`` (``S_w`` the pooled within-class covariance; the ridge
     ``1 / n`` only keeps it invertible): what compares the lengthscales.
-
-    An L2 logistic regression at prior variance 1 did before: it shrinks
-    the small-scale features of a long lengthscale to nothing, and chose
-    0.7 where its held-out AUC, like the test AUC, was lower than Fisher's
-    at 1.0 (10,000 and 100,000 rows of the smooth nonlinear data), at 3
-    to 10 times the cost."""
+    Unlike an L2 logistic regression at prior variance 1, it does not
+    shrink the small-scale features of a long lengthscale away
+    (docs/benchmarks.md, "GP scores at scale: the reduced-rank prior",
+    compares the two)."""
     y = np.asarray(y, dtype=bool)
     pos, neg = Phi[y], Phi[~y]
     centred = np.concatenate([pos - pos.mean(axis=0), neg - neg.mean(axis=0)])

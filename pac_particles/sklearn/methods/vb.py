@@ -115,9 +115,9 @@ class VB(GaussianMethod):
             return GibbsProblem.ranking(X_tr, y_tr, lam, options.standardize,
                                         options.pu_prior)
 
-        def make(X_tr, y_tr, lam, max_iter=None):
+        def make(X_tr, y_tr, lam):
             return self.approximation(part(X_tr, y_tr, lam), options, hyper,
-                                      tol=VB_CV_TOL, max_iter=max_iter)
+                                      tol=VB_CV_TOL)
         if _on_holdout_path(data, sampled):
             # a fit on sampled pairs costs the same at every n, so K refits
             # per grid value would cost K fits each: one held-out split,

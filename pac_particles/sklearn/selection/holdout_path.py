@@ -26,6 +26,7 @@ from pac_particles.core.checks import (check_choice, check_count,
 from pac_particles.core.progress import Progress
 from pac_particles.problem.auc import binary_labels
 from pac_particles.sklearn.selection.folds import holdout_split, on_grid
+from pac_particles.sklearn.selection.leave_one_out import coarse_indices
 from pac_particles.sklearn.selection.scorers import METRICS
 
 __all__ = ["FLAT_TOL", "holdout_path_choice"]
@@ -79,9 +80,7 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     positives = binary_labels(y)
     train, val = holdout_split(positives, holdout, seed)
     X_tr, y_tr, X_val, y_val = X[train], positives[train], X[val], positives[val]
-    order = list(range(0, grid.size, stride))
-    if order[-1] != grid.size - 1:
-        order.append(grid.size - 1)
+    order = coarse_indices(grid.size, stride)
     scored, fits = {}, {}
     tol = check_positive(tol, "tol", allow_zero=True)
     best, flat, previous = -np.inf, 0, None

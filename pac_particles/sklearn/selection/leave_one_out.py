@@ -19,10 +19,10 @@ from pac_particles.core.checks import InputError, check_count
 from pac_particles.core.progress import Progress, tracked
 from pac_particles.sklearn.selection.folds import on_grid
 
-__all__ = ["loo_lambda", "ep_grid_choice", "ep_loo_choice", "vb_loo_choice"]
+__all__ = ["coarse_indices", "loo_lambda", "ep_grid_choice", "ep_loo_choice", "vb_loo_choice"]
 
 
-def _coarse_indices(n, stride):
+def coarse_indices(n, stride):
     """``0, stride, 2 stride, ..`` and ``n - 1``."""
     coarse = list(range(0, n, stride))
     return coarse if coarse[-1] == n - 1 else coarse + [n - 1]
@@ -33,7 +33,7 @@ def _coarse_then_fine(n, stride, score_at):
     order, then the up to ``stride - 1`` neighbours on each side of the
     best of them: ``score_at(k) -> float or None`` for each, returns
     ``{k: score}``."""
-    scores = {k: score_at(k) for k in _coarse_indices(n, stride)}
+    scores = {k: score_at(k) for k in coarse_indices(n, stride)}
     found = [k for k in scores if scores[k] is not None]
     if found:
         best = max(found, key=lambda k: scores[k])
@@ -62,7 +62,7 @@ def loo_lambda(grid, loo_auc, verbose=False, stride=1):
     grid = np.asarray(grid, dtype=float)
     stride = check_count(stride, "stride")
     n = len(grid)
-    total = min(n, len(_coarse_indices(n, stride)) + 2 * (stride - 1))
+    total = min(n, len(coarse_indices(n, stride)) + 2 * (stride - 1))
     with Progress(verbose, total=total, desc="lam grid",
                   unit="lam") as progress:
         scored = []
