@@ -24,14 +24,13 @@ import dataclasses
 
 import numpy as np
 from particles.resampling import essl
-from scipy.special import logsumexp
 
 from pac_particles.core.checks import check_count, check_positive
 from pac_particles.smc.importance_evidence import (MIN_DRAWS,
                                                    gaussian_approximation,
                                                    importance_log_z,
                                                    refine_log_z, reliable_k,
-                                                   smoothed_log_z_se)
+                                                   unsmoothed)
 from pac_particles.smc.moves.base import weighted_gaussian_fit
 
 __all__ = ["adaptive_importance_log_z", "refined_proposal", "MassCheck",
@@ -237,12 +236,7 @@ def piloted_refinement(model, theta, weights, n_draws, seed=None, fit=None,
     estimate = refine_log_z(model, theta, weights, n_draws,
                             seed=estimate_seed, fit=fit)
     if not 0.5 < estimate.pareto_k <= reliable_k(n_draws):
-        raw = estimate.log_weights
-        w = np.exp(raw - raw.max())
-        estimate = dataclasses.replace(
-            estimate, log_z=float(logsumexp(raw) - np.log(raw.size)),
-            log_z_se=smoothed_log_z_se(raw), weights=w / w.sum(),
-            ess=float(w.sum() ** 2 / np.sum(w * w)))
+        estimate = unsmoothed(estimate)
     return dataclasses.replace(estimate, reliable=True,
                                earlier_draws=pilot.n_draws,
                                seconds=pilot.seconds + estimate.seconds)

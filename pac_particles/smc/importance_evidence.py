@@ -79,7 +79,7 @@ from pac_particles.problem.priors import prior_gaussian_factor
 
 __all__ = ["ImportanceEvidence", "importance_log_z", "refine_log_z",
            "gaussian_approximation", "pareto_k", "pareto_smooth", "reliable_k",
-           "weighted_mean_se", "mixture_draws",
+           "weighted_mean_se", "mixture_draws", "unsmoothed",
            "smoothed_log_z_se", "log_z_lower_bound", "importance_applies", "EVIDENCE_BATCHES",
            "MIN_BATCH_DRAWS", "DEFENSIVE_WEIGHT", "DEFENSIVE_DF", "MAX_DIMENSION", "SINGULAR_PRIOR",
            "MIN_DRAWS", "PARTICLES_PER_DIMENSION", "PROPOSAL_TOL"]
@@ -487,14 +487,27 @@ def _smoothed_estimate(raw, theta, risks, proposal, seconds):
     # Pareto-smoothed weights: the reliability threshold of reliable_k is
     # that of the smoothed estimate, whose variance is bounded [VSGY24]
     log_w, k = pareto_smooth(raw)
-    log_z = float(logsumexp(log_w) - np.log(n_draws))
-    w = np.exp(log_w - log_w.max())
     return ImportanceEvidence(
-        log_z=log_z, log_z_se=smoothed_log_z_se(log_w),
         pareto_k=k, reliable=bool(k <= reliable_k(n_draws)),
-        ess=float(w.sum() ** 2 / np.sum(w * w)), n_draws=n_draws,
-        proposal=proposal, seconds=seconds, theta=theta,
-        weights=w / w.sum(), risks=risks, log_weights=raw)
+        n_draws=n_draws, proposal=proposal, seconds=seconds, theta=theta,
+        risks=risks, log_weights=raw, **_weighted_fields(log_w))
+
+
+def _weighted_fields(log_w):
+    """``log_z``, ``log_z_se``, the normalised weights and Kish's ESS of
+    the log weights ``log_w`` (S,)."""
+    w = np.exp(log_w - log_w.max())
+    return dict(log_z=float(logsumexp(log_w) - np.log(log_w.size)),
+                log_z_se=smoothed_log_z_se(log_w), weights=w / w.sum(),
+                ess=float(w.sum() ** 2 / np.sum(w * w)))
+
+
+def unsmoothed(estimate):
+    """``estimate`` (an :class:`ImportanceEvidence`) on its raw log weights:
+    the same draws, ``log_z``, its standard error, the weights and the ESS
+    without Pareto smoothing (``pareto_k`` and ``reliable`` as they were)."""
+    return dataclasses.replace(estimate,
+                               **_weighted_fields(estimate.log_weights))
 
 
 def _check_weighted(values, weights, name):
