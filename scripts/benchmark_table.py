@@ -26,7 +26,7 @@ import time
 
 from sklearn.model_selection import train_test_split
 
-from pac_particles.problem.auc import binary_labels
+from pac_particles.problem.data import binary_labels
 from pac_particles.sklearn.baselines import LogisticBaseline, RankBoost
 from pac_particles.problem.datasets import load_csv, load_dataset
 from pac_particles.sklearn.estimator import PACBayesAUC

@@ -23,7 +23,8 @@ import sys
 
 from sklearn.model_selection import train_test_split
 
-from pac_particles.problem.auc import auc_risk, binary_labels
+from pac_particles.problem.auc import auc_risk
+from pac_particles.problem.data import binary_labels
 from pac_particles.sklearn.baselines import logistic_scores
 from pac_particles.apps.cli import parent_parsers, progress_argument
 from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset

@@ -68,8 +68,13 @@ def data_walk(est, X, y):
                              bool(args) and id(args[0]) in carriers))
         elif event == "return" and arg is not None and (
                 isinstance(arg, (GibbsProblem, tuple))):
+            # what the data is made into: a problem set up anywhere, the
+            # arrays that the problem layer (validation, labels) returns;
+            # not what a sampler or a fit returns (particles, scores)
+            made_of_data = module.startswith(("problem/", "sklearn/binary"))
             for value in (arg if isinstance(arg, tuple) else (arg,)):
-                if isinstance(value, (GibbsProblem, np.ndarray)):
+                if isinstance(value, GibbsProblem) or (
+                        made_of_data and isinstance(value, np.ndarray)):
                     carry(value)
         return tracer
 

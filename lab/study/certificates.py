@@ -59,7 +59,8 @@ from scipy.special import logsumexp
 from scipy.stats import binom, norm
 from sklearn.model_selection import train_test_split
 
-from pac_particles.problem.auc import auc_risk, binary_labels, linear_auc_risk, split_risk
+from pac_particles.problem.auc import auc_risk, linear_auc_risk, split_risk
+from pac_particles.problem.data import binary_labels
 from pac_particles.bounds import (corollary11_bound, held_out_bound,
                                   kl_inverse_upper, maurer_constant)
 from pac_particles.core.checks import check_count, check_positive, check_probability

@@ -57,7 +57,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from pac_particles.problem.auc import binary_labels
+from pac_particles.problem.data import binary_labels
 from pac_particles.core.checks import InputError, check_count, check_fraction
 from pac_particles.sklearn.classifier import PACBayesClassifier
 from pac_particles.problem.datasets import load_csv, load_dataset

@@ -29,7 +29,8 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.model_selection import StratifiedShuffleSplit
 
-from pac_particles.problem.auc import auc_risk, binary_labels
+from pac_particles.problem.auc import auc_risk
+from pac_particles.problem.data import binary_labels
 from pac_particles.core.checks import check_count
 
 __all__ = ["compare_scorers"]

@@ -73,7 +73,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import clone
 
-from pac_particles.problem.auc import auc_risk, binary_labels
+from pac_particles.problem.auc import auc_risk
+from pac_particles.problem.data import binary_labels
 from pac_particles.core.checks import InputError, check_count
 from pac_particles.core.parallel import concurrent_folds, limited_threads
 from pac_particles.core.progress import Progress
@@ -228,7 +229,7 @@ def stage_cv(estimator, X, y, name, grid, n_folds=5, seed=0, n_jobs=1,
     ----------
     estimator : an unfitted scikit-learn estimator with ``decision_function``
         (e.g. :class:`~pac_particles.sklearn.estimator.PACBayesAUC`).
-    X, y : data; ``y`` binary (:func:`pac_particles.problem.auc.binary_labels`).
+    X, y : data; ``y`` binary (:func:`pac_particles.problem.data.binary_labels`).
     name : str, a parameter of ``estimator``.
     grid : sequence of values of ``name`` (any type: ints, floats, strings).
     n_folds : int, stratified folds

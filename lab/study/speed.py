@@ -40,7 +40,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from pac_particles.problem.auc import binary_labels
+from pac_particles.problem.data import binary_labels
 from pac_particles.core.checks import (InputError, check_choice,
                                        check_count, check_fraction)
 from pac_particles.problem.datasets import DATASETS, load_csv, load_dataset

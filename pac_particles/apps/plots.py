@@ -31,7 +31,8 @@ from sklearn.metrics import roc_curve  # noqa: E402
 
 from scipy import stats  # noqa: E402
 
-from pac_particles.problem.auc import auc_risk, binary_labels  # noqa: E402
+from pac_particles.problem.auc import auc_risk  # noqa: E402
+from pac_particles.problem.data import binary_labels  # noqa: E402
 from pac_particles.core.weighted_particles import directions, weighted_quantiles  # noqa: E402
 # the numbers behind a figure are written by the package's one table writer
 from pac_particles.apps.tables import write_rows as save_rows  # noqa: E402

@@ -126,8 +126,8 @@ import warnings
 import numpy as np
 
 from pac_particles.approx.ep import EPLinear
-from pac_particles.problem.auc import binary_labels, linear_auc_risk
-from pac_particles.problem.data import validate_xy
+from pac_particles.problem.auc import linear_auc_risk
+from pac_particles.problem.data import binary_labels, validate_xy
 from pac_particles.core.checks import (InputError, check_count, check_fraction, check_positive,
                       check_probability)
 from pac_particles.core.gaussian import gaussian_kl

@@ -78,60 +78,14 @@ import numba
 
 from pac_particles.core import parallel
 from pac_particles.core.checks import InputError, check_pu_prior, resolve_lam
+from pac_particles.problem.data import binary_labels
 
-__all__ = ["binary_labels", "auc_risk", "split_risk", "linear_auc_risk",
+__all__ = ["auc_risk", "split_risk", "linear_auc_risk",
            "blocked_linear_risk", "merge_count", "pu_lam", "pu_corrected_risk",
            "pu_corrected_auc_range", "PUPriorRangeWarning"]
 
 # Score entries per BLAS block in ``linear_auc_risk`` (about 32 MB of float64).
 _BLOCK_ENTRIES = 4_000_000
-
-
-def binary_labels(y):
-    """Interpret binary labels; return a bool array, True for positives.
-
-    The one place where labels are read. Accepts {0, 1}, {-1, 1}, bool, or any
-    two distinct numeric values; the larger one is the positive class.
-
-    Raises
-    ------
-    ValueError
-        if ``y`` is not 1-D, contains NaN/inf, or does not hold exactly two
-        distinct values.
-    """
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    if y.ndim != 1:
-        raise InputError(f"y must be 1-D, got shape {y.shape}")
-    if y.dtype == bool:
-        # both classes present: no sort needed
-        if y.any() and not y.all():
-            return y.copy()
-        classes = np.unique(y)
-    else:
-        try:
-            y = y.astype(float)
-        except (TypeError, ValueError):
-            raise InputError("y must be numeric or bool (0/1, -1/1, True/False)")
-        if not np.all(np.isfinite(y)):
-            raise InputError("y contains NaN or infinite values")
-        # two values: the smallest and the largest, found in O(n) (np.unique
-        # sorts, and this runs several times a fit)
-        low, high = y.min(initial=np.inf), y.max(initial=-np.inf)
-        positive = y == high
-        if low < high and np.all(positive | (y == low)):
-            return positive
-        classes = np.unique(y)
-    if classes.size == 1:
-        raise InputError(
-            f"y has only one class ({classes[0]!r}); AUC needs at least one "
-            "positive and one negative")
-    if classes.size != 2:
-        raise InputError(
-            f"y must be binary, found {classes.size} distinct values "
-            f"{classes[:5].tolist()}{'...' if classes.size > 5 else ''}")
-    return y == classes[1]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -293,7 +247,7 @@ def auc_risk(scores, y):
     scores : array of shape (n,) or (N, n)
         One score vector, or N of them (e.g. one per particle).
     y : array of shape (n,)
-        Binary labels (see :func:`binary_labels`).
+        Binary labels (see :func:`~pac_particles.problem.data.binary_labels`).
 
     Returns
     -------

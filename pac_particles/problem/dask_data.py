@@ -30,21 +30,13 @@ else from wherever the collection is computed from.
 import numpy as np
 
 from pac_particles.core.checks import InputError
-from pac_particles.problem.data import AUCData, _scaled, kept_columns
+from pac_particles.problem.data import (AUCData, _scaled, is_dask_collection,
+                                       kept_columns)
 from pac_particles.problem.risks import Risk
 from pac_particles.problem.row_pools import RowPools
 
-__all__ = ["is_dask_collection", "validate_dask_xy", "DaskAUCData",
+__all__ = ["validate_dask_xy", "DaskAUCData",
            "DaskRows", "PairCounts", "as_dask_arrays", "as_dask_matrix"]
-
-
-def is_dask_collection(obj):
-    """Whether ``obj`` is a Dask collection (array, DataFrame, Series);
-    imports dask only when ``obj`` comes from it."""
-    if not type(obj).__module__.startswith("dask"):
-        return False
-    import dask
-    return dask.is_dask_collection(obj)
 
 
 def as_dask_arrays(X, y):

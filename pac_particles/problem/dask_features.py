@@ -31,7 +31,8 @@ Example
 
 import numpy as np
 
-from pac_particles.problem.dask_data import DaskAUCData, is_dask_collection
+from pac_particles.problem.dask_data import DaskAUCData
+from pac_particles.problem.data import is_dask_collection
 from pac_particles.problem.reduced_rank import FeatureData
 
 __all__ = ["DaskFeatureData"]

@@ -1,6 +1,10 @@
 """Validation of ``(X, y)``, the positive/negative split, the design of
 classification.
 
+The labels are read in one place, :func:`binary_labels`; whether the rows
+live on a Dask cluster, in one place, :func:`is_dask_collection` (the
+validation of rows on a cluster is :mod:`pac_particles.problem.dask_data`).
+
 Every model of the package goes through :func:`validate_xy`, the single data
 validator. It returns an :class:`AUCData` object that holds the cleaned design
 matrix, the bool labels, the pre-split ``X_pos`` / ``X_neg`` used by the risk
@@ -32,13 +36,69 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pac_particles.problem.auc import binary_labels
 from pac_particles.problem.row_pools import InMemoryRows, shuffled_rows
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.compat import moved_names
 
-__all__ = ["AUCData", "DesignData", "validate_xy", "classification_data",
+__all__ = ["AUCData", "DesignData", "validate_xy", "binary_labels",
+           "is_dask_collection", "classification_data",
            "check_lam", "kept_columns", "check_columns"]
+
+
+def is_dask_collection(obj):
+    """Whether ``obj`` is a Dask collection (array, DataFrame, Series);
+    imports dask only when ``obj`` comes from it."""
+    if not type(obj).__module__.startswith("dask"):
+        return False
+    import dask
+    return dask.is_dask_collection(obj)
+
+
+def binary_labels(y):
+    """Interpret binary labels; return a bool array, True for positives.
+
+    The one place where labels are read. Accepts {0, 1}, {-1, 1}, bool, or any
+    two distinct numeric values; the larger one is the positive class.
+
+    Raises
+    ------
+    ValueError
+        if ``y`` is not 1-D, contains NaN/inf, or does not hold exactly two
+        distinct values.
+    """
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise InputError(f"y must be 1-D, got shape {y.shape}")
+    if y.dtype == bool:
+        # both classes present: no sort needed
+        if y.any() and not y.all():
+            return y.copy()
+        classes = np.unique(y)
+    else:
+        try:
+            y = y.astype(float)
+        except (TypeError, ValueError):
+            raise InputError("y must be numeric or bool (0/1, -1/1, True/False)")
+        if not np.all(np.isfinite(y)):
+            raise InputError("y contains NaN or infinite values")
+        # two values: the smallest and the largest, found in O(n) (np.unique
+        # sorts, and this runs several times a fit)
+        low, high = y.min(initial=np.inf), y.max(initial=-np.inf)
+        positive = y == high
+        if low < high and np.all(positive | (y == low)):
+            return positive
+        classes = np.unique(y)
+    if classes.size == 1:
+        raise InputError(
+            f"y has only one class ({classes[0]!r}); AUC needs at least one "
+            "positive and one negative")
+    if classes.size != 2:
+        raise InputError(
+            f"y must be binary, found {classes.size} distinct values "
+            f"{classes[:5].tolist()}{'...' if classes.size > 5 else ''}")
+    return y == classes[1]
 
 
 @dataclass

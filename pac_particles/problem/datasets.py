@@ -431,7 +431,7 @@ def encode_labels(y, positive_label=None):
     The positive class (code 1) is ``positive_label`` when given (matched
     as a number when the labels are numbers: ``"1"`` matches ``1.0``);
     otherwise, for numbers or bools, the larger (the rule of
-    :func:`~pac_particles.problem.auc.binary_labels`: 1 of {0, 1}, 1 of {-1, 1},
+    :func:`~pac_particles.problem.data.binary_labels`: 1 of {0, 1}, 1 of {-1, 1},
     True); for strings, the lexicographically larger (``"yes"`` of
     ``"no"``/``"yes"``, ``"malignant"`` of ``"benign"``/``"malignant"``:
     scikit-learn's ``classes_[1]``), with a :class:`LabelChoiceWarning`

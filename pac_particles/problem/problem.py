@@ -45,9 +45,9 @@ import numpy as np
 
 from pac_particles.core.checks import InputError, resolve_lam
 from pac_particles.core.kernels import SquaredExponential
-from pac_particles.problem.dask_data import (PairCounts, is_dask_collection,
-                                             validate_dask_xy)
-from pac_particles.problem.data import classification_data, validate_xy
+from pac_particles.problem.dask_data import PairCounts, validate_dask_xy
+from pac_particles.problem.data import (classification_data, is_dask_collection,
+                                       validate_xy)
 from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.problem.losses import get_loss
 from pac_particles.problem.risks import AUCRisk, ClassificationRisk

@@ -77,7 +77,8 @@ import numba
 import numpy as np
 
 from pac_particles.core import parallel
-from pac_particles.problem.auc import binary_labels, blocked_linear_risk, split_risk
+from pac_particles.problem.auc import blocked_linear_risk, split_risk
+from pac_particles.problem.data import binary_labels
 from pac_particles.core.checks import InputError, check_choice, check_count, check_pu_prior
 from pac_particles.problem.losses import LOSSES, get_loss
 from pac_particles.problem.point_kernels import point_rows_parallel, point_rows_serial
@@ -197,7 +198,7 @@ class AUCRisk(Risk):
 
     Parameters
     ----------
-    y : (n,) binary labels (see :func:`pac_particles.problem.auc.binary_labels`).
+    y : (n,) binary labels (see :func:`pac_particles.problem.data.binary_labels`).
     """
 
     name = "auc"
@@ -450,7 +451,7 @@ class ClassificationRisk(Risk):
 
     Parameters
     ----------
-    y : (n,) binary labels (see :func:`pac_particles.problem.auc.binary_labels`).
+    y : (n,) binary labels (see :func:`pac_particles.problem.data.binary_labels`).
     loss : the name of a registered loss (:func:`~pac_particles.problem.losses.get_loss`).
     pu_prior : float in [0, 1), optional (positive-unlabelled labels).
 

@@ -36,7 +36,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_is_fitted
 
-from pac_particles.problem.auc import binary_labels
+from pac_particles.problem.data import binary_labels
 from pac_particles.core.checks import InputError, check_count, check_finite_array
 
 __all__ = ["logistic_scores", "fit_logistic", "LogisticBaseline", "RankBoost"]

@@ -64,7 +64,7 @@ from scipy import linalg, stats
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from pac_particles.problem.auc import binary_labels
+from pac_particles.problem.data import binary_labels
 from pac_particles.core.checks import InputError, check_choice, check_count
 from pac_particles.core.posterior_result import fitted_result
 from pac_particles.core.weighted_particles import WeightedParticles

@@ -55,7 +55,7 @@ from pac_particles.problem.problem import GibbsProblem, prior_hyperparameters
 from pac_particles.problem.reduced_rank import FeatureData
 from pac_particles.sklearn.reduced_rank_gp import gp_prior_problem
 from pac_particles.smc.posterior import POINT_ESTIMATES
-from pac_particles.problem.dask_data import is_dask_collection
+from pac_particles.problem.data import is_dask_collection
 from pac_particles.sklearn.dask_fit import (cluster_decision_function,
                                            cluster_problem)
 from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
@@ -237,9 +237,12 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
                 self.standardize, self.pu_prior)
         hyper = prior_hyperparameters(problem.data.d, self.kernel, self.prior,
                                       self.spike_slab, self.prior_var)
-        problem, hyper, fit_rows, self.rank_ = gp_prior_problem(
-            problem, hyper, X, self.kernel, self.rank,
-            certificate_spec(self), self.random_state)
+        fit_rows, self.rank_ = X, None
+        if self.kernel is not None:
+            # GP scores: the exact prior, or the reduced-rank features
+            problem, hyper, fit_rows, self.rank_ = gp_prior_problem(
+                problem, hyper, X, self.kernel, self.rank,
+                certificate_spec(self), self.random_state)
         # the certified rule compares certificates during the fit
         self.hyperparameters_ = hyper
         # the certificate's split and part-A prior, computed once for the

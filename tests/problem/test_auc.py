@@ -4,9 +4,9 @@ from sklearn.metrics import roc_auc_score
 
 from pac_particles.core import parallel
 from pac_particles.problem import auc
-from pac_particles.problem.auc import (auc_risk, binary_labels,
-                                       linear_auc_risk, merge_count,
-                                       split_risk)
+from pac_particles.problem.auc import (auc_risk, linear_auc_risk,
+                                       merge_count, split_risk)
+from pac_particles.problem.data import binary_labels
 from lab.reference.quadrature import pairwise_risk
 
 

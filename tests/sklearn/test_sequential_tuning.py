@@ -11,7 +11,7 @@ from sklearn.base import clone
 from sklearn.metrics import roc_auc_score
 
 from builders import noisy_linear
-from pac_particles.problem.auc import binary_labels
+from pac_particles.problem.data import binary_labels
 from pac_particles.core.checks import InputError
 from pac_particles.sklearn.estimator import PACBayesAUC
 from pac_particles.sklearn.selection import stratified_folds
