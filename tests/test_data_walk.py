@@ -144,3 +144,21 @@ def test_the_full_rows_are_set_up_once_per_fit_and_a_fold_once(monkeypatch):
                 grid_size=3, random_state=0, n_jobs=1).fit(X, y)
     folds = [n for n in sizes if n < len(y)]
     assert sizes.count(len(y)) == 1 and len(folds) >= 2, sizes
+
+
+def test_the_smc_fit_walks_through_few_modules():
+    """The modules the data pass through in an SMC fit with ``lam='cv'``
+    (the docs/architecture.md walk): the estimator and its label checks,
+    the problem and its data, the method and its protocol, the selection
+    of ``lam`` and its folds, the model, its risk and its result, the
+    certificate with its split and the AUC; no detour through a module
+    that only forwards the data (the Dask check, the GP features of a
+    linear fit)."""
+    X, y = two_blobs(n=60, d=3, seed=0)
+    walk = data_walk(PACBayesAUC(method="smc", n_particles=8, len_chain=3,
+                                 n_folds=2, grid_size=3, random_state=0,
+                                 n_jobs=1), X, y)
+    modules = {callee for _, callee, _, _ in walk}
+    assert "problem/dask_data" not in modules
+    assert "sklearn/reduced_rank_gp" not in modules
+    assert len(modules) <= 14, sorted(modules)
