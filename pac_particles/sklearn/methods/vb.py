@@ -30,6 +30,7 @@ from pac_particles.sklearn.methods.ep import LOO_GRID_STRIDE
 from pac_particles.sklearn.methods.gaussian import GaussianMethod
 from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
                                              holdout_path_choice,
+                                             kfold_path_choice,
                                              vb_loo_choice)
 
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
@@ -141,16 +142,14 @@ class VB(GaussianMethod):
             # (approx.variational.stop_threshold)
             return cv, np.empty(0), self._polish(problem, options, hyper,
                                                  path_fit)
-        # all pairs and many features: K-fold refits; concurrent folds
-        # share the cores
+        # many features or a small class: the K folds climb the grid
+        # together, warm-started, until their mean curve is flat;
+        # concurrent folds share the cores
         jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
-        cv = cross_validate_lam(X, data.y, grid,
-                                RefitScorer(make, warm_start=True,
-                                            threads=threads,
-                                            verbose=options.verbose),
-                                n_folds=options.n_folds,
-                                seed=options.random_state, n_jobs=jobs,
-                                verbose=options.verbose)
+        cv = kfold_path_choice(X, data.y, grid, make,
+                               n_folds=options.n_folds,
+                               seed=options.random_state, n_jobs=jobs,
+                               threads=threads, verbose=options.verbose)
         return cv, np.empty(0), None
 
     def _polish(self, problem: GibbsProblem, options: FitOptions,
