@@ -185,7 +185,7 @@ def test_the_k_folds_climb_together_past_a_flat_bottom_and_stop_where_the_mean_f
     cv = kfold_path_choice(
         X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[3],
                                                    grid[7], log),
-        n_folds=4, seed=0)
+        n_folds=4, seed=0, stride=1, patience=2)
     # every value from the smallest: the flat bottom (grid[0..3]) counts
     # neither way, the rise improves, two values past the peak fall
     fitted = np.array([lam for lam, _, _ in log])
@@ -202,6 +202,15 @@ def test_the_k_folds_climb_together_past_a_flat_bottom_and_stop_where_the_mean_f
         else:
             k = int(np.searchsorted(grid, lam * (1 - 1e-9)))
             np.testing.assert_allclose(init.mean, [grid[k - 1], rows])
+    # the defaults, the held-out path's: every other value, stopping at the
+    # first that does not improve
+    log.clear()
+    cv = kfold_path_choice(
+        X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[3],
+                                                   grid[7], log),
+        n_folds=4, seed=0)
+    np.testing.assert_allclose(cv.grid, grid[[0, 2, 4, 6, 8]])
+    assert cv.best_lam == pytest.approx(grid[6])
     # the held-out path's rule (no gate) would have stopped on the bottom
     log.clear()
     held, _ = holdout_path_choice(
@@ -218,7 +227,7 @@ def test_a_k_fold_curve_that_keeps_rising_is_climbed_to_the_top():
     cv = kfold_path_choice(
         X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[0],
                                                    grid[-1], log),
-        n_folds=3, seed=0)
+        n_folds=3, seed=0, stride=1)
     np.testing.assert_allclose(cv.grid, grid)
     assert cv.best_lam == pytest.approx(grid[-1])
 
@@ -230,7 +239,7 @@ def test_the_k_fold_path_writes_one_progress_line_per_grid_value(capsys):
     cv = kfold_path_choice(
         X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[0],
                                                    grid[-1], log),
-        n_folds=3, seed=0, verbose="lines")
+        n_folds=3, seed=0, stride=1, verbose="lines")
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == cv.grid.size == 5
     assert all(line.startswith("[pac_particles] lam ") and

@@ -16,6 +16,7 @@ rows).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional
 
 import numpy as np
@@ -111,14 +112,20 @@ class VB(GaussianMethod):
             return cv, failed, self._polish(problem, options, hyper,
                                             path_fit)
 
+        # the parts' fits read the options without the certified rule,
+        # which holds the whole problem: a fold's maker goes to a worker
+        # process at every grid value
+        part_options = dataclasses.replace(options, step_rule=None)
+
         def part(X_tr, y_tr, lam):
             # a part's own problem (its rows standardised alone)
-            return GibbsProblem.ranking(X_tr, y_tr, lam, options.standardize,
-                                        options.pu_prior)
+            return GibbsProblem.ranking(X_tr, y_tr, lam,
+                                        part_options.standardize,
+                                        part_options.pu_prior)
 
         def make(X_tr, y_tr, lam):
-            return self.approximation(part(X_tr, y_tr, lam), options, hyper,
-                                      tol=VB_CV_TOL)
+            return self.approximation(part(X_tr, y_tr, lam), part_options,
+                                      hyper, tol=VB_CV_TOL)
         if _on_holdout_path(data, sampled):
             # a fit on sampled pairs costs the same at every n, so K refits
             # per grid value would cost K fits each: one held-out split,
@@ -148,7 +155,8 @@ class VB(GaussianMethod):
         jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
         cv = kfold_path_choice(X, data.y, grid, make,
                                n_folds=options.n_folds,
-                               seed=options.random_state, n_jobs=jobs,
+                               seed=options.random_state,
+                               stride=LOO_GRID_STRIDE, n_jobs=jobs,
                                threads=threads, verbose=options.verbose)
         return cv, np.empty(0), None
 

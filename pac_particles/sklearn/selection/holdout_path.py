@@ -173,7 +173,7 @@ def _fold_step(make, X, positives, train, val, lam, init, metric, threads):
 def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
                       make: Callable, n_folds: int = 5,
                       seed: Optional[int] = None, metric: str = "auc",
-                      stride: int = 1, patience: int = 2,
+                      stride: int = 2, patience: int = 1,
                       tol: float = FLAT_TOL, n_jobs: int = 1,
                       threads: Optional[int] = None, verbose=False):
     """Choose ``lam`` on ``grid`` by ``n_folds`` stratified folds climbed
