@@ -7,8 +7,11 @@ refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features;
 on one stratified held-out split along a warm-started path that stops
 where the held-out curve is flat where pairs are sampled (or above
 :data:`HOLDOUT_ABOVE_ROWS` rows), the final fit warm-started from it; by
-K-fold refits with continuation along the grid otherwise; the only method for
-rows on a Dask cluster. Classification:
+``n_folds`` folds otherwise (more features on all pairs, few rows, or a
+class too small to hold a fifth out), climbed together along the same
+warm-started path until their mean curve is flat within its standard
+error (:func:`~pac_particles.sklearn.selection.kfold_path_choice`); the
+only method for rows on a Dask cluster. Classification:
 :class:`~pac_particles.approx.classification_vb.ClassificationVB` for every loss, ``lam``
 by K-fold accuracy (on the held-out path above :data:`HOLDOUT_ABOVE_ROWS`
 rows).
@@ -124,8 +127,11 @@ class VB(GaussianMethod):
                                         part_options.pu_prior)
 
         def make(X_tr, y_tr, lam):
+            # a fold's fit is warm-started along the path: on sampled pairs
+            # (Adam) it takes the path's steps, not the cold stopping rule
             return self.approximation(part(X_tr, y_tr, lam), part_options,
-                                      hyper, tol=VB_CV_TOL)
+                                      hyper, tol=VB_CV_TOL,
+                                      max_iter=VB_PATH_STEPS)
         if _on_holdout_path(data, sampled):
             # a fit on sampled pairs costs the same at every n, so K refits
             # per grid value would cost K fits each: one held-out split,
