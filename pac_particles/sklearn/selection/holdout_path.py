@@ -17,8 +17,8 @@ over the folds: a value improves on the best so far when its mean gain
 exceeds both :data:`FLAT_TOL` and its standard error over the folds (the
 gains are paired: the same validation rows at both values, so the folds'
 levels cancel). A value at which no fold's score moved by
-:data:`FLAT_TOL` counts neither way: at the bottom of the grid the fits
-still sit at the prior's limit direction, and the curve is flat there
+:data:`FLAT_TOL` counts neither way: at the bottom of the grid, where the
+prior dominates, the fits barely move and the curve can be flat there
 before it rises. The climb stops after ``patience`` values in a row
 that were flat or falling.
 
