@@ -16,11 +16,11 @@ each fold warm-started at its own previous fit, and reads the mean curve
 over the folds: a value improves on the best so far when its mean gain
 exceeds both :data:`FLAT_TOL` and its standard error over the folds (the
 gains are paired: the same validation rows at both values, so the folds'
-levels cancel). A value at which no fold's score moved by
-:data:`FLAT_TOL` counts neither way: at the bottom of the grid, where the
-prior dominates, the fits barely move and the curve can be flat there
-before it rises. The climb stops after ``patience`` values in a row
-that were flat or falling.
+levels cancel). A value whose gains are below :data:`FLAT_TOL` in root
+mean square counts neither way: at the bottom of the grid,
+where the prior dominates, the fits barely move and the curve can be flat
+there before it rises. The climb stops once ``patience`` values since the
+last improvement were flat or falling.
 
 Either way the choice is the best value scored; the values the rule
 skipped stay in the grid fixed in advance, so a certificate at the chosen
@@ -29,8 +29,9 @@ skipped stay in the grid fixed in advance, so a certificate at the chosen
 The held-out rule costs a few fits where a K-fold cross-validation costs
 ``K`` per grid value: the default of Gaussian VB where it samples pairs,
 whose fits cost the same at every ``n``; the K-fold path is its default
-where one held-out part would hold too few of a class, or too few rows
-(docs/user_guide.md, "Which method when").
+where neither its leave-one-out (all pairs, few features) nor one held-out
+part (many rows, enough of each class) applies (docs/user_guide.md,
+"Which method when").
 
 Example
 -------
@@ -148,8 +149,9 @@ def paired_step(best: np.ndarray, new: np.ndarray,
     """How the folds' scores ``new`` at a larger ``lam`` compare with the
     best value's ``best`` (both (K,), the same folds): True where the mean
     gain exceeds ``tol`` and its standard error over the folds (an
-    improvement), None where no fold moved by ``tol`` (the fits did not
-    change: neither better nor flat), False otherwise (flat or falling)."""
+    improvement), None where the gains are below ``tol`` in root mean
+    square (the fits did not change: neither better nor flat), False
+    otherwise (flat or falling)."""
     gain = np.asarray(new, dtype=float) - np.asarray(best, dtype=float)
     se = gain.std(ddof=1) / np.sqrt(gain.size) if gain.size > 1 else 0.0
     if gain.mean() > max(tol, se):
@@ -195,8 +197,8 @@ def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     stride : int >= 1, score every ``stride``-th grid value (and the last).
     patience : int >= 1, values in a row that were flat or falling after
         which the climb stops.
-    tol : float >= 0, the mean gain that counts, and the move of a fold's
-        score below which a value counts neither way.
+    tol : float >= 0, the mean gain that counts, and the root mean square
+        of the gains below which a value counts neither way.
     n_jobs : int, the folds of one grid value in parallel through joblib
         (the workers are kept along the path).
     threads : int, optional; numba and BLAS threads of each fold's fit.
