@@ -171,7 +171,7 @@ def test_paired_step_reads_the_mean_gain_against_its_standard_error():
     assert paired_step(best, best + gains) is False
     # every fold falls: flat or falling
     assert paired_step(best, best - 0.01) is False
-    # no fold moved by FLAT_TOL: the fits did not change, neither way
+    # gains below FLAT_TOL in root mean square: the fits did not change
     assert paired_step(best, best + np.array([1, -1, 2, 0]) * 1e-4) is None
     # a mean gain within the standard error of unpaired scores (0.04)
     # but well above that of the paired gains: an improvement
