@@ -103,8 +103,10 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         cross-validation along one tempering path per fold, EP and VB by
         their leave-one-out AUC (VB by folds above
         :data:`~pac_particles.sklearn.methods.vb.VB_LOO_MAX_FEATURES`
-        features; with sampled pairs or above 2,000 rows on one held-out
-        split, climbed until flat:
+        features, climbed together until their mean curve is flat:
+        :func:`~pac_particles.sklearn.selection.kfold_path_choice`; with
+        sampled pairs or above 2,000 rows on one held-out split, climbed
+        until flat:
         :func:`~pac_particles.sklearn.selection.holdout_path_choice`).
     lam_max : float, optional; default ``5 n`` (:func:`~pac_particles.sklearn.selection.default_lam_max`).
     n_folds : int, folds of ``lam='cv'`` (fewer, with a warning, for a small class).

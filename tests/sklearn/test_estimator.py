@@ -335,7 +335,13 @@ def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
             folds = PACBayesAUC(method="vb", lam="cv", lam_max=500.0,
                                 grid_size=4, n_folds=3,
                                 random_state=0).fit(X, y)
-        assert folds.cv_.fold_auc.shape == (3, 4)
+        # the folds climb every other value of the grid (and its last)
+        # until their mean curve is flat
+        from pac_particles.sklearn.selection import lam_grid
+        grid = lam_grid(500.0, 4)
+        assert folds.cv_.fold_auc.shape == (3, folds.cv_.grid.size)
+        assert set(folds.cv_.grid) <= set(grid[[0, 2, 3]])
+        assert folds.cv_.grid[0] == grid[0]
         assert folds.lam_ in folds.cv_.grid
         # the folds' mean AUC at lam_ is the held-out AUC: no leave-one-out
         assert not hasattr(folds, "cv_auc_")

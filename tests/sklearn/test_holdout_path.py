@@ -1,10 +1,15 @@
-"""The held-out path's choice of lam: warm starts, the early stop where the
-held-out curve is flat, the choice and its progress lines."""
+"""The paths that choose lam, on one held-out split and on K folds: warm
+starts, the early stop where the curve is flat, the choice and its
+progress lines."""
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from pac_particles.sklearn.selection import holdout_path_choice, lam_grid
+from pac_particles.sklearn.selection import (FLAT_TOL, holdout_path_choice,
+                                             kfold_path_choice, lam_grid,
+                                             paired_step)
 
 
 class _Direction:
@@ -131,3 +136,144 @@ def test_the_final_fit_after_a_sampled_path_stops_by_its_noise_rule():
     assert "stopping rule: descent ended at step" in message
     steps = int(message.split("Adam: ")[1].split(" steps")[0])
     assert f"last {steps // 2} iterates averaged" in message
+
+
+# ------------------------------------------------------------ K-fold path
+
+class _Angle:
+    """A fake approximation scoring ``cos(a) x_0 + sin(a) x_1`` with the
+    angle ``a`` a function of ``log lam``: at ``pi / 3`` (flat) up to
+    ``rise``, turning to the informative column ``x_0`` at ``peak``, then
+    away again: a validation curve flat at the bottom, rising, falling.
+    Its fits record ``(lam, rows, init)`` and return their own start."""
+
+    def __init__(self, X, lam, rise, peak, log):
+        self.lam, self.rows, self.log = lam, len(X), log
+        t = (np.log(lam) - np.log(rise)) / (np.log(peak) - np.log(rise))
+        self.angle = np.pi / 3 * (1.0 - t) if t > 0 else np.pi / 3
+
+    def fit(self, init=None):
+        self.log.append((self.lam, self.rows, init))
+        return SimpleNamespace(mean=np.array([self.lam, self.rows]),
+                               cov=np.ones(2))
+
+    def predict(self, X):
+        return np.cos(self.angle) * X[:, 0] + np.sin(self.angle) * X[:, 1]
+
+
+def test_paired_step_reads_the_mean_gain_against_its_standard_error():
+    best = np.array([0.70, 0.80, 0.75, 0.90])
+    # every fold gains 0.01: an improvement
+    assert paired_step(best, best + 0.01) is True
+    # gains of 0.01 on average with a standard error of 0.0126: flat
+    gains = np.array([0.03, -0.01, 0.03, -0.01])
+    assert gains.std(ddof=1) / 2 > gains.mean() > FLAT_TOL
+    assert paired_step(best, best + gains) is False
+    # every fold falls: flat or falling
+    assert paired_step(best, best - 0.01) is False
+    # gains below FLAT_TOL in root mean square: the fits did not change
+    assert paired_step(best, best + np.array([1, -1, 2, 0]) * 1e-4) is None
+    # a mean gain within the standard error of unpaired scores (0.04)
+    # but well above that of the paired gains: an improvement
+    assert paired_step(best, best + np.array([0.011, 0.009, 0.010, 0.010]))
+
+
+def test_the_k_folds_climb_together_past_a_flat_bottom_and_stop_where_the_mean_falls():
+    X, y = _data(n=2000)
+    grid = lam_grid(1e4, 13)
+    log = []
+    cv = kfold_path_choice(
+        X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[3],
+                                                   grid[7], log),
+        n_folds=4, seed=0, stride=1, patience=2)
+    # every value from the smallest: the flat bottom (grid[0..3]) counts
+    # neither way, the rise improves, two values past the peak fall
+    fitted = np.array([lam for lam, _, _ in log])
+    np.testing.assert_allclose(np.unique(fitted), grid[:10])
+    assert len(log) == 4 * 10
+    assert cv.fold_auc.shape == (4, 10)
+    np.testing.assert_allclose(cv.grid, grid[:10])
+    assert cv.best_lam == pytest.approx(grid[7])
+    # each fold starts from its own previous fit (its rows, the previous
+    # value), the first fit of each from nothing
+    for (lam, rows, init) in log:
+        if lam == grid[0]:
+            assert init is None
+        else:
+            k = int(np.searchsorted(grid, lam * (1 - 1e-9)))
+            np.testing.assert_allclose(init.mean, [grid[k - 1], rows])
+    # the defaults, the held-out path's: every other value, stopping at the
+    # first that does not improve
+    log.clear()
+    cv = kfold_path_choice(
+        X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[3],
+                                                   grid[7], log),
+        n_folds=4, seed=0)
+    np.testing.assert_allclose(cv.grid, grid[[0, 2, 4, 6, 8]])
+    assert cv.best_lam == pytest.approx(grid[6])
+    # the held-out path's rule (no gate) would have stopped on the bottom
+    log.clear()
+    held, _ = holdout_path_choice(
+        X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[3],
+                                                   grid[7], log),
+        seed=0, stride=1)
+    assert held.best_lam < grid[3]
+
+
+def test_a_k_fold_curve_that_keeps_rising_is_climbed_to_the_top():
+    X, y = _data(n=1000)
+    grid = lam_grid(1e4, 7)
+    log = []
+    cv = kfold_path_choice(
+        X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[0],
+                                                   grid[-1], log),
+        n_folds=3, seed=0, stride=1)
+    np.testing.assert_allclose(cv.grid, grid)
+    assert cv.best_lam == pytest.approx(grid[-1])
+
+
+def test_the_k_fold_path_writes_one_progress_line_per_grid_value(capsys):
+    X, y = _data(n=600)
+    grid = lam_grid(100.0, 5)
+    log = []
+    cv = kfold_path_choice(
+        X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[0],
+                                                   grid[-1], log),
+        n_folds=3, seed=0, stride=1, verbose="lines")
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == cv.grid.size == 5
+    assert all(line.startswith("[pac_particles] lam ") and
+               "mean auc" in line and "over 3 folds" in line
+               for line in lines)
+
+
+def test_folds_in_worker_processes_give_the_sequential_choice():
+    from pac_particles.approx.vb import GaussianVB
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(240, 80))
+    y = (X[:, :3].sum(axis=1) + rng.normal(size=240) > 0).astype(int)
+    grid = lam_grid(1200.0, 7)
+
+    def make(X_tr, y_tr, lam):
+        return GaussianVB(X_tr, y_tr, lam=lam, family="diagonal", tol=1e-6)
+    one = kfold_path_choice(X, y, grid, make, n_folds=3, seed=0)
+    two = kfold_path_choice(X, y, grid, make, n_folds=3, seed=0, n_jobs=2,
+                            threads=1)
+    np.testing.assert_allclose(two.grid, one.grid)
+    np.testing.assert_allclose(two.fold_auc, one.fold_auc, atol=1e-6)
+    assert two.best_lam == one.best_lam
+
+
+def test_a_default_vb_fit_with_many_features_climbs_the_folds(capsys):
+    """Above VB_LOO_MAX_FEATURES features on all pairs, lam='cv' takes the
+    K-fold path: n_folds rows of scores, one line per grid value."""
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 70))
+    y = (X[:, 0] + rng.normal(size=300) > 0.5).astype(int)
+    est = PACBayesAUC(method="vb", n_folds=3, random_state=0,
+                      verbose="lines").fit(X, y)
+    lines = capsys.readouterr().err.splitlines()
+    assert est.cv_.fold_auc.shape == (3, est.cv_.grid.size)
+    assert sum("over 3 folds" in line for line in lines) == est.cv_.grid.size
+    assert est.lam_ in est.cv_.grid

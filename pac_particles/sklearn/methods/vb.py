@@ -7,8 +7,11 @@ refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features;
 on one stratified held-out split along a warm-started path that stops
 where the held-out curve is flat where pairs are sampled (or above
 :data:`HOLDOUT_ABOVE_ROWS` rows), the final fit warm-started from it; by
-K-fold refits with continuation along the grid otherwise; the only method for
-rows on a Dask cluster. Classification:
+``n_folds`` folds otherwise (more features on all pairs, few rows, or a
+class too small to hold a fifth out), climbed together along the same
+warm-started path until their mean curve is flat within its standard
+error (:func:`~pac_particles.sklearn.selection.kfold_path_choice`); the
+only method for rows on a Dask cluster. Classification:
 :class:`~pac_particles.approx.classification_vb.ClassificationVB` for every loss, ``lam``
 by K-fold accuracy (on the held-out path above :data:`HOLDOUT_ABOVE_ROWS`
 rows).
@@ -16,6 +19,7 @@ rows).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional
 
 import numpy as np
@@ -30,6 +34,7 @@ from pac_particles.sklearn.methods.ep import LOO_GRID_STRIDE
 from pac_particles.sklearn.methods.gaussian import GaussianMethod
 from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
                                              holdout_path_choice,
+                                             kfold_path_choice,
                                              vb_loo_choice)
 
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
@@ -110,14 +115,23 @@ class VB(GaussianMethod):
             return cv, failed, self._polish(problem, options, hyper,
                                             path_fit)
 
+        # the parts' fits read the options without the certified rule,
+        # which holds the whole problem: a fold's maker goes to a worker
+        # process at every grid value
+        part_options = dataclasses.replace(options, step_rule=None)
+
         def part(X_tr, y_tr, lam):
             # a part's own problem (its rows standardised alone)
-            return GibbsProblem.ranking(X_tr, y_tr, lam, options.standardize,
-                                        options.pu_prior)
+            return GibbsProblem.ranking(X_tr, y_tr, lam,
+                                        part_options.standardize,
+                                        part_options.pu_prior)
 
         def make(X_tr, y_tr, lam):
-            return self.approximation(part(X_tr, y_tr, lam), options, hyper,
-                                      tol=VB_CV_TOL)
+            # a fold's fit is warm-started along the path: on sampled pairs
+            # (Adam) it takes the path's steps, not the cold stopping rule
+            return self.approximation(part(X_tr, y_tr, lam), part_options,
+                                      hyper, tol=VB_CV_TOL,
+                                      max_iter=VB_PATH_STEPS)
         if _on_holdout_path(data, sampled):
             # a fit on sampled pairs costs the same at every n, so K refits
             # per grid value would cost K fits each: one held-out split,
@@ -141,16 +155,15 @@ class VB(GaussianMethod):
             # (approx.variational.stop_threshold)
             return cv, np.empty(0), self._polish(problem, options, hyper,
                                                  path_fit)
-        # all pairs and many features: K-fold refits; concurrent folds
-        # share the cores
+        # many features or a small class: the K folds climb the grid
+        # together, warm-started, until their mean curve is flat;
+        # concurrent folds share the cores
         jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
-        cv = cross_validate_lam(X, data.y, grid,
-                                RefitScorer(make, warm_start=True,
-                                            threads=threads,
-                                            verbose=options.verbose),
-                                n_folds=options.n_folds,
-                                seed=options.random_state, n_jobs=jobs,
-                                verbose=options.verbose)
+        cv = kfold_path_choice(X, data.y, grid, make,
+                               n_folds=options.n_folds,
+                               seed=options.random_state,
+                               stride=LOO_GRID_STRIDE, n_jobs=jobs,
+                               threads=threads, verbose=options.verbose)
         return cv, np.empty(0), None
 
     def _polish(self, problem: GibbsProblem, options: FitOptions,

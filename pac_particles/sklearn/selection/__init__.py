@@ -44,7 +44,10 @@ Cross-validation of ``lam``
     grid, and the estimator then chooses among them by their certificate.
     :func:`holdout_path_choice` scores one held-out split along a
     warm-started path that stops where the held-out curve is flat (a few
-    fits where K folds cost K per grid value: VB where it samples pairs).
+    fits where K folds cost K per grid value: VB where it samples pairs);
+    :func:`kfold_path_choice` climbs the K folds together the same way and
+    stops where their mean curve is flat within its standard error (VB's
+    folds).
     :func:`loo_lambda` gives the same result from a leave-one-out AUC that
     needs no refit (EP's cavity scores [OW00]): :func:`ep_loo_choice`
     and :func:`vb_loo_choice` run it along EP's and VB's paths.
@@ -99,7 +102,7 @@ from pac_particles.sklearn.selection.scorers import (
 from pac_particles.sklearn.selection.leave_one_out import (
     ep_grid_choice, ep_loo_choice, loo_lambda, vb_loo_choice)
 from pac_particles.sklearn.selection.holdout_path import (
-    FLAT_TOL, holdout_path_choice)
+    FLAT_TOL, holdout_path_choice, kfold_path_choice, paired_step)
 from pac_particles.sklearn.selection.evidence import EvidenceGrid, evidence_grid
 from pac_particles.sklearn.selection.certified import most_certified_step
 
@@ -110,4 +113,5 @@ __all__ = ["LAM_MAX_PER_POINT", "CLASSIFICATION_LAM_MAX_PER_POINT",
            "SMCPathScorer", "RefitScorer", "cv_lambda", "loo_lambda",
            "ep_grid_choice", "ep_loo_choice", "vb_loo_choice",
            "EvidenceGrid", "evidence_grid", "most_certified_step",
-           "FLAT_TOL", "holdout_path_choice"]
+           "FLAT_TOL", "holdout_path_choice", "kfold_path_choice",
+           "paired_step"]

@@ -1,5 +1,6 @@
-"""Choosing ``lam`` on one held-out split along a warm-started path that
-stops where the validation curve is flat (:mod:`pac_particles.sklearn.selection`).
+"""Choosing ``lam`` along a warm-started path that stops where the
+validation curve is flat: on one held-out split or on K folds
+(:mod:`pac_particles.sklearn.selection`).
 
 :func:`holdout_path_choice` fits the training part of one stratified split
 (:func:`~pac_particles.sklearn.selection.folds.holdout_split`) at every
@@ -7,29 +8,62 @@ stops where the validation curve is flat (:mod:`pac_particles.sklearn.selection`
 warm-started at the previous optimum (a continuation along the path of
 Gibbs posteriors), and scores the held-out part. It stops climbing as soon
 as the curve is flat or falling: when the last ``patience`` values scored
-each failed to beat the best so far by :data:`FLAT_TOL`. The choice is the
-best value scored; the values the rule skipped
-stay in the grid fixed in advance, so a certificate at the chosen ``lam``
-still pays the union bound over the whole grid.
+each failed to beat the best so far by :data:`FLAT_TOL`.
 
-The rule costs a few fits where a K-fold cross-validation costs ``K`` per
-grid value: the default of Gaussian VB where it samples pairs, whose fits
-cost the same at every ``n`` (docs/user_guide.md, "Which method when").
+:func:`kfold_path_choice` climbs the same way on the ``K`` stratified folds
+at once (:func:`~pac_particles.sklearn.selection.folds.stratified_folds`),
+each fold warm-started at its own previous fit, and reads the mean curve
+over the folds: a value improves on the best so far when its mean gain
+exceeds both :data:`FLAT_TOL` and its standard error over the folds (the
+gains are paired: the same validation rows at both values, so the folds'
+levels cancel). A value whose gains are below :data:`FLAT_TOL` in root
+mean square counts neither way: at the bottom of the grid,
+where the prior dominates, the fits barely move and the curve can be flat
+there before it rises. The climb stops once ``patience`` values since the
+last improvement were flat or falling.
+
+Either way the choice is the best value scored; the values the rule
+skipped stay in the grid fixed in advance, so a certificate at the chosen
+``lam`` still pays the union bound over the whole grid.
+
+The held-out rule costs a few fits where a K-fold cross-validation costs
+``K`` per grid value: the default of Gaussian VB where it samples pairs,
+whose fits cost the same at every ``n``; the K-fold path is its default
+where neither its leave-one-out (all pairs, few features) nor one held-out
+part (many rows, enough of each class) applies (docs/user_guide.md,
+"Which method when").
+
+Example
+-------
+::
+
+    from pac_particles.approx.vb import GaussianVB
+    from pac_particles.sklearn.selection import kfold_path_choice, lam_grid
+    cv = kfold_path_choice(
+        X, y, lam_grid(5.0 * len(y), 13),
+        lambda X_tr, y_tr, lam: GaussianVB(X_tr, y_tr, lam=lam,
+                                           family="diagonal", tol=1e-2),
+        n_folds=5, seed=0)
+    cv.best_lam, cv.grid          # the choice, the values scored
 """
 
+from types import SimpleNamespace
 from typing import Callable, Optional
 
 import numpy as np
+from joblib import Parallel, delayed
 
 from pac_particles.core.checks import (check_choice, check_count,
                                        check_positive)
+from pac_particles.core.parallel import limited_threads
 from pac_particles.core.progress import Progress
 from pac_particles.problem.auc import binary_labels
-from pac_particles.sklearn.selection.folds import holdout_split, on_grid
+from pac_particles.sklearn.selection.folds import (holdout_split, on_grid,
+                                                   stratified_folds)
 from pac_particles.sklearn.selection.leave_one_out import coarse_indices
 from pac_particles.sklearn.selection.scorers import METRICS
 
-__all__ = ["FLAT_TOL", "holdout_path_choice"]
+__all__ = ["FLAT_TOL", "holdout_path_choice", "paired_step", "kfold_path_choice"]
 
 #: the held-out curve is flat where a larger ``lam`` gains less than this
 #: (AUC or accuracy): below the differences the choice of ``lam`` is for.
@@ -37,6 +71,12 @@ __all__ = ["FLAT_TOL", "holdout_path_choice"]
 #: the same held-out rows, so their differences are far less noisy than
 #: each score (whose standard error at 1,000 held-out rows is near 0.02)
 FLAT_TOL = 5e-4
+
+
+def _held_out(approx, X_val, y_val, metric):
+    scores = (approx.predict(X_val) if metric == "auc"
+              else approx.predict_proba(X_val))
+    return float(METRICS[metric](scores, y_val))
 
 
 def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
@@ -89,9 +129,7 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
         for position, k in enumerate(order):
             approx = make(X_tr, y_tr, grid[k])
             previous = fits[k] = approx.fit(init=previous)
-            held = (approx.predict(X_val) if metric == "auc"
-                    else approx.predict_proba(X_val))
-            value = scored[k] = float(METRICS[metric](held, y_val))
+            value = scored[k] = _held_out(approx, X_val, y_val, metric)
             progress.update(advance=1, text=(
                 f"lam {position + 1}/{len(order)} = {grid[k]:.4g}: held-out "
                 f"{metric} {value:.4f} ({progress.elapsed:.1f} s)"))
@@ -104,3 +142,110 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     cv = on_grid(grid[kept], [(grid[kept], values)])
     by_lam = {float(grid[k]): fits[k] for k in kept}
     return cv, lambda lam: by_lam[float(lam)]
+
+
+def paired_step(best: np.ndarray, new: np.ndarray,
+                tol: float = FLAT_TOL) -> Optional[bool]:
+    """How the folds' scores ``new`` at a larger ``lam`` compare with the
+    best value's ``best`` (both (K,), the same folds): True where the mean
+    gain exceeds ``tol`` and its standard error over the folds (an
+    improvement), None where the gains are below ``tol`` in root mean
+    square (the fits did not change: neither better nor flat), False
+    otherwise (flat or falling)."""
+    gain = np.asarray(new, dtype=float) - np.asarray(best, dtype=float)
+    se = gain.std(ddof=1) / np.sqrt(gain.size) if gain.size > 1 else 0.0
+    if gain.mean() > max(tol, se):
+        return True
+    if np.sqrt(np.mean(gain ** 2)) < tol:
+        return None
+    return False
+
+
+def _fold_step(make, X, positives, train, val, lam, init, metric, threads):
+    """One fold's fit at ``lam`` from ``init`` (its previous fit's mean and
+    covariance, or None) and its validation score; returns ``(score,
+    start)``, the start of its next fit (small: a worker sends it back)."""
+    with limited_threads(threads):
+        approx = make(X[train], positives[train], lam)
+        fitted = approx.fit(init=init)
+        score = _held_out(approx, X[val], positives[val], metric)
+    return score, SimpleNamespace(mean=fitted.mean, cov=fitted.cov)
+
+
+def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
+                      make: Callable, n_folds: int = 5,
+                      seed: Optional[int] = None, metric: str = "auc",
+                      stride: int = 2, patience: int = 1,
+                      tol: float = FLAT_TOL, n_jobs: int = 1,
+                      threads: Optional[int] = None, verbose=False):
+    """Choose ``lam`` on ``grid`` by ``n_folds`` stratified folds climbed
+    together along a warm-started path, stopping where the mean curve over
+    the folds is flat within its standard error (module docstring,
+    :func:`paired_step`).
+
+    Parameters
+    ----------
+    X, y : raw rows and binary labels.
+    grid : (G,) increasing candidate values, fixed in advance.
+    make : callable, ``make(X_train, y_train, lam)`` as for
+        :func:`holdout_path_choice`; each fold's fit starts at its own
+        previous fit's mean and covariance (``fit(init=...)``).
+    n_folds : int >= 2, stratified folds (fewer, with a warning, for a
+        small class: :func:`~pac_particles.sklearn.selection.folds.fold_count`).
+    seed : int, optional; the split.
+    metric : {'auc', 'accuracy'}
+    stride : int >= 1, score every ``stride``-th grid value (and the last).
+    patience : int >= 1, values in a row that were flat or falling after
+        which the climb stops.
+    tol : float >= 0, the mean gain that counts, and the root mean square
+        of the gains below which a value counts neither way.
+    n_jobs : int, the folds of one grid value in parallel through joblib
+        (the workers are kept along the path).
+    threads : int, optional; numba and BLAS threads of each fold's fit.
+    verbose : bool or str, one progress line (or bar step) per grid value
+        (:mod:`pac_particles.core.progress`).
+
+    Returns
+    -------
+    :class:`~pac_particles.sklearn.selection.folds.LamCVResult` on the
+    values scored (one row per fold; ``best_lam`` the highest mean).
+    """
+    grid = np.asarray(grid, dtype=float)
+    metric = check_choice(metric, "metric", tuple(METRICS))
+    stride = check_count(stride, "stride")
+    patience = check_count(patience, "patience")
+    tol = check_positive(tol, "tol", allow_zero=True)
+    positives = binary_labels(y)
+    folds = stratified_folds(positives, n_folds, seed)
+    X = np.asarray(X, dtype=float)
+    order = coarse_indices(grid.size, stride)
+    starts = [None] * len(folds)
+    scored = {}
+    best, flat = None, 0
+    with Progress(verbose, total=len(order), desc=f"lam grid ({len(folds)} "
+                  f"folds)", unit="lam") as progress, \
+            Parallel(n_jobs=n_jobs) as parallel:
+        for position, k in enumerate(order):
+            steps = parallel(delayed(_fold_step)(
+                make, X, positives, train, val, grid[k], start, metric,
+                threads) for (train, val), start in zip(folds, starts))
+            scores = scored[k] = np.array([score for score, _ in steps])
+            starts = [start for _, start in steps]
+            progress.update(advance=1, text=(
+                f"lam {position + 1}/{len(order)} = {grid[k]:.4g}: mean "
+                f"{metric} {scores.mean():.4f} over {len(folds)} folds "
+                f"({progress.elapsed:.1f} s)"))
+            if best is None:
+                best = k
+                continue
+            step = paired_step(scored[best], scores, tol)
+            if step is not None:
+                flat = 0 if step else flat + 1
+            if scores.mean() > scored[best].mean():
+                best = k
+            if flat >= patience:
+                break
+    kept = np.array(sorted(scored), dtype=int)
+    return on_grid(grid[kept], [(grid[kept], scored_at)
+                                for scored_at in np.array(
+                                    [scored[k] for k in kept]).T])
