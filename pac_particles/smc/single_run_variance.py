@@ -51,8 +51,8 @@ from pac_particles.core.checks import InputError, check_count, check_finite_arra
 from pac_particles.problem.priors import param_array
 from pac_particles.core.weighted_particles import directions
 
-__all__ = ["LineageVariance", "LINEAGE_LAG", "MIN_LINEAGE_GROUPS", "single_run_errors",
-           "log_z_standard_error", "lineage_mean_variance",
+__all__ = ["LineageVariance", "LINEAGE_LAG", "MIN_LINEAGE_GROUPS",
+           "single_run_errors", "log_z_standard_error", "lineage_mean_variance",
            "chain_mean_variance", "mean_standard_error", "lineage_groups"]
 
 #: Tempering steps back along the genealogy at which the chains are grouped:
@@ -62,8 +62,8 @@ LINEAGE_LAG = 3
 #: distinct ancestors the means' lineage groups keep at least: their
 #: grouping goes back along the genealogy while that many remain
 #: (:class:`LineageVariance`): the jackknife over fewer groups is too
-#: noisy to be an error bar (docs/benchmarks.md, "Exactness of the default
-#: against quadrature")
+#: noisy to be an error bar (docs/benchmarks.md, "The means' error bars of
+#: a tempering run")
 MIN_LINEAGE_GROUPS = 20
 
 
@@ -89,8 +89,8 @@ class LineageVariance(collectors.Collector):
     through the particles it descends from, not only of the last ``lag``:
     where the moves forget their start slowly, the chains that descend
     from one particle many steps back err together, and groups of a fixed
-    lag read the means' error bars too narrow (docs/benchmarks.md,
-    "Exactness of the default against quadrature").
+    lag read the means' error bars too narrow (docs/benchmarks.md, "The
+    means' error bars of a tempering run").
     The groups therefore go back as far as the genealogy allows before it
     degenerates [OD19]: to the oldest step at which at least
     ``min_groups`` distinct ancestors of the current chains remain (the
