@@ -105,7 +105,7 @@ __all__ = ["run_smc", "run_smc_chains", "chain_seeds", "SMCPosterior",
            "StepParticles", "single_run_errors", "POINT_ESTIMATES",
            "directions", "IMPORTANCE_ALONE_K", "IMPORTANCE_ALONE_ESS",
            "scout_particles", "SCOUT_SHARE", "MIN_SCOUT_PARTICLES",
-           "SCOUT_WEIGHT", "SCOUT_WIDENING"]
+           "SCOUT_WEIGHT", "SCOUT_WIDENING", "with_refinement"]
 
 #: a Gaussian start's importance draws are the posterior, with no tempering
 #: run, when the Pareto tail shape of their weights is reliable (at most
@@ -420,19 +420,32 @@ def run_smc(model, n_particles=200, len_chain=10, wastefree=True, move=None,
     post = dataclasses.replace(SMCPosterior.from_smc(smc, model), start=start,
                                mass_check=check)
     if evidence == "importance":
-        # a pilot set of draws decides, fresh draws estimate (deciding on
-        # the estimate's own draws kept the high ones); after the bridge,
-        # which runs where q's draws failed, the pilot obeys their ESS rule
-        with one_blas_thread():
-            refined = piloted_refinement(
-                model, post.theta, post.weights, draws,
-                seed=np.random.randint(2 ** 31),
-                fit=None if fit is None else fit[:2],
-                min_ess_share=IMPORTANCE_ALONE_ESS * (start == "gaussian"))
-        post = post.with_importance(refined)
+        post = with_refinement(post, model, draws,
+                               seed=np.random.randint(2 ** 31),
+                               fit=None if fit is None else fit[:2])
     return dataclasses.replace(
         post, wall_time=time.perf_counter() - clock,
         n_risk_evaluations=model.n_risk_evaluations - evaluations_before)
+
+
+def with_refinement(post, model, n_draws, seed=None, fit=None):
+    """``post``, a finished tempering run of ``model`` (or a step of its
+    path, ``SMCPosterior.at_step``, with the model of that step), with the
+    importance refinement of ``log Z`` that :func:`run_smc` makes after a
+    run: ``n_draws`` draws around the particles (and ``fit``, a Gaussian
+    ``(mean, cov)``; default EP's, where it covers the model), decided on
+    a pilot set of as many draws and estimated on fresh ones
+    (:func:`~pac_particles.smc.adaptive_importance.piloted_refinement`:
+    deciding on the estimate's own draws kept the high ones); after the
+    bridge (``post.start == "gaussian"``), which runs where ``q``'s draws
+    failed, the pilot also needs an ESS of :data:`IMPORTANCE_ALONE_ESS` of
+    its draws. A reliable refinement replaces ``log_z`` and joins the
+    particles (``SMCPosterior.with_importance``)."""
+    with one_blas_thread():
+        refined = piloted_refinement(
+            model, post.theta, post.weights, n_draws, seed=seed, fit=fit,
+            min_ess_share=IMPORTANCE_ALONE_ESS * (post.start == "gaussian"))
+    return post.with_importance(refined)
 
 
 #: the scouting run from the prior (:class:`~pac_particles.smc.

@@ -109,7 +109,8 @@ class SMCPosterior(WeightedParticles):
         ``bayes_point`` (waste-free runs; None otherwise): the larger of
         the initial-sequence estimate over the M chains of the last move
         [DC22, Sec. 3.4] (``particles.smc_samplers.var_wf``) and the lineage
-        estimate that groups those chains by ancestor
+        estimate that groups those chains by ancestor, as far back as
+        enough ancestors remain, the jackknife over the groups
         (:func:`~pac_particles.smc.single_run_variance.single_run_errors`).
         Their coverage is measured in docs/benchmarks.md ("Single-run error bars").
     summaries : the ``particles`` summaries of the run (one entry per

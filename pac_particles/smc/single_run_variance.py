@@ -16,11 +16,16 @@ bars").
 
 :class:`LineageVariance` adds these covariances from the chains' genealogy,
 as the genealogy estimators of the particle filter do [CL13, LW18] with a
-fixed lag [OD19]: every chain's share of an error is grouped by its
-ancestor :data:`LINEAGE_LAG` steps back, and the grouped totals give the
-variance (sum of their squares) and the covariance between steps (sum of
-their products). The whole genealogy back to the initial particles (Chan &
-Lai's "Eve" grouping) degenerates on long paths: at ``lam = 5 n`` on German
+lag [OD19]: for ``log Z`` every chain's share of a step's error is grouped
+by its ancestor :data:`LINEAGE_LAG` steps back, and the grouped totals give
+the variance (sum of their squares) and the covariance between steps (sum
+of their products). A posterior mean carries the error of every earlier
+step, so its chains are grouped further back, as far as at least
+:data:`MIN_LINEAGE_GROUPS` distinct ancestors remain, and
+:func:`lineage_mean_variance` is the jackknife over those groups (the
+plain sum of squared group totals is low by the weight of the largest
+groups). The whole genealogy back to the initial particles (Chan & Lai's
+"Eve" grouping) degenerates on long paths: at ``lam = 5 n`` on German
 credit 4 initial ancestors were left after 23 steps, and the groups can no
 longer see the later steps' errors. :func:`single_run_errors` reports the
 larger of the per-step and lineage estimates.
@@ -46,22 +51,30 @@ from pac_particles.core.checks import InputError, check_count, check_finite_arra
 from pac_particles.problem.priors import param_array
 from pac_particles.core.weighted_particles import directions
 
-__all__ = ["LineageVariance", "LINEAGE_LAG", "single_run_errors",
-           "log_z_standard_error", "lineage_mean_variance",
+__all__ = ["LineageVariance", "LINEAGE_LAG", "MIN_LINEAGE_GROUPS",
+           "single_run_errors", "log_z_standard_error", "lineage_mean_variance",
            "chain_mean_variance", "mean_standard_error", "lineage_groups"]
 
 #: Tempering steps back along the genealogy at which the chains are grouped:
 #: the shortest lag beyond which the standard errors stopped growing
 #: (docs/benchmarks.md, "Efficiency of the SMC sampler").
 LINEAGE_LAG = 3
+#: distinct ancestors the means' lineage groups keep at least: their
+#: grouping goes back along the genealogy while that many remain
+#: (:class:`LineageVariance`): the jackknife over fewer groups is too
+#: noisy to be an error bar (docs/benchmarks.md, "The means' error bars of
+#: a tempering run")
+MIN_LINEAGE_GROUPS = 20
 
 
 class LineageVariance(collectors.Collector):
     """Collector: at each step, ``(var, groups)``: the lineage variance of
     ``log L_t`` (the log evidence up to step ``t``) and, for each current
-    chain, its ancestor chain ``lag`` steps back (the groups of
-    :func:`lineage_mean_variance`). ``lag`` defaults to
-    :data:`LINEAGE_LAG`; ``run_smc`` adds one unless ``collect`` has one.
+    chain, its ancestor chain at the step that :func:`lineage_mean_variance`
+    groups the means' errors by: ``lag`` steps back at least, and further
+    back as long as at least ``min_groups`` distinct ancestors remain there
+    (:data:`MIN_LINEAGE_GROUPS`). ``lag`` defaults to :data:`LINEAGE_LAG`;
+    ``run_smc`` adds one unless ``collect`` has one.
 
     To first order ``log L_t`` errs by ``sum_s delta_s``, ``delta_s =
     sum_m c_s(m)``, where ``c_s(m) = sum_p (w_s(p, m) / mean(w_s) - 1) /
@@ -71,6 +84,19 @@ class LineageVariance(collectors.Collector):
     adds ``sum_g A_s(g)^2 + 2 sum_{j=a}^{s-1} sum_g A_s(g) A_j(g)``:
     its variance (with the covariance of chains of a common ancestor) and
     its covariance with the ``lag`` steps before it.
+
+    A weighted mean at step ``t`` carries the error of every earlier step
+    through the particles it descends from, not only of the last ``lag``:
+    where the moves forget their start slowly, the chains that descend
+    from one particle many steps back err together, and groups of a fixed
+    lag read the means' error bars too narrow (docs/benchmarks.md, "The
+    means' error bars of a tempering run").
+    The groups therefore go back as far as the genealogy allows before it
+    degenerates [OD19]: to the oldest step at which at least
+    ``min_groups`` distinct ancestors of the current chains remain (the
+    initial particles [CL13, LW18] where that many survive). The number
+    of distinct ancestors at a past step only falls as the run goes on, so
+    a step that falls below it is dropped for good.
 
     The chain of particle ``i`` is ``i % M`` (``particles`` stores a
     waste-free population as P rows of M chains, as ``Var_logLt`` reads
@@ -82,13 +108,15 @@ class LineageVariance(collectors.Collector):
     """
 
     summary_name = "lineage"
-    signature = {"lag": LINEAGE_LAG}
+    signature = {"lag": LINEAGE_LAG, "min_groups": MIN_LINEAGE_GROUPS}
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.lag = int(self.lag)
+        self.min_groups = int(self.min_groups)
         self.shares = []       # the last lag + 1 steps' chain shares
         self.parents = []      # their parent chains (unused for the oldest)
+        self.ancestry = []     # the current chains' ancestors at past steps
         self.var = 0.0
 
     def fetch(self, smc):
@@ -99,20 +127,34 @@ class LineageVariance(collectors.Collector):
             self.var = np.nan
         lw = np.reshape(smc.wgts.lw, (-1, m), "C")
         w = np.exp(lw - lw.max())
+        parent = np.asarray(smc.A) % m if smc.t > 0 else np.arange(m)
         self.shares.append((w / w.mean() - 1.0).sum(axis=0) / w.size)
-        self.parents.append(np.asarray(smc.A) % m if smc.t > 0
-                            else np.arange(m))
+        self.parents.append(parent)
         del self.shares[:-self.lag - 1], self.parents[:-self.lag - 1]
         # ancestor at the oldest kept step of every kept step's chains
         groups = np.arange(m)
         totals = [np.bincount(groups, weights=self.shares[0], minlength=m)]
-        for share, parent in zip(self.shares[1:], self.parents[1:]):
-            groups = groups[parent]
+        for share, parent_chain in zip(self.shares[1:], self.parents[1:]):
+            groups = groups[parent_chain]
             totals.append(np.bincount(groups, weights=share, minlength=m))
         newest = totals[-1]
         self.var += newest @ newest + 2.0 * sum(newest @ t
                                                 for t in totals[:-1])
-        return self.var, groups.copy()
+        return self.var, self._mean_groups(parent, groups)
+
+    def _mean_groups(self, parent, lagged):
+        """The current chains' ancestors at the oldest step that keeps
+        ``min(min_groups, M)`` distinct ones, or at ``lag`` steps back
+        (``lagged``) where that is older."""
+        m = parent.size
+        self.ancestry = [a[parent] for a in self.ancestry] + [np.arange(m)]
+        enough = min(self.min_groups, m)
+        while np.unique(self.ancestry[0]).size < enough:
+            del self.ancestry[0]
+        # the lag's ancestors lie len(shares) - 1 steps back
+        if len(self.ancestry) < len(self.shares):
+            return lagged.copy()
+        return self.ancestry[0].copy()
 
 
 def _check_chains(values, weights, m):
@@ -128,21 +170,38 @@ def _check_chains(values, weights, m):
 
 
 def lineage_mean_variance(values, weights, groups):
-    """Lineage variance of each column's weighted mean ``weights @ values``
-    ((N, d) values, N = M P in P rows of M chains): the chains' shares
-    ``sum_p W (values - mean)`` summed by ``groups`` (ancestor chain of each
-    chain, :class:`LineageVariance`), then squared and summed."""
+    """Lineage variance of each column's weighted mean ``weights @ values /
+    sum(weights)`` ((N, d) values, N = M P in P rows of M chains): the
+    delete-a-group jackknife over the chains' ancestor groups (``groups``:
+    ancestor chain of each chain, :class:`LineageVariance`).
+
+    With ``A_g = sum_{i in g} W_i (values_i - mean)`` (``W`` the normalised
+    weights) and ``w_g = sum_{i in g} W_i``, leaving group ``g`` out moves
+    the mean by ``-A_g / (1 - w_g)``, and the jackknife, each group's
+    pseudo-value weighted by the weight outside it, is ``sum_g (1 - w_g)
+    (A_g / (1 - w_g))^2 = sum_g A_g^2 / (1 - w_g)``. For independent
+    groups whose errors have variances in proportion to their weights it
+    is unbiased; the plain ``sum_g A_g^2`` [CL13] has the expectation
+    ``sum_g w_g (1 - w_g)`` times the variance, low by the weight of the
+    largest groups (a tenth where ten groups of equal weight remain: the
+    mean is estimated from the same groups). A group holding all the
+    weight adds nothing (its ``A_g`` is 0)."""
     groups = np.asarray(groups)
     values, weights, m = _check_chains(values, weights, groups.shape[0])
     if groups.ndim != 1 or not np.all((groups >= 0) & (groups < m)):
         raise InputError(f"groups must hold one chain index in [0, {m}) per "
                          "chain")
+    weights = weights / weights.sum()
     mean = weights @ values
-    shares = np.einsum("pm,pmd->md", weights.reshape(-1, m),
+    by_chain = weights.reshape(-1, m)
+    shares = np.einsum("pm,pmd->md", by_chain,
                        (values - mean).reshape(-1, m, values.shape[1]))
     totals = np.zeros_like(shares)
     np.add.at(totals, groups, shares)
-    return (totals ** 2).sum(axis=0)
+    outside = 1.0 - np.bincount(groups, weights=by_chain.sum(axis=0),
+                                minlength=m)
+    inside = outside > 1e-12
+    return (totals[inside] ** 2 / outside[inside, None]).sum(axis=0)
 
 
 def chain_mean_variance(values, weights, m):

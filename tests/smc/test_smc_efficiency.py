@@ -158,21 +158,26 @@ def test_a_cell_with_move_options_runs_from_the_prior_only():
         efficiency_runs({"pima60": _small_pima()}, [cell], n_runs=2)
 
 
-def test_lineage_variance_groups_the_chains_by_their_ancestor_lag_steps_back():
+@pytest.mark.parametrize("min_groups", [3, 20])
+def test_lineage_variance_groups_the_chains_by_their_ancestor_lag_steps_back(
+        min_groups):
     """LineageVariance against a direct computation: each chain's share of
     the relative weight error; for each step s, the shares of steps
     a = max(0, s - lag) .. s summed by ancestor at step a, giving step s's
     variance and its covariances with the steps before it; and the groups
-    of the current chains."""
+    of the current chains for the means: their ancestors at the oldest
+    step where min(min_groups, M) distinct ones remain, or lag steps back
+    where that is older."""
     from types import SimpleNamespace
     from pac_particles.smc.single_run_variance import LineageVariance
     rng = np.random.default_rng(3)
     m, p, steps, lag = 6, 4, 7, 2
-    collector = LineageVariance(lag=lag)
-    shares, parents, expected = [], [], 0.0
+    collector = LineageVariance(lag=lag, min_groups=min_groups)
+    shares, parents, expected, depths = [], [], 0.0, set()
     for t in range(steps):
         lw = rng.normal(size=m * p)
-        ancestors = rng.integers(0, m * p, size=m)   # into the last population
+        # into the last population, few parents: the genealogy narrows
+        ancestors = rng.integers(0, m * p // 2, size=m)
         smc = SimpleNamespace(N=m, t=t, wgts=SimpleNamespace(lw=lw),
                               rs_flag=t > 0, A=ancestors)
         var, groups = collector.fetch(smc)
@@ -182,42 +187,50 @@ def test_lineage_variance_groups_the_chains_by_their_ancestor_lag_steps_back():
         parents.append([a % m for a in ancestors])
         start = max(0, t - lag)
 
-        def ancestor(step, j):                 # chain j of step, at start
-            for r in range(step, start, -1):
+        def ancestor(step, j, back_to):         # chain j of step, at back_to
+            for r in range(step, back_to, -1):
                 j = parents[r][j]
             return j
 
         totals = np.zeros((t - start + 1, m))
         for step in range(start, t + 1):
             for j in range(m):
-                totals[step - start, ancestor(step, j)] += shares[step][j]
+                totals[step - start, ancestor(step, j, start)] += shares[step][j]
         expected += totals[-1] @ totals[-1] + 2 * sum(
             totals[-1] @ row for row in totals[:-1])
         assert var == pytest.approx(expected, rel=1e-12)
-        assert list(groups) == [ancestor(t, j) for j in range(m)]
+        oldest = min(s for s in range(t + 1) if len(
+            {ancestor(t, j, s) for j in range(m)}) >= min(min_groups, m))
+        oldest = min(oldest, start)
+        depths.add(t - oldest)
+        assert list(groups) == [ancestor(t, j, oldest) for j in range(m)]
+    # the case where the genealogy is followed beyond the lag is exercised
+    assert max(depths) > lag if min_groups == 3 else max(depths) == lag
 
 
-def test_lineage_mean_variance_sums_the_chains_shares_by_group():
+def test_lineage_mean_variance_is_the_jackknife_over_the_ancestor_groups():
+    """The delete-a-group jackknife, by deleting each group's rows and
+    recomputing the weighted mean: sum_g (1 - w_g) (mean_-g - mean)^2."""
     from pac_particles.smc.single_run_variance import lineage_mean_variance
     rng = np.random.default_rng(0)
     m, p = 5, 3
     values = rng.normal(size=(m * p, 2))
     weights = rng.random(m * p)
-    weights /= weights.sum()
-    groups = np.array([0, 0, 2, 2, 2])
-    mean = weights @ values
+    groups = np.array([0, 0, 2, 2, 4])
+    mean = weights @ values / weights.sum()
     expected = np.zeros(2)
     for g in set(groups):
-        chains = [j for j in range(m) if groups[j] == g]
-        rows = [i for i in range(m * p) if i % m in chains]
-        expected += (weights[rows] @ (values[rows] - mean)) ** 2
+        rows = np.array([i for i in range(m * p) if groups[i % m] == g])
+        rest = np.setdiff1d(np.arange(m * p), rows)
+        left_out = weights[rest] @ values[rest] / weights[rest].sum()
+        expected += (weights[rest].sum() / weights.sum()
+                     * (left_out - mean) ** 2)
     np.testing.assert_allclose(lineage_mean_variance(values, weights, groups),
                                expected, rtol=1e-12)
-    # each chain its own group: the chains' shares, squared
-    alone = sum((weights[j::m] @ (values[j::m] - mean)) ** 2 for j in range(m))
+    # one group holds everything: nothing to compare it with, variance 0
     np.testing.assert_allclose(
-        lineage_mean_variance(values, weights, np.arange(m)), alone,
-        rtol=1e-12)
+        lineage_mean_variance(values, weights, np.zeros(m, dtype=int)), 0.0,
+        atol=1e-30)
 
 
 def test_single_run_errors_are_the_larger_of_the_chain_and_lineage_estimates():

@@ -21,11 +21,11 @@ from pac_particles.bounds import smc_certificate
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.problem.priors import SpikeSlabPrior, gaussian_prior
 from pac_particles.problem.problem import GibbsProblem
-from pac_particles.smc.importance_evidence import refine_log_z
 from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
                                       GPAUCModel, linear_score_model,
                                       linear_score_model_for)
-from pac_particles.smc.posterior import chain_seeds, run_smc, run_smc_chains
+from pac_particles.smc.posterior import (chain_seeds, run_smc, run_smc_chains,
+                                          with_refinement)
 from pac_particles.sklearn.committee import vote_probability
 from pac_particles.sklearn.methods.base import FitOptions, Method, MethodFit
 from pac_particles.sklearn.selection import (SMCPathScorer, cross_validate_lam,
@@ -150,13 +150,13 @@ class SMC(Method):
                 **_smc_kwargs(options))
             if step_rule is not None:
                 # the path refit kept its tempering evidence: refine it at
-                # the chosen step only
+                # the chosen step only, as run_smc refines its runs
                 step = step_rule(fit.cv)
                 # the step's own target: problem.at takes lam as given (PN)
                 model = smc_model(problem.at(step.lam_pn), options, hyper)
-                fit.posterior = step.with_importance(refine_log_z(
-                    model, step.theta, step.weights, step.theta.shape[0],
-                    seed=options.random_state))
+                fit.posterior = with_refinement(
+                    step, model, step.theta.shape[0],
+                    seed=options.random_state)
             else:
                 fit.posterior = fit.cv.posterior
             fit.lam = float(fit.posterior.lam_pn)
