@@ -232,7 +232,7 @@ def cross_validate_lam(X, y, grid, scorer, n_folds=5, seed=None, n_jobs=1,
     if alongside is not None:
         # dispatched first: it is the longest job (a refit on all rows with
         # the full population), and the pool takes jobs in order; last, it
-        # started after the folds (German credit: cv 3.4 s -> 2.7 s)
+        # would start only once the folds are done
         jobs.insert(0, delayed(alongside)())
     # "fold k/K" for the folds, "refit" for the job alongside (not a fold)
     labels = ["refit on all rows"] * (alongside is not None) + [
