@@ -25,6 +25,8 @@ Their plain-numpy twins are in ``tests/approx/test_svgd.py``.
 """
 
 import math
+import threading
+import time
 
 import numba
 import numpy as np
@@ -33,7 +35,8 @@ from pac_particles.core import parallel
 from pac_particles.core.normal import cdf_pdf
 
 __all__ = ["CANCELLATION_RTOL", "difference_quadratic", "gram_terms", "gaussian_block",
-           "pair_batch_sums", "BATCH_SUMS_FIXED", "MIN_PARALLEL_BATCH_PAIRS", "inverse_pair_norms", "sampled_inverse_norms",
+           "pair_batch_sums", "BATCH_SUMS_FIXED", "MIN_PARALLEL_BATCH_PAIRS",
+           "BATCH_CHUNKS", "BatchThreads", "BATCH_THREADS", "inverse_pair_norms", "sampled_inverse_norms",
            "smoothed_block", "smoothed_sampled"]
 
 #: below this fraction of a_i + a_j, a_i + a_j - 2 b_ij has lost most of its
@@ -325,17 +328,72 @@ def _pair_batch_parallel(ip, jn, X_pos, X_neg, m, cov, kind, need_grad,
 @numba.njit(cache=True, nogil=True)
 def _pair_batch_serial(ip, jn, X_pos, X_neg, m, cov, kind, need_grad,
                        full_grad, s_pos, s_neg, acc):
-    _pair_batch_range(0, ip.shape[0], ip, jn, X_pos, X_neg, m, cov, kind,
-                      need_grad, full_grad, s_pos, s_neg, acc[0])
+    # the parallel version's chunks, one after the other: the same sums
+    n_chunks = acc.shape[0]
+    n = ip.shape[0]
+    for c in range(n_chunks):
+        _pair_batch_range(c * n // n_chunks, (c + 1) * n // n_chunks, ip, jn,
+                          X_pos, X_neg, m, cov, kind, need_grad, full_grad,
+                          s_pos, s_neg, acc[c])
 
 
 _NO_SCORES = np.zeros(0)
-#: sampled pairs below which :func:`pair_batch_sums` runs on one thread
-#: whatever the work: waking the thread pool once per Adam step cost as
-#: much as the step unloaded, and on a machine whose cores other processes
-#: hold it waits a scheduler's time slice each time (docs/benchmarks.md,
-#: "By size: the default fit on synthetic logistic data")
+#: sampled pairs from which :func:`pair_batch_sums` runs on every thread;
+#: below, a minibatch runs in :data:`BATCH_CHUNKS` chunks on the version
+#: :class:`BatchThreads` measures the faster: two threads took half the
+#: time of one on 10,000 pairs when the machine was free, twenty times as
+#: long when other processes held the cores (waking the thread pool waits
+#: a scheduler's time slice; docs/benchmarks.md, "By size: the default fit
+#: on synthetic logistic data")
 MIN_PARALLEL_BATCH_PAIRS = 100_000
+#: partial sums of a minibatch below :data:`MIN_PARALLEL_BATCH_PAIRS`,
+#: whichever version runs: the serial one adds the same chunks in the same
+#: order, so the choice of threads never changes a bit of a fit
+BATCH_CHUNKS = 2
+
+
+class BatchThreads:
+    """Which version of the minibatch kernel runs, serial or parallel (of
+    :data:`BATCH_CHUNKS` chunks each: the same sums): the one whose last
+    measured time per pair was the smaller. Each version runs twice first
+    (the first call of each pays the thread pool's start); after that the
+    other one runs once every :data:`PROBE_CALLS` calls, times the ratio of
+    its time to the chosen one's (a version twenty times slower is tried
+    twenty times more rarely), to follow the load of the machine. The
+    parallel version runs from the main thread only (folds run in threads
+    of their own, each on its own cores)."""
+
+    #: calls between two tries of the version not chosen, at equal times
+    PROBE_CALLS = 50
+
+    def __init__(self):
+        self.per_pair = [math.inf, math.inf]      # serial, parallel
+        self.calls = 0
+        self.since_probe = 0
+
+    def run(self, serial, in_parallel, n_pairs, *args):
+        """Run one of the two compiled versions on ``args``."""
+        if threading.current_thread() is not threading.main_thread():
+            return serial(*args)
+        self.calls += 1
+        if self.calls <= 4:
+            pick = self.calls % 2                 # serial, parallel, ...
+        else:
+            best = int(self.per_pair[1] < self.per_pair[0])
+            ratio = self.per_pair[1 - best] / self.per_pair[best]
+            self.since_probe += 1
+            pick = best
+            if self.since_probe >= self.PROBE_CALLS * min(ratio, 1e3):
+                pick, self.since_probe = 1 - best, 0
+        start = time.perf_counter()
+        (in_parallel if pick else serial)(*args)
+        if self.calls > 2:
+            self.per_pair[pick] = ((time.perf_counter() - start)
+                                   / max(n_pairs, 1))
+
+
+#: the process's choice of threads for the minibatch kernel
+BATCH_THREADS = BatchThreads()
 
 
 def pair_batch_sums(ip, jn, X_pos, X_neg, m, cov, need_grad=True,
@@ -360,16 +418,22 @@ def pair_batch_sums(ip, jn, X_pos, X_neg, m, cov, need_grad=True,
     s_pos, s_neg = (_NO_SCORES, _NO_SCORES) if scores is None else scores
     # a pair costs about d times a typical inner-loop item; a stochastic
     # optimiser's minibatch (a millisecond of work, hundreds of times in a
-    # row) stays on one thread below MIN_PARALLEL_BATCH_PAIRS
-    use = (parallel.use_parallel(ip.shape[0] * d)
-           and ip.shape[0] >= MIN_PARALLEL_BATCH_PAIRS)
-    n_chunks = numba.get_num_threads() if use else 1
+    # row) runs on the threads BATCH_THREADS finds the faster
+    n = ip.shape[0]
+    use = parallel.use_parallel(n * d)
+    large = n >= MIN_PARALLEL_BATCH_PAIRS
+    n_chunks = (numba.get_num_threads() if large and use
+                else BATCH_CHUNKS if not large else 1)
     acc = np.zeros((n_chunks, BATCH_SUMS_FIXED + d + (d * d if full else d)))
-    kernel = _pair_batch_parallel if use else _pair_batch_serial
-    kernel(ip, jn, X_pos, X_neg, np.ascontiguousarray(m, dtype=float), cov2d,
-           _DIAGONAL if diag else _FULL, bool(need_grad), full,
-           np.ascontiguousarray(s_pos, dtype=float),
-           np.ascontiguousarray(s_neg, dtype=float), acc)
+    args = (ip, jn, X_pos, X_neg, np.ascontiguousarray(m, dtype=float),
+            cov2d, _DIAGONAL if diag else _FULL, bool(need_grad), full,
+            np.ascontiguousarray(s_pos, dtype=float),
+            np.ascontiguousarray(s_neg, dtype=float), acc)
+    # use_parallel(0): only parallel.forced("parallel") says yes to no work
+    if large or not use or parallel.use_parallel(0):
+        (_pair_batch_parallel if use else _pair_batch_serial)(*args)
+    else:
+        BATCH_THREADS.run(_pair_batch_serial, _pair_batch_parallel, n, *args)
     return acc.sum(axis=0)
 
 

@@ -586,3 +586,33 @@ def test_reported_objective_is_computed_on_first_read_at_the_fits_lam():
     unread = GaussianVB(X, y, lam=40.0, family="diagonal").fit()
     copy = pickle.loads(pickle.dumps(unread))
     assert copy.report is None and copy.objective == unread.objective
+
+
+def test_minibatch_sums_are_the_same_bits_on_either_threads():
+    """A minibatch below MIN_PARALLEL_BATCH_PAIRS is summed in
+    BATCH_CHUNKS chunks whichever version runs, so the serial and the
+    parallel version (and BatchThreads' choice between them) give the same
+    bits; against a plain-numpy sum of the probit terms."""
+    from scipy.special import ndtr
+    from pac_particles.problem import probit_kernels as pk
+    from tests.reference import assert_identical, serial_and_parallel
+    rng = np.random.default_rng(4)
+    X_pos, X_neg = rng.normal(size=(300, 6)), rng.normal(size=(500, 6))
+    ip, jn = rng.integers(300, size=9000), rng.integers(500, size=9000)
+    m, var = rng.normal(size=6), rng.uniform(0.1, 1.0, size=6)
+    serial, in_parallel = serial_and_parallel(
+        lambda: (pk.pair_batch_sums(ip, jn, X_pos, X_neg, m, var),))
+    assert_identical(serial, in_parallel)
+    chooser = pk.BatchThreads()
+    chosen = []
+    for _ in range(8):           # both versions tried, then the faster
+        acc = np.zeros((pk.BATCH_CHUNKS, serial[0].size))
+        chooser.run(pk._pair_batch_serial, pk._pair_batch_parallel, ip.size,
+                    ip, jn, X_pos, X_neg, m, var[None, :], pk._DIAGONAL,
+                    True, False, pk._NO_SCORES, pk._NO_SCORES, acc)
+        chosen.append(acc.sum(axis=0))
+    assert np.all(np.isfinite(chooser.per_pair))
+    assert_identical(tuple(chosen), (serial[0],) * len(chosen))
+    D = X_pos[ip] - X_neg[jn]
+    want = ndtr(-(D @ m) / np.sqrt((D * D) @ var)).sum()
+    assert serial[0][0] == pytest.approx(want, rel=1e-12)
