@@ -68,6 +68,7 @@ from pac_particles.core.normal import cdf_pdf
 # form does: the pair's d' S d is recomputed from its difference vector
 from pac_particles.problem.probit_kernels import (CANCELLATION_RTOL,
                                                    difference_quadratic)
+from pac_particles.problem.row_pools import pairs_by_positive
 
 __all__ = ["covariance_root", "margin_rows", "margin_losses",
            "derandomised_bound"]
@@ -129,7 +130,8 @@ def margin_rows(X_pos, X_neg, w, S, max_pairs, rng):
     sqrt(d' S d)`` of the pair rows ``d = x_i - x_j`` (positive ``i``,
     negative ``j``), every pair (row-major: ``i`` slowest) when there are
     at most ``max_pairs``, else ``max_pairs`` pairs drawn uniformly with
-    replacement by ``rng`` (``sampled`` True).
+    replacement by ``rng`` (``sampled`` True; in the order of their
+    positive rows, :func:`~pac_particles.problem.row_pools.pairs_by_positive`).
 
     ``s^2 = |R' x_i - R' x_j|^2`` with ``R R' = S``
     (:func:`covariance_root`): O(d) a pair instead of O(d^2), in one numba
@@ -143,8 +145,7 @@ def margin_rows(X_pos, X_neg, w, S, max_pairs, rng):
         n = n_pos * n_neg
         sampled = False
     else:
-        i = rng.integers(0, n_pos, max_pairs)
-        j = rng.integers(0, n_neg, max_pairs)
+        i, j = pairs_by_positive(rng, n_pos, n_neg, max_pairs)
         n = max_pairs
         sampled = True
     S = np.ascontiguousarray(S, dtype=float)

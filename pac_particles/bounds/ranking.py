@@ -131,6 +131,7 @@ from pac_particles.problem.data import validate_xy
 from pac_particles.core.checks import (InputError, check_count, check_fraction, check_positive,
                       check_probability)
 from pac_particles.core.gaussian import gaussian_kl
+from pac_particles.problem.row_pools import pairs_by_positive
 from pac_particles.problem.probit_risk import (GaussianPairRisk, check_gaussian_pairs,
                            expected_auc_risk)
 from pac_particles.bounds.certificates import BOUNDS, _certificate, tightest
@@ -250,9 +251,10 @@ def sampled_expected_risk_bound(mean, cov, X_pos, X_neg, delta,
     if n_pairs >= X_pos.shape[0] * X_neg.shape[0]:
         exact = expected_auc_risk(mean, cov, X_pos, X_neg)
         return exact, exact
-    rng = np.random.default_rng(seed)
-    ip = rng.integers(X_pos.shape[0], size=n_pairs)
-    jn = rng.integers(X_neg.shape[0], size=n_pairs)
+    # in the order of their positive rows: the law of the pairs' mean as
+    # drawn, the positives read in address order
+    ip, jn = pairs_by_positive(np.random.default_rng(seed), X_pos.shape[0],
+                               X_neg.shape[0], n_pairs)
     return _upper_from_pairs(mean, cov, X_pos, X_neg, ip, jn, delta)
 
 

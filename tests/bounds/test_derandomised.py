@@ -9,6 +9,7 @@ from scipy.special import ndtr
 
 from pac_particles.bounds.derandomised import (covariance_root,
                                                margin_losses, margin_rows)
+from pac_particles.problem.row_pools import pairs_by_positive
 from tests.reference import serial_and_parallel
 
 
@@ -20,8 +21,7 @@ def margin_rows_numpy(X_pos, X_neg, w, S, max_pairs, rng, block=4096):
         i, j = np.divmod(np.arange(n_pos * n_neg), n_neg)
         sampled = False
     else:
-        i = rng.integers(0, n_pos, max_pairs)
-        j = rng.integers(0, n_neg, max_pairs)
+        i, j = pairs_by_positive(rng, n_pos, n_neg, max_pairs)
         sampled = True
     u = (X_pos @ w)[i] - (X_neg @ w)[j]
     s2 = np.empty(i.size)
