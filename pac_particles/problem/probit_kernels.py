@@ -25,18 +25,17 @@ Their plain-numpy twins are in ``tests/approx/test_svgd.py``.
 """
 
 import math
-import threading
-import time
 
 import numba
 import numpy as np
 
 from pac_particles.core import parallel
 from pac_particles.core.normal import cdf_pdf
+from pac_particles.problem.batch_threads import BATCH_THREADS
 
 __all__ = ["CANCELLATION_RTOL", "difference_quadratic", "gram_terms", "gaussian_block",
            "pair_batch_sums", "BATCH_SUMS_FIXED", "MIN_PARALLEL_BATCH_PAIRS",
-           "BATCH_CHUNKS", "BatchThreads", "BATCH_THREADS", "inverse_pair_norms", "sampled_inverse_norms",
+           "BATCH_CHUNKS", "inverse_pair_norms", "sampled_inverse_norms",
            "smoothed_block", "smoothed_sampled"]
 
 #: below this fraction of a_i + a_j, a_i + a_j - 2 b_ij has lost most of its
@@ -340,60 +339,14 @@ def _pair_batch_serial(ip, jn, X_pos, X_neg, m, cov, kind, need_grad,
 _NO_SCORES = np.zeros(0)
 #: sampled pairs from which :func:`pair_batch_sums` runs on every thread;
 #: below, a minibatch runs in :data:`BATCH_CHUNKS` chunks on the version
-#: :class:`BatchThreads` measures the faster: two threads took half the
-#: time of one on 10,000 pairs when the machine was free, twenty times as
-#: long when other processes held the cores (waking the thread pool waits
-#: a scheduler's time slice; docs/benchmarks.md, "By size: the default fit
-#: on synthetic logistic data")
+#: :data:`~pac_particles.problem.batch_threads.BATCH_THREADS` measures
+#: the faster (docs/benchmarks.md, "By size: the default fit on synthetic
+#: logistic data")
 MIN_PARALLEL_BATCH_PAIRS = 100_000
 #: partial sums of a minibatch below :data:`MIN_PARALLEL_BATCH_PAIRS`,
 #: whichever version runs: the serial one adds the same chunks in the same
 #: order, so the choice of threads never changes a bit of a fit
 BATCH_CHUNKS = 2
-
-
-class BatchThreads:
-    """Which version of the minibatch kernel runs, serial or parallel (of
-    :data:`BATCH_CHUNKS` chunks each: the same sums): the one whose last
-    measured time per pair was the smaller. Each version runs twice first
-    (the first call of each pays the thread pool's start); after that the
-    other one runs once every :data:`PROBE_CALLS` calls, times the ratio of
-    its time to the chosen one's (a version twenty times slower is tried
-    twenty times more rarely), to follow the load of the machine. The
-    parallel version runs from the main thread only (folds run in threads
-    of their own, each on its own cores)."""
-
-    #: calls between two tries of the version not chosen, at equal times
-    PROBE_CALLS = 50
-
-    def __init__(self):
-        self.per_pair = [math.inf, math.inf]      # serial, parallel
-        self.calls = 0
-        self.since_probe = 0
-
-    def run(self, serial, in_parallel, n_pairs, *args):
-        """Run one of the two compiled versions on ``args``."""
-        if threading.current_thread() is not threading.main_thread():
-            return serial(*args)
-        self.calls += 1
-        if self.calls <= 4:
-            pick = self.calls % 2                 # serial, parallel, ...
-        else:
-            best = int(self.per_pair[1] < self.per_pair[0])
-            ratio = self.per_pair[1 - best] / self.per_pair[best]
-            self.since_probe += 1
-            pick = best
-            if self.since_probe >= self.PROBE_CALLS * min(ratio, 1e3):
-                pick, self.since_probe = 1 - best, 0
-        start = time.perf_counter()
-        (in_parallel if pick else serial)(*args)
-        if self.calls > 2:
-            self.per_pair[pick] = ((time.perf_counter() - start)
-                                   / max(n_pairs, 1))
-
-
-#: the process's choice of threads for the minibatch kernel
-BATCH_THREADS = BatchThreads()
 
 
 def pair_batch_sums(ip, jn, X_pos, X_neg, m, cov, need_grad=True,

@@ -595,6 +595,7 @@ def test_minibatch_sums_are_the_same_bits_on_either_threads():
     bits; against a plain-numpy sum of the probit terms."""
     from scipy.special import ndtr
     from pac_particles.problem import probit_kernels as pk
+    from pac_particles.problem.batch_threads import BatchThreads
     from tests.reference import assert_identical, serial_and_parallel
     rng = np.random.default_rng(4)
     X_pos, X_neg = rng.normal(size=(300, 6)), rng.normal(size=(500, 6))
@@ -603,7 +604,7 @@ def test_minibatch_sums_are_the_same_bits_on_either_threads():
     serial, in_parallel = serial_and_parallel(
         lambda: (pk.pair_batch_sums(ip, jn, X_pos, X_neg, m, var),))
     assert_identical(serial, in_parallel)
-    chooser = pk.BatchThreads()
+    chooser = BatchThreads()
     chosen = []
     for _ in range(8):           # both versions tried, then the faster
         acc = np.zeros((pk.BATCH_CHUNKS, serial[0].size))
