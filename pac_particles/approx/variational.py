@@ -218,11 +218,6 @@ class VBResult(GaussianPosterior):
     ``log_evidence`` is the ELBO (a lower bound on ``log Z``, not an
     estimate of it).
 
-    Attributes
-    ----------
-    mean : (d,) array ``m``, on the (standardised) scale of ``GaussianVB.data``.
-    cov : (d, d) array ``S``.
-
     The reported objective (``objective``, ``elbo``, ``expected_risk``,
     ``kl``, ``grad_norm``, ``objective_se``) is computed on first read, by
     ``report``, with the same values as at the end of the fit (the
@@ -230,6 +225,10 @@ class VBResult(GaussianPosterior):
     start, a held-out score) skips its O(P) sum or its estimate on
     sampled pairs.
 
+    Attributes
+    ----------
+    mean : (d,) array ``m``, on the (standardised) scale of ``GaussianVB.data``.
+    cov : (d, d) array ``S``.
     objective : float
         ``lam E_rho[R_n] + KL(rho || prior)`` at the optimum, computed exactly
         on all pairs, or (a stochastic fit above
@@ -261,6 +260,9 @@ class VBResult(GaussianPosterior):
     data : the validated data of the fit (``transform``, ``raw_linear``).
     objective_se : float or None
         Standard error of an estimated ``objective`` (None: exact).
+    report : callable or None
+        Computes the reported objective's fields (a dict) on first read;
+        None once read.
     """
 
     mean: np.ndarray
@@ -282,6 +284,7 @@ class VBResult(GaussianPosterior):
     evidence_method = "ELBO"
 
     def _reported(self):
+        """The reported objective's fields, computed once."""
         values = self.__dict__.get("_report_values")
         if values is None:
             values = self.__dict__["_report_values"] = self.report()

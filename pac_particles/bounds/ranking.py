@@ -233,7 +233,10 @@ def sampled_expected_risk_bound(mean, cov, X_pos, X_neg, delta,
     Given the data, the per-pair terms ``f_ij = P_rho(pair (i, j)
     mis-ordered)`` (ties 1/2) of the drawn pairs are i.i.d. in [0, 1] with
     mean ``E_rho[R_n]`` (the incomplete U-statistic of [CCB16] at a fixed
-    ``rho``), so Chernoff's bound inverted as in
+    ``rho``; the pairs come in the order of their positive rows, which
+    leaves the law of their mean as it was:
+    :func:`~pac_particles.problem.row_pools.pairs_by_positive`), so
+    Chernoff's bound inverted as in
     :func:`~pac_particles.bounds.held_out_bound` gives, with probability at
     least ``1 - delta`` over the draw, ``E_rho[R_n] <= kl_inverse_upper(
     mean of the f, log(1/delta) / n_pairs)``. A certificate that uses it in
