@@ -30,12 +30,13 @@ class BatchThreads:
     its time to the chosen one's (a version twenty times slower is tried
     twenty times more rarely), to follow the load of the machine. The
     parallel version runs from the main thread only (folds run in threads
-    of their own, each on its own cores)."""
+    of their own, each on its own cores). ``clock``: the timer (seconds)."""
 
     #: calls between two tries of the version not chosen, at equal times
     PROBE_CALLS = 50
 
-    def __init__(self):
+    def __init__(self, clock=time.perf_counter):
+        self.clock = clock
         self.per_pair = [math.inf, math.inf]      # serial, parallel
         self.calls = 0
         self.since_probe = 0
@@ -46,18 +47,19 @@ class BatchThreads:
             return serial(*args)
         self.calls += 1
         if self.calls <= 4:
-            pick = self.calls % 2                 # serial, parallel, ...
+            pick = self.calls % 2                 # parallel, serial, ...
         else:
             best = int(self.per_pair[1] < self.per_pair[0])
-            ratio = self.per_pair[1 - best] / self.per_pair[best]
+            ratio = self.per_pair[1 - best] / max(self.per_pair[best],
+                                                  1e-15)
             self.since_probe += 1
             pick = best
             if self.since_probe >= self.PROBE_CALLS * min(ratio, 1e3):
                 pick, self.since_probe = 1 - best, 0
-        start = time.perf_counter()
+        start = self.clock()
         (in_parallel if pick else serial)(*args)
         if self.calls > 2:
-            self.per_pair[pick] = ((time.perf_counter() - start)
+            self.per_pair[pick] = ((self.clock() - start)
                                    / max(n_pairs, 1))
 
 
