@@ -36,8 +36,8 @@ Kingma, D. P. and Ba, J. (2015). Adam: a method for stochastic optimization. ICL
 """
 
 import math
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Callable, Optional
 
 import numpy as np
 from scipy import optimize
@@ -218,6 +218,13 @@ class VBResult(GaussianPosterior):
     ``log_evidence`` is the ELBO (a lower bound on ``log Z``, not an
     estimate of it).
 
+    The reported objective (``objective``, ``elbo``, ``expected_risk``,
+    ``kl``, ``grad_norm``, ``objective_se``) is computed on first read, by
+    ``report``, with the same values as at the end of the fit (the
+    fitter's own seed): a fit read only for its mean and covariance (a warm
+    start, a held-out score) skips its O(P) sum or its estimate on
+    sampled pairs.
+
     Attributes
     ----------
     mean : (d,) array ``m``, on the (standardised) scale of ``GaussianVB.data``.
@@ -253,27 +260,48 @@ class VBResult(GaussianPosterior):
     data : the validated data of the fit (``transform``, ``raw_linear``).
     objective_se : float or None
         Standard error of an estimated ``objective`` (None: exact).
+    report : callable or None
+        Computes the reported objective's fields (a dict) on first read;
+        None once read.
     """
 
     mean: np.ndarray
     cov: np.ndarray
-    objective: float
-    elbo: float
-    expected_risk: float
-    kl: float
     lam: float
     prior_var: float
     family: str
     converged: bool
     n_iter: int
     n_fev: int
-    grad_norm: float
     message: str
     risk_sd: Optional[float] = None
     data: object = None
-    objective_se: Optional[float] = None
+    #: ``report()`` returns the reported objective's fields as a dict
+    #: (dropped once read: the fitter's rows are no longer held)
+    report: Optional[Callable] = field(default=None, repr=False,
+                                       compare=False)
 
     evidence_method = "ELBO"
+
+    def _reported(self):
+        """The reported objective's fields, computed once."""
+        values = self.__dict__.get("_report_values")
+        if values is None:
+            values = self.__dict__["_report_values"] = self.report()
+            self.report = None
+        return values
+
+    objective = property(lambda self: self._reported()["objective"])
+    elbo = property(lambda self: self._reported()["elbo"])
+    expected_risk = property(lambda self: self._reported()["expected_risk"])
+    kl = property(lambda self: self._reported()["kl"])
+    grad_norm = property(lambda self: self._reported()["grad_norm"])
+    objective_se = property(lambda self: self._reported()["objective_se"])
+
+    def __getstate__(self):
+        # a pickle holds the values, not the fitter that computes them
+        self._reported()
+        return dict(self.__dict__)
 
     @property
     def log_evidence(self):
@@ -360,26 +388,38 @@ class _GaussianVariational(Fitter):
                 x, info = self._lbfgs(fam, x0, self._sampled_terms(rng))
             else:
                 x, info = self._adam(fam, x0)
-            # report exact values (all terms) whatever the optimiser saw,
-            # or estimates where the exact sum is O(P) too many
-            value, grad, risk, kl, objective_se = self._final_objective(
-                fam, x)
         m, cov, _ = fam.unpack(x)
         converged, n_iter, n_fev, message = info
         self.result_ = VBResult(
             mean=m.copy(), cov=np.diag(cov) if cov.ndim == 1 else cov,
-            objective=float(value), elbo=-float(value),
-            expected_risk=float(risk), kl=float(kl), lam=self.lam,
-            prior_var=self.prior_var, family=self.family, converged=converged,
-            n_iter=n_iter, n_fev=n_fev, grad_norm=float(np.max(np.abs(grad))),
-            message=message, risk_sd=self._risk_sd, data=self.data,
-            objective_se=objective_se)
+            lam=self.lam, prior_var=self.prior_var, family=self.family,
+            converged=converged, n_iter=n_iter, n_fev=n_fev, message=message,
+            risk_sd=self._risk_sd, data=self.data,
+            report=self._reporter(fam, x, self.lam, self.prior_var))
+        if not getattr(self.data, "in_memory", True):
+            # rows on a cluster: read while it is there
+            self.result_._reported()
         return self.result_
 
-    def _final_objective(self, fam, x):
+    def _reporter(self, fam, x, lam, prior_var):
+        """``report`` of the result at ``x`` (:class:`VBResult`): exact
+        values (all terms) whatever the optimiser saw, or estimates where
+        the exact sum is O(P) too many, at the fit's ``lam`` and
+        ``prior_var``."""
+        def report():
+            with parallel.one_blas_thread():
+                value, grad, risk, kl, objective_se = self._final_objective(
+                    fam, x, lam, prior_var)
+            return dict(objective=float(value), elbo=-float(value),
+                        expected_risk=float(risk), kl=float(kl),
+                        grad_norm=float(np.max(np.abs(grad))),
+                        objective_se=objective_se)
+        return report
+
+    def _final_objective(self, fam, x, lam, prior_var):
         """``(objective, gradient, expected risk, kl, standard error)`` at
         the optimum: exact here (standard error None)."""
-        value, grad, risk, kl = fam.objective(x, self.lam, self.prior_var,
+        value, grad, risk, kl = fam.objective(x, lam, prior_var,
                                               self._expected)
         return value, grad, risk, kl, None
 

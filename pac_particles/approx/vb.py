@@ -368,7 +368,7 @@ class GaussianVB(_GaussianVariational):
     def _batch(self):
         return self.n_pairs
 
-    def _final_objective(self, fam, x):
+    def _final_objective(self, fam, x, lam, prior_var):
         """Exact on all pairs, except a stochastic fit above
         :data:`EXACT_OBJECTIVE_PAIRS` pairs: then ``E_rho[R_n]`` is estimated
         from :data:`OBJECTIVE_SAMPLE_PAIRS` fresh pairs around the exact
@@ -379,7 +379,7 @@ class GaussianVB(_GaussianVariational):
         P = self.data.n_pos * self.data.n_neg
         in_memory = self.data.in_memory
         if in_memory and (self.n_pairs is None or P <= EXACT_OBJECTIVE_PAIRS):
-            return super()._final_objective(fam, x)
+            return super()._final_objective(fam, x, lam, prior_var)
         rng = np.random.default_rng(
             None if self.seed is None else [self.seed, 1])
         m, cov, _ = fam.unpack(x)
@@ -406,9 +406,8 @@ class GaussianVB(_GaussianVariational):
                 for X_pos, X_neg, ip, jn in batches]
             return tuple(None if parts[0] is None else sum(parts) / len(found)
                          for parts in zip(*found))
-        _, grad, _, kl = fam.objective(x, self.lam, self.prior_var, terms)
-        return (self.lam * risk + kl, grad, risk, kl,
-                float(self.lam * risk_se))
+        _, grad, _, kl = fam.objective(x, lam, prior_var, terms)
+        return (lam * risk + kl, grad, risk, kl, float(lam * risk_se))
 
     def _sampled_terms(self, rng):
         """Pair terms on one sample of ``n_pairs`` pairs drawn from ``rng``:

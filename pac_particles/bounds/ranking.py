@@ -131,6 +131,7 @@ from pac_particles.problem.data import binary_labels, validate_xy
 from pac_particles.core.checks import (InputError, check_count, check_fraction, check_positive,
                       check_probability)
 from pac_particles.core.gaussian import gaussian_kl
+from pac_particles.problem.row_pools import pairs_by_positive
 from pac_particles.problem.probit_risk import (GaussianPairRisk, check_gaussian_pairs,
                            expected_auc_risk)
 from pac_particles.bounds.certificates import BOUNDS, _certificate, tightest
@@ -232,7 +233,10 @@ def sampled_expected_risk_bound(mean, cov, X_pos, X_neg, delta,
     Given the data, the per-pair terms ``f_ij = P_rho(pair (i, j)
     mis-ordered)`` (ties 1/2) of the drawn pairs are i.i.d. in [0, 1] with
     mean ``E_rho[R_n]`` (the incomplete U-statistic of [CCB16] at a fixed
-    ``rho``), so Chernoff's bound inverted as in
+    ``rho``; the pairs come in the order of their positive rows, which
+    leaves the law of their mean as it was:
+    :func:`~pac_particles.problem.row_pools.pairs_by_positive`), so
+    Chernoff's bound inverted as in
     :func:`~pac_particles.bounds.held_out_bound` gives, with probability at
     least ``1 - delta`` over the draw, ``E_rho[R_n] <= kl_inverse_upper(
     mean of the f, log(1/delta) / n_pairs)``. A certificate that uses it in
@@ -250,9 +254,10 @@ def sampled_expected_risk_bound(mean, cov, X_pos, X_neg, delta,
     if n_pairs >= X_pos.shape[0] * X_neg.shape[0]:
         exact = expected_auc_risk(mean, cov, X_pos, X_neg)
         return exact, exact
-    rng = np.random.default_rng(seed)
-    ip = rng.integers(X_pos.shape[0], size=n_pairs)
-    jn = rng.integers(X_neg.shape[0], size=n_pairs)
+    # in the order of their positive rows: the law of the pairs' mean as
+    # drawn, the positives read in address order
+    ip, jn = pairs_by_positive(np.random.default_rng(seed), X_pos.shape[0],
+                               X_neg.shape[0], n_pairs)
     return _upper_from_pairs(mean, cov, X_pos, X_neg, ip, jn, delta)
 
 

@@ -31,9 +31,11 @@ import numpy as np
 
 from pac_particles.core import parallel
 from pac_particles.core.normal import cdf_pdf
+from pac_particles.problem.batch_threads import BATCH_THREADS
 
 __all__ = ["CANCELLATION_RTOL", "difference_quadratic", "gram_terms", "gaussian_block",
-           "pair_batch_sums", "BATCH_SUMS_FIXED", "MIN_PARALLEL_BATCH_PAIRS", "inverse_pair_norms", "sampled_inverse_norms",
+           "pair_batch_sums", "BATCH_SUMS_FIXED", "MIN_PARALLEL_BATCH_PAIRS",
+           "BATCH_CHUNKS", "inverse_pair_norms", "sampled_inverse_norms",
            "smoothed_block", "smoothed_sampled"]
 
 #: below this fraction of a_i + a_j, a_i + a_j - 2 b_ij has lost most of its
@@ -325,17 +327,26 @@ def _pair_batch_parallel(ip, jn, X_pos, X_neg, m, cov, kind, need_grad,
 @numba.njit(cache=True, nogil=True)
 def _pair_batch_serial(ip, jn, X_pos, X_neg, m, cov, kind, need_grad,
                        full_grad, s_pos, s_neg, acc):
-    _pair_batch_range(0, ip.shape[0], ip, jn, X_pos, X_neg, m, cov, kind,
-                      need_grad, full_grad, s_pos, s_neg, acc[0])
+    # the parallel version's chunks, one after the other: the same sums
+    n_chunks = acc.shape[0]
+    n = ip.shape[0]
+    for c in range(n_chunks):
+        _pair_batch_range(c * n // n_chunks, (c + 1) * n // n_chunks, ip, jn,
+                          X_pos, X_neg, m, cov, kind, need_grad, full_grad,
+                          s_pos, s_neg, acc[c])
 
 
 _NO_SCORES = np.zeros(0)
-#: sampled pairs below which :func:`pair_batch_sums` runs on one thread
-#: whatever the work: waking the thread pool once per Adam step cost as
-#: much as the step unloaded, and on a machine whose cores other processes
-#: hold it waits a scheduler's time slice each time (docs/benchmarks.md,
-#: "By size: the default fit on synthetic logistic data")
+#: sampled pairs from which :func:`pair_batch_sums` runs on every thread;
+#: below, a minibatch runs in :data:`BATCH_CHUNKS` chunks on the version
+#: :data:`~pac_particles.problem.batch_threads.BATCH_THREADS` measures
+#: the faster (docs/benchmarks.md, "By size: the default fit on synthetic
+#: logistic data")
 MIN_PARALLEL_BATCH_PAIRS = 100_000
+#: partial sums of a minibatch below :data:`MIN_PARALLEL_BATCH_PAIRS`,
+#: whichever version runs: the serial one adds the same chunks in the same
+#: order, so the choice of threads never changes a bit of a fit
+BATCH_CHUNKS = 2
 
 
 def pair_batch_sums(ip, jn, X_pos, X_neg, m, cov, need_grad=True,
@@ -360,16 +371,22 @@ def pair_batch_sums(ip, jn, X_pos, X_neg, m, cov, need_grad=True,
     s_pos, s_neg = (_NO_SCORES, _NO_SCORES) if scores is None else scores
     # a pair costs about d times a typical inner-loop item; a stochastic
     # optimiser's minibatch (a millisecond of work, hundreds of times in a
-    # row) stays on one thread below MIN_PARALLEL_BATCH_PAIRS
-    use = (parallel.use_parallel(ip.shape[0] * d)
-           and ip.shape[0] >= MIN_PARALLEL_BATCH_PAIRS)
-    n_chunks = numba.get_num_threads() if use else 1
+    # row) runs on the threads BATCH_THREADS finds the faster
+    n = ip.shape[0]
+    use = parallel.use_parallel(n * d)
+    large = n >= MIN_PARALLEL_BATCH_PAIRS
+    n_chunks = (numba.get_num_threads() if large and use
+                else BATCH_CHUNKS if not large else 1)
     acc = np.zeros((n_chunks, BATCH_SUMS_FIXED + d + (d * d if full else d)))
-    kernel = _pair_batch_parallel if use else _pair_batch_serial
-    kernel(ip, jn, X_pos, X_neg, np.ascontiguousarray(m, dtype=float), cov2d,
-           _DIAGONAL if diag else _FULL, bool(need_grad), full,
-           np.ascontiguousarray(s_pos, dtype=float),
-           np.ascontiguousarray(s_neg, dtype=float), acc)
+    args = (ip, jn, X_pos, X_neg, np.ascontiguousarray(m, dtype=float),
+            cov2d, _DIAGONAL if diag else _FULL, bool(need_grad), full,
+            np.ascontiguousarray(s_pos, dtype=float),
+            np.ascontiguousarray(s_neg, dtype=float), acc)
+    # use_parallel(0): only parallel.forced("parallel") says yes to no work
+    if large or not use or parallel.use_parallel(0):
+        (_pair_batch_parallel if use else _pair_batch_serial)(*args)
+    else:
+        BATCH_THREADS.run(_pair_batch_serial, _pair_batch_parallel, n, *args)
     return acc.sum(axis=0)
 
 

@@ -57,7 +57,7 @@ import numpy as np
 from pac_particles.core.checks import check_count
 
 __all__ = ["InMemoryRows", "RowPools", "POOL_REUSE", "shuffled_rows",
-           "SHUFFLE_SEED"]
+           "SHUFFLE_SEED", "pairs_by_positive"]
 
 #: Steps per round of :class:`RowPools`: one fetch from the cluster serves
 #: this many steps (each with its own rows).
@@ -81,6 +81,25 @@ def shuffled_rows(X: np.ndarray, wrap: int = 0,
     order = np.concatenate([order, order[:min(int(wrap), n)]])
     # np.take gathers rows faster than fancy indexing
     return np.ascontiguousarray(np.take(X, order, axis=0))
+
+
+def pairs_by_positive(rng: np.random.Generator, n_pos: int, n_neg: int,
+                      n_pairs: int) -> tuple:
+    """``(i, j)``: ``n_pairs`` positive/negative pairs ``(i[b], j[b])``
+    whose multiset has the law of ``n_pairs`` pairs drawn uniformly with
+    replacement, ``i`` in increasing order. The ``i`` and the ``j`` are
+    drawn i.i.d. uniform, then the ``i`` sorted (by their counts, O(n_pairs
+    + n_pos)): the ``j`` are i.i.d. and independent of the order that sorts
+    the ``i``, so pairing them with the sorted ``i`` leaves the law of the
+    multiset of pairs as it was, and a mean over the pairs (an incomplete
+    U-statistic at a fixed score, its Chernoff bound) is that of
+    independent uniform pairs. A kernel then reads the positives' rows in
+    address order (docs/benchmarks.md, "By size: the default fit on
+    synthetic logistic data")."""
+    i = rng.integers(0, n_pos, n_pairs)
+    j = rng.integers(0, n_neg, n_pairs)
+    counts = np.bincount(i, minlength=n_pos)
+    return np.repeat(np.arange(n_pos, dtype=i.dtype), counts), j
 
 
 class InMemoryRows:

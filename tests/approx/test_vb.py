@@ -554,8 +554,66 @@ def test_estimated_gradient_in_windows_is_unbiased(monkeypatch):
     draws = []
     for seed in range(20):
         vb.seed = seed
-        draws.append(vb._final_objective(fam, x)[1])
+        draws.append(vb._final_objective(fam, x, vb.lam, vb.prior_var)[1])
     assert vb.data.__dict__["_shuffled"]          # windows were read
     draws = np.array(draws)
     se = draws.std(axis=0, ddof=1) / np.sqrt(len(draws))
     assert np.all(np.abs(draws.mean(axis=0) - exact) < 4 * se + 1e-12)
+
+
+def test_reported_objective_is_computed_on_first_read_at_the_fits_lam():
+    """The reported objective is left to its first read (a warm start reads
+    only the mean and covariance): unread, the result still holds its
+    ``report``; read after the fitter moved to another ``lam``, it is the
+    objective at the fit's ``lam`` on all pairs (against the family's
+    objective evaluated here directly); a pickle holds the values."""
+    import pickle
+    X, y = _logistic_rows(300, d=4)
+    vb = GaussianVB(X, y, lam=40.0, family="diagonal")
+    res = vb.fit()
+    assert res.report is not None              # not computed yet
+    fam = GaussianFamily("diagonal", vb.data.d)
+    x = fam.pack(res.mean, np.diag(res.cov))
+    want, grad, risk, kl = fam.objective(x, 40.0, vb.prior_var, vb._expected)
+    vb.lam = 400.0                             # a later change of the fitter
+    assert res.objective == pytest.approx(want, rel=1e-12)
+    assert res.objective != pytest.approx(
+        fam.objective(x, 400.0, vb.prior_var, vb._expected)[0], rel=1e-3)
+    assert res.report is None                  # read once, the fitter let go
+    assert (res.elbo, res.expected_risk, res.kl) == pytest.approx(
+        (-want, risk, kl), rel=1e-12)
+    assert res.grad_norm == pytest.approx(np.max(np.abs(grad)), rel=1e-9)
+    unread = GaussianVB(X, y, lam=40.0, family="diagonal").fit()
+    copy = pickle.loads(pickle.dumps(unread))
+    assert copy.report is None and copy.objective == unread.objective
+
+
+def test_minibatch_sums_are_the_same_bits_on_either_threads():
+    """A minibatch below MIN_PARALLEL_BATCH_PAIRS is summed in
+    BATCH_CHUNKS chunks whichever version runs, so the serial and the
+    parallel version (and BatchThreads' choice between them) give the same
+    bits; against a plain-numpy sum of the probit terms."""
+    from scipy.special import ndtr
+    from pac_particles.problem import probit_kernels as pk
+    from pac_particles.problem.batch_threads import BatchThreads
+    from tests.reference import assert_identical, serial_and_parallel
+    rng = np.random.default_rng(4)
+    X_pos, X_neg = rng.normal(size=(300, 6)), rng.normal(size=(500, 6))
+    ip, jn = rng.integers(300, size=9000), rng.integers(500, size=9000)
+    m, var = rng.normal(size=6), rng.uniform(0.1, 1.0, size=6)
+    serial, in_parallel = serial_and_parallel(
+        lambda: (pk.pair_batch_sums(ip, jn, X_pos, X_neg, m, var),))
+    assert_identical(serial, in_parallel)
+    chooser = BatchThreads()
+    chosen = []
+    for _ in range(8):           # both versions tried, then the faster
+        acc = np.zeros((pk.BATCH_CHUNKS, serial[0].size))
+        chooser.run(pk._pair_batch_serial, pk._pair_batch_parallel, ip.size,
+                    ip, jn, X_pos, X_neg, m, var[None, :], pk._DIAGONAL,
+                    True, False, pk._NO_SCORES, pk._NO_SCORES, acc)
+        chosen.append(acc.sum(axis=0))
+    assert np.all(np.isfinite(chooser.per_pair))
+    assert_identical(tuple(chosen), (serial[0],) * len(chosen))
+    D = X_pos[ip] - X_neg[jn]
+    want = ndtr(-(D @ m) / np.sqrt((D * D) @ var)).sum()
+    assert serial[0][0] == pytest.approx(want, rel=1e-12)

@@ -9,6 +9,7 @@ from scipy.special import ndtr
 
 from pac_particles.bounds.derandomised import (covariance_root,
                                                margin_losses, margin_rows)
+from pac_particles.problem.row_pools import pairs_by_positive
 from tests.reference import serial_and_parallel
 
 
@@ -20,8 +21,7 @@ def margin_rows_numpy(X_pos, X_neg, w, S, max_pairs, rng, block=4096):
         i, j = np.divmod(np.arange(n_pos * n_neg), n_neg)
         sampled = False
     else:
-        i = rng.integers(0, n_pos, max_pairs)
-        j = rng.integers(0, n_neg, max_pairs)
+        i, j = pairs_by_positive(rng, n_pos, n_neg, max_pairs)
         sampled = True
     u = (X_pos @ w)[i] - (X_neg @ w)[j]
     s2 = np.empty(i.size)
@@ -88,3 +88,55 @@ def test_margin_losses_match_their_numpy_twin():
     # a wrong variant (ties at 0 instead of 1/2) is told apart
     assert margin_losses(u, np.where(s == 0, 1e-300, s), ratios,
                          margins)[0] != pytest.approx(want[0], rel=1e-6)
+
+
+
+def _grid_bound_numpy(u, s, sampled, w, mu_a, widths, margins, m, delta):
+    """The smallest bound of the grid (identity ``S``), every grid point's
+    loss from :func:`margin_loss_numpy`."""
+    import math
+    from pac_particles.bounds.kl import kl_inverse_upper, maurer_constant
+    c = float(w @ mu_a) / float(w @ w)
+    shift = c * w - mu_a
+    grid = [(t, g) for t in widths for g in margins]
+    k = len(grid)
+    delta_kl = delta * 0.9 if sampled else delta
+    found = []
+    for t, g in grid:
+        q = margin_loss_numpy(u, s, c / t, g)
+        if sampled:
+            q = kl_inverse_upper(q, math.log(k / (delta - delta_kl)) / u.size)
+        kl = 0.5 * float(shift @ shift) / t ** 2
+        found.append(kl_inverse_upper(
+            q, (kl + math.log(maurer_constant(m) * k / delta_kl)) / m)
+            / ndtr(g))
+    return min(found)
+
+
+def test_pilot_keeps_the_grids_smallest_bound(monkeypatch):
+    """The pilot that rules grid points out (module docstring) leaves the
+    smallest bound of the whole grid, against every grid point's bound from
+    its plain-numpy loss, on sampled and on all pairs, with fewer points
+    evaluated on every row; the comparison tells a pilot that misses it
+    apart (pilot rows made unlike the others)."""
+    import pac_particles.bounds.derandomised as dr
+    monkeypatch.setattr(dr, "PILOT_ROWS", 5_000)
+    rng = np.random.default_rng(3)
+    n, d, m, delta = 60_000, 4, 2_000, 0.05
+    u = rng.normal(0.8, 1.0, size=n)
+    s = np.abs(rng.normal(1.0, 0.3, size=n))
+    w, mu_a, S_inv = np.ones(d), np.full(d, 0.9), np.eye(d)
+    widths, margins = (0.5, 1.0, 2.0, 4.0), (1.0, 2.0)
+    for sampled in (False, True):
+        bound, how = dr.derandomised_bound(u, s, sampled, w, mu_a, S_inv, m,
+                                           delta, widths, margins)
+        assert bound == pytest.approx(_grid_bound_numpy(
+            u, s, sampled, w, mu_a, widths, margins, m, delta), rel=1e-10)
+        assert how["grid_size"] == 8 and how["evaluated"] < 8
+    # a wrong variant: ties on the pilot's rows alone (every r-th row)
+    s_bad = s.copy()
+    s_bad[::n // dr.PILOT_ROWS] = 0.0
+    bound, how = dr.derandomised_bound(u, s_bad, False, w, mu_a, S_inv, m,
+                                       delta, widths, margins)
+    assert bound > _grid_bound_numpy(u, s_bad, False, w, mu_a, widths,
+                                     margins, m, delta) + 1e-3

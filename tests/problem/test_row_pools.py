@@ -6,7 +6,8 @@ import pytest
 from scipy import stats
 
 from pac_particles.problem.probit_risk import GaussianPairRisk
-from pac_particles.problem.row_pools import InMemoryRows, RowPools, shuffled_rows
+from pac_particles.problem.row_pools import (InMemoryRows, RowPools,
+                                            pairs_by_positive, shuffled_rows)
 
 
 def _ids(n):
@@ -201,3 +202,19 @@ def test_the_data_reads_a_large_class_in_windows_of_one_shuffled_copy():
     longer = data.pair_source(np.random.default_rng(1), 30).shuffled[1]
     np.testing.assert_array_equal(longer[:50], copy[:50])
     np.testing.assert_array_equal(longer[50:], copy[:30])
+
+
+def test_pairs_by_positive_are_uniform_in_the_order_of_their_positives():
+    """The pairs of one draw, the positives sorted, have multinomial counts
+    over all pairs (uniform by a chi-square test) as independent uniform
+    pairs do; the test rejects a wrong variant that sorts the negatives as
+    well (pairs then run along the diagonal)."""
+    rng = np.random.default_rng(0)
+    i, j = pairs_by_positive(rng, 7, 5, 20000)
+    assert np.all(np.diff(i) >= 0) and i.size == j.size == 20000
+    counts = np.zeros((7, 5))
+    np.add.at(counts, (i, j), 1)
+    assert stats.chisquare(counts.ravel()).pvalue > 1e-3
+    wrong = np.zeros((7, 5))
+    np.add.at(wrong, (i, np.sort(j)), 1)
+    assert stats.chisquare(wrong.ravel()).pvalue < 1e-6
