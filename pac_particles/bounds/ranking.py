@@ -218,8 +218,8 @@ def gaussian_auc_certificate(mean, cov, X_pos, X_neg, prior_var=1.0,
 
 #: Above this many pairs the certificate of a Gaussian posterior estimates
 #: ``E_rho[R_n]`` from :data:`RISK_SAMPLE_PAIRS` sampled pairs
-#: (:func:`sampled_expected_risk_bound`): the exact sum costs about 30 ns a
-#: pair (1.6 s for Eeg's 55 million, two hours for a million rows).
+#: (:func:`sampled_expected_risk_bound`): the exact sum is linear in the
+#: pairs, quadratic in the rows (docs/benchmarks.md, "Certificates").
 EXACT_RISK_MAX_PAIRS = 50_000_000
 RISK_SAMPLE_PAIRS = 1_000_000
 
