@@ -34,7 +34,7 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
 
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
            "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
-           "VB_LOO_TOL", "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL"]
+           "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL"]
 
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6):
 #: the leave-one-out AUCs agree to 4 digits with those at 1e-3, the same lam
@@ -57,18 +57,14 @@ HOLDOUT_ABOVE_ROWS = 2000
 #: (100 positives in 10,000 rows, d = 100: test AUC 0.004 below the
 #: logistic regression's against 0.002 with folds), and K folds use them all
 HOLDOUT_MIN_MINORITY = 500
-#: L-BFGS tolerance of the fits along the leave-one-out path: the
-#: leave-one-out step is a Newton step from wherever the fit stopped
-#: (:meth:`~pac_particles.approx.vb.GaussianVB.loo_scores`), so a loose fit
-#: scores as the converged one to about 1e-4 of AUC (docs/benchmarks.md,
-#: "Default fits")
-VB_LOO_TOL = 5e-2
 #: the leave-one-out climb stops at the first coarse value that fails to
 #: beat the best so far by VB_LOO_FLAT_TOL, once the curve has risen
 #: (:class:`~pac_particles.sklearn.selection.leave_one_out.FlatStop`): the
 #: values above, whose fits take the most iterations, are not fitted. The
-#: tolerance is above the loose fits' error and far below the held-out
-#: path's, the leave-one-out curve having no split's noise
+#: tolerance is above the error of the fits at VB_CV_TOL (their
+#: leave-one-out is a Newton step from where each stopped:
+#: :meth:`~pac_particles.approx.vb.GaussianVB.loo_scores`) and far below
+#: the held-out path's, the leave-one-out curve having no split's noise
 VB_LOO_PATIENCE = 1
 VB_LOO_FLAT_TOL = 1e-4
 #: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
@@ -122,7 +118,7 @@ class VB(GaussianMethod):
             # fits above it, the costliest, are not made
             cv, failed, path_fit = vb_loo_choice(
                 lambda lam: self.approximation(problem.at(lam), options,
-                                               hyper, tol=VB_LOO_TOL),
+                                               hyper, tol=VB_CV_TOL),
                 grid, verbose=options.verbose, stride=LOO_GRID_STRIDE,
                 patience=VB_LOO_PATIENCE, tol=VB_LOO_FLAT_TOL)
             return cv, failed, self._polish(problem, options, hyper,
