@@ -450,8 +450,8 @@ class GaussianVB(_GaussianVariational):
         pseudo-sites and ``C' A' H`` for ``Lambda m``: a Newton step from
         the fitted ``m`` whether or not the optimiser stopped at ``g = 0``,
         so that a fit at a loose tolerance scores as the converged one
-        (docs/benchmarks.md, "Default fits"). O(P d^2 + n d^3), against n refits; all
-        pairs only (not ``n_pairs``). On 80 points, d = 4, the leave-one-out
+        (docs/benchmarks.md, "Default fits"). O(P d^2 + n d^3), against n
+        refits; all pairs only (not ``n_pairs``). On 80 points, d = 4, the leave-one-out
         AUC matched that of exact refits within 0.0013 at lam = 10, 80, 300
         (the training AUC was 0.015-0.03 higher).
 

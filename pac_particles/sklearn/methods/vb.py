@@ -4,8 +4,9 @@ Ranking: :class:`~pac_particles.approx.vb.GaussianVB` (all pairs up to
 :data:`~pac_particles.approx.vb.AUTO_PAIRS_ABOVE`, fresh sampled pairs
 above), ``lam`` by its leave-one-out AUC (one Newton step from the fit, no
 refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features,
-climbing the grid until the curve falls; on one stratified held-out split along a warm-started path that stops
-where the held-out curve is flat where pairs are sampled (or above
+climbing the grid until the curve falls; on one stratified held-out split
+along a warm-started path that stops where the held-out curve is flat
+where pairs are sampled (or above
 :data:`HOLDOUT_ABOVE_ROWS` rows), the final fit warm-started from it; by
 K-fold refits with continuation along the grid otherwise; the only method for
 rows on a Dask cluster. Classification:

@@ -24,8 +24,9 @@ from pac_particles.sklearn.selection.folds import on_grid
 __all__ = ["FLAT_TOL", "FlatStop", "coarse_indices", "loo_lambda",
            "ep_grid_choice", "ep_loo_choice", "vb_loo_choice"]
 
-#: the held-out curve (:func:`~pac_particles.sklearn.selection.holdout_path_choice`)
-#: is flat where a larger ``lam`` gains less than this (AUC or accuracy):
+#: the held-out curve
+#: (:func:`~pac_particles.sklearn.selection.holdout_path_choice`) is flat
+#: where a larger ``lam`` gains less than this (AUC or accuracy):
 #: below the differences the choice of ``lam`` is for. The scores along a
 #: warm-started path change smoothly and are scored on the same held-out
 #: rows, so their differences are far less noisy than each score (whose
@@ -230,9 +231,10 @@ def vb_loo_choice(make_vb, grid, verbose=False, stride=1, patience=None,
     AUC of its one-Newton-step leave-one-out scores
     (:meth:`pac_particles.approx.vb.GaussianVB.loo_auc`) instead of K-fold
     refits; ``patience`` and ``tol`` stop the climb where the curve is
-    flat (:func:`loo_lambda`). Returns the :class:`LamCVResult`, the grid values where the
-    leave-one-out was undefined (Hessian not positive definite) and
-    ``path_fit(lam)``, the path's fit at a grid value it scored."""
+    flat (:func:`loo_lambda`). Returns the :class:`LamCVResult`, the grid
+    values where the leave-one-out was undefined (Hessian not positive
+    definite) and ``path_fit(lam)``, the path's fit at a grid value it
+    scored."""
     fits, fitted, failed = {}, {}, []
 
     def loo_auc(lam):
