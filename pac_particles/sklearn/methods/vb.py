@@ -3,9 +3,10 @@
 Ranking: :class:`~pac_particles.approx.vb.GaussianVB` (all pairs up to
 :data:`~pac_particles.approx.vb.AUTO_PAIRS_ABOVE`, fresh sampled pairs
 above), ``lam`` by its leave-one-out AUC (one Newton step from the fit, no
-refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features;
-on one stratified held-out split along a warm-started path that stops
-where the held-out curve is flat where pairs are sampled (or above
+refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features,
+climbing the grid until the curve falls; on one stratified held-out split
+along a warm-started path that stops where the held-out curve is flat
+where pairs are sampled (or above
 :data:`HOLDOUT_ABOVE_ROWS` rows), the final fit warm-started from it; by
 ``n_folds`` folds otherwise (more features on all pairs, few rows, or a
 class too small to hold a fifth out), climbed together along the same
@@ -38,7 +39,8 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
                                              vb_loo_choice)
 
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
-           "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS"]
+           "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
+           "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL"]
 
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6):
 #: the leave-one-out AUCs agree to 4 digits with those at 1e-3, the same lam
@@ -61,6 +63,16 @@ HOLDOUT_ABOVE_ROWS = 2000
 #: (100 positives in 10,000 rows, d = 100: test AUC 0.004 below the
 #: logistic regression's against 0.002 with folds), and K folds use them all
 HOLDOUT_MIN_MINORITY = 500
+#: the leave-one-out climb stops at the first coarse value that fails to
+#: beat the best so far by VB_LOO_FLAT_TOL, once the curve has risen
+#: (:class:`~pac_particles.sklearn.selection.leave_one_out.FlatStop`): the
+#: values above, whose fits take the most iterations, are not fitted. The
+#: tolerance is above the error of the fits at VB_CV_TOL (their
+#: leave-one-out is a Newton step from where each stopped:
+#: :meth:`~pac_particles.approx.vb.GaussianVB.loo_scores`) and far below
+#: the held-out path's, the leave-one-out curve having no split's noise
+VB_LOO_PATIENCE = 1
+VB_LOO_FLAT_TOL = 1e-4
 #: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
 #: warm-started at the previous one's optimum: the held-out AUC reads the
 #: mean's direction only, which a continuation step settles in fewer steps
@@ -108,10 +120,13 @@ class VB(GaussianMethod):
         data = problem.data
         sampled = auto_pairs(data.n_pos, data.n_neg) is not None
         if data.d <= VB_LOO_MAX_FEATURES and not sampled:
+            # the climb stops where the leave-one-out curve is flat: the
+            # fits above it, the costliest, are not made
             cv, failed, path_fit = vb_loo_choice(
                 lambda lam: self.approximation(problem.at(lam), options,
                                                hyper, tol=VB_CV_TOL),
-                grid, verbose=options.verbose, stride=LOO_GRID_STRIDE)
+                grid, verbose=options.verbose, stride=LOO_GRID_STRIDE,
+                patience=VB_LOO_PATIENCE, tol=VB_LOO_FLAT_TOL)
             return cv, failed, self._polish(problem, options, hyper,
                                             path_fit)
 

@@ -11,7 +11,7 @@ from sklearn.model_selection import StratifiedKFold
 from pac_particles.core.checks import (InputError, check_choice, check_count,
                                        check_fraction, check_positive)
 from pac_particles.core.progress import Progress, tracked
-from pac_particles.problem.auc import binary_labels
+from pac_particles.problem.data import binary_labels
 
 __all__ = ["LAM_MAX_PER_POINT", "CLASSIFICATION_LAM_MAX_PER_POINT",
            "default_lam_max", "lam_grid", "LamCVResult", "on_grid",

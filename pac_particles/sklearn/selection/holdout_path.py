@@ -57,20 +57,14 @@ from pac_particles.core.checks import (check_choice, check_count,
                                        check_positive)
 from pac_particles.core.parallel import limited_threads
 from pac_particles.core.progress import Progress
-from pac_particles.problem.auc import binary_labels
+from pac_particles.problem.data import binary_labels
 from pac_particles.sklearn.selection.folds import (holdout_split, on_grid,
                                                    stratified_folds)
-from pac_particles.sklearn.selection.leave_one_out import coarse_indices
+from pac_particles.sklearn.selection.leave_one_out import (FLAT_TOL, FlatStop,
+                                                           coarse_indices)
 from pac_particles.sklearn.selection.scorers import METRICS
 
 __all__ = ["FLAT_TOL", "holdout_path_choice", "paired_step", "kfold_path_choice"]
-
-#: the held-out curve is flat where a larger ``lam`` gains less than this
-#: (AUC or accuracy): below the differences the choice of ``lam`` is for.
-#: The scores along a warm-started path change smoothly and are scored on
-#: the same held-out rows, so their differences are far less noisy than
-#: each score (whose standard error at 1,000 held-out rows is near 0.02)
-FLAT_TOL = 5e-4
 
 
 def _held_out(approx, X_val, y_val, metric):
@@ -116,14 +110,12 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     grid = np.asarray(grid, dtype=float)
     metric = check_choice(metric, "metric", tuple(METRICS))
     stride = check_count(stride, "stride")
-    patience = check_count(patience, "patience")
     positives = binary_labels(y)
     train, val = holdout_split(positives, holdout, seed)
     X_tr, y_tr, X_val, y_val = X[train], positives[train], X[val], positives[val]
     order = coarse_indices(grid.size, stride)
     scored, fits = {}, {}
-    tol = check_positive(tol, "tol", allow_zero=True)
-    best, flat, previous = -np.inf, 0, None
+    stop, previous = FlatStop(patience, tol), None
     with Progress(verbose, total=len(order), desc="lam grid (held out)",
                   unit="lam") as progress:
         for position, k in enumerate(order):
@@ -133,9 +125,7 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
             progress.update(advance=1, text=(
                 f"lam {position + 1}/{len(order)} = {grid[k]:.4g}: held-out "
                 f"{metric} {value:.4f} ({progress.elapsed:.1f} s)"))
-            flat = 0 if value > best + tol else flat + 1
-            best = max(best, value)
-            if flat >= patience:
+            if stop.flat_after(value):
                 break
     kept = np.array(sorted(scored), dtype=int)
     values = np.array([scored[k] for k in kept])

@@ -17,7 +17,8 @@ from pac_particles.core.parallel import (concurrent_folds, limited_threads,
                                          one_blas_thread)
 from pac_particles.core.progress import Progress, progress_mode
 from pac_particles.core.weighted_particles import WeightedParticles
-from pac_particles.problem.auc import auc_risk, binary_labels
+from pac_particles.problem.auc import auc_risk
+from pac_particles.problem.data import binary_labels
 from pac_particles.problem.priors import param_array
 from pac_particles.smc.models import AUCGibbsModel
 from pac_particles.smc.posterior import POINT_ESTIMATES, run_smc
