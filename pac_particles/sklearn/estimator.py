@@ -114,8 +114,8 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
     cv_rule : {'certified', 'best'}
         SMC's ``lam='cv'``: the best mean validation AUC, or (default) the
         tempering step of tightest certificate among those within one
-        standard error of it (free in ``eps``: the kl bound holds for every
-        posterior at once).
+        standard error of it, ties to the best mean (free in ``eps``: the
+        kl bound holds for every posterior at once).
     vb_family : {'isotropic', 'diagonal', 'full'}
     prior : {'gaussian', 'spike_slab'}; spike_slab : tuple (p, v0, v1), optional.
     kernel : callable or 'rbf', optional: Gaussian-process scores (no ``coef_``).
