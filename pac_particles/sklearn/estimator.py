@@ -104,7 +104,8 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         their leave-one-out AUC (VB by folds above
         :data:`~pac_particles.sklearn.methods.vb.VB_LOO_MAX_FEATURES`
         features, climbed together until their mean curve is flat:
-        :func:`~pac_particles.sklearn.selection.kfold_path_choice`; with
+        :func:`~pac_particles.sklearn.selection.kfold_path_choice`, or on
+        every grid value below 50,000 pairs; with
         sampled pairs or above 2,000 rows on one held-out split, climbed
         until flat:
         :func:`~pac_particles.sklearn.selection.holdout_path_choice`).

@@ -329,17 +329,25 @@ def test_vb_chooses_lam_by_leave_one_out_on_all_pairs(monkeypatch):
         some = PACBayesAUC(method="vb", lam="cv", lam_max=500.0, grid_size=4,
                            random_state=0).fit(X, y)
     assert some.cv_.grid.min() >= 20.0 and some.cv_.grid.size < 4
+    from pac_particles.sklearn.selection import lam_grid
+    grid = lam_grid(500.0, 4)
+    # few pairs (below KFOLD_PATH_MIN_PAIRS): the folds score every value
+    with monkeypatch.context() as patch:
+        patch.setattr(vb_method, "VB_LOO_MAX_FEATURES", 2)
+        every = PACBayesAUC(method="vb", lam="cv", lam_max=500.0,
+                            grid_size=4, n_folds=3, random_state=0).fit(X, y)
+    assert every.cv_.fold_auc.shape == (3, 4)
+    np.testing.assert_allclose(every.cv_.grid, grid)
     for name, value in (("auto_pairs", lambda n_pos, n_neg: 1000),
                         ("VB_LOO_MAX_FEATURES", 2)):
         with monkeypatch.context() as patch:
             patch.setattr(vb_method, name, value)
+            patch.setattr(vb_method, "KFOLD_PATH_MIN_PAIRS", 0)
             folds = PACBayesAUC(method="vb", lam="cv", lam_max=500.0,
                                 grid_size=4, n_folds=3,
                                 random_state=0).fit(X, y)
         # the folds climb every other value of the grid (and its last)
         # until their mean curve is flat
-        from pac_particles.sklearn.selection import lam_grid
-        grid = lam_grid(500.0, 4)
         assert folds.cv_.fold_auc.shape == (3, folds.cv_.grid.size)
         assert set(folds.cv_.grid) <= set(grid[[0, 2, 3]])
         assert folds.cv_.grid[0] == grid[0]

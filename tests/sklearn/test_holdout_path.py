@@ -264,10 +264,15 @@ def test_folds_in_worker_processes_give_the_sequential_choice():
     assert two.best_lam == one.best_lam
 
 
-def test_a_default_vb_fit_with_many_features_climbs_the_folds(capsys):
-    """Above VB_LOO_MAX_FEATURES features on all pairs, lam='cv' takes the
-    K-fold path: n_folds rows of scores, one line per grid value."""
+def test_a_default_vb_fit_with_many_features_climbs_the_folds(capsys,
+                                                              monkeypatch):
+    """Above VB_LOO_MAX_FEATURES features on all pairs (and from
+    KFOLD_PATH_MIN_PAIRS pairs, lowered here to keep the data small),
+    lam='cv' takes the K-fold path: n_folds rows of scores, one line per
+    grid value."""
     from pac_particles.sklearn.estimator import PACBayesAUC
+    import pac_particles.sklearn.methods.vb as vb_method
+    monkeypatch.setattr(vb_method, "KFOLD_PATH_MIN_PAIRS", 0)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 70))
     y = (X[:, 0] + rng.normal(size=300) > 0.5).astype(int)

@@ -11,7 +11,8 @@ where pairs are sampled (or above
 ``n_folds`` folds otherwise (more features on all pairs, few rows, or a
 class too small to hold a fifth out), climbed together along the same
 warm-started path until their mean curve is flat within its standard
-error (:func:`~pac_particles.sklearn.selection.kfold_path_choice`); the
+error (:func:`~pac_particles.sklearn.selection.kfold_path_choice`; below
+:data:`KFOLD_PATH_MIN_PAIRS` pairs every grid value is scored); the
 only method for rows on a Dask cluster. Classification:
 :class:`~pac_particles.approx.classification_vb.ClassificationVB` for every loss, ``lam``
 by K-fold accuracy (on the held-out path above :data:`HOLDOUT_ABOVE_ROWS`
@@ -40,7 +41,7 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
 
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
            "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
-           "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL"]
+           "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL", "KFOLD_PATH_MIN_PAIRS"]
 
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6):
 #: the leave-one-out AUCs agree to 4 digits with those at 1e-3, the same lam
@@ -73,6 +74,13 @@ HOLDOUT_MIN_MINORITY = 500
 #: the held-out path's, the leave-one-out curve having no split's noise
 VB_LOO_PATIENCE = 1
 VB_LOO_FLAT_TOL = 1e-4
+#: below this many pairs the K folds score every grid value
+#: (:func:`~pac_particles.sklearn.selection.cross_validate_lam`) rather
+#: than climb until flat (:func:`~pac_particles.sklearn.selection.kfold_path_choice`):
+#: the refits are cheap there, and folds of a few rows make the paired
+#: test of the early stop too weak to trust (Colon, 46 training rows:
+#: docs/benchmarks.md, "Default fits")
+KFOLD_PATH_MIN_PAIRS = 50_000
 #: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
 #: warm-started at the previous one's optimum: the held-out AUC reads the
 #: mean's direction only, which a continuation step settles in fewer steps
@@ -170,10 +178,22 @@ class VB(GaussianMethod):
             # (approx.variational.stop_threshold)
             return cv, np.empty(0), self._polish(problem, options, hyper,
                                                  path_fit)
+        jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
+        if data.n_pos * data.n_neg < KFOLD_PATH_MIN_PAIRS:
+            # few pairs: every grid value's refits are cheap, and the early
+            # stop's paired test has too few validation rows to trust; each
+            # fold climbs the whole grid, warm-started, in one job
+            cv = cross_validate_lam(X, data.y, grid,
+                                    RefitScorer(make, warm_start=True,
+                                                threads=threads,
+                                                verbose=options.verbose),
+                                    n_folds=options.n_folds,
+                                    seed=options.random_state, n_jobs=jobs,
+                                    verbose=options.verbose)
+            return cv, np.empty(0), None
         # many features or a small class: the K folds climb the grid
         # together, warm-started, until their mean curve is flat;
         # concurrent folds share the cores
-        jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
         cv = kfold_path_choice(X, data.y, grid, make,
                                n_folds=options.n_folds,
                                seed=options.random_state,
