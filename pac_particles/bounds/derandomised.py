@@ -75,10 +75,17 @@ __all__ = ["covariance_root", "margin_rows", "margin_losses",
 
 def covariance_root(S):
     """``R`` with ``R R' = S`` (up to rounding) for a symmetric positive
-    semi-definite ``S``, singular included (eigenvalues below 0 from
-    rounding taken as 0): ``d' S d = |R' d|^2``."""
-    values, vectors = np.linalg.eigh(0.5 * (S + S.T))
-    return np.ascontiguousarray(vectors * np.sqrt(np.maximum(values, 0.0)))
+    semi-definite ``S``: ``d' S d = |R' d|^2``. Its Cholesky factor where
+    ``S`` is positive definite (a fraction of the eigendecomposition's cost
+    at large d); singular included, the eigendecomposition (eigenvalues
+    below 0 from rounding taken as 0)."""
+    S = 0.5 * (S + S.T)
+    try:
+        return np.linalg.cholesky(S)
+    except np.linalg.LinAlgError:
+        values, vectors = np.linalg.eigh(S)
+        return np.ascontiguousarray(vectors
+                                    * np.sqrt(np.maximum(values, 0.0)))
 
 
 @numba.njit(cache=True, nogil=True)

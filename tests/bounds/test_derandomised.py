@@ -67,8 +67,11 @@ def test_margin_rows_match_their_numpy_twin(d, singular, max_pairs):
         assert serial[1][11 * 45 + 7] == 0.0 == in_parallel[1][11 * 45 + 7]
 
 
-def test_covariance_root_squares_to_the_covariance():
-    _, _, _, S = _rows(6, singular=True)
+@pytest.mark.parametrize("singular", [True, False])
+def test_covariance_root_squares_to_the_covariance(singular):
+    """Singular (the eigendecomposition) and positive definite (the
+    Cholesky factor): R R' = S either way."""
+    _, _, _, S = _rows(6, singular=singular)
     R = covariance_root(S)
     np.testing.assert_allclose(R @ R.T, S, atol=1e-12)
 
