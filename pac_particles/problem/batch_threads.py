@@ -5,8 +5,9 @@ faster (:class:`BatchThreads`).
 Adam's minibatch of 10,000 pairs is faster on two threads than on one
 when the machine is free, and far slower when other processes hold the
 cores (waking the thread pool then waits a scheduler's time slice; the
-figures in docs/benchmarks.md, "By size"): no fixed rule is right on both,
-so the choice follows the times of the calls themselves. The two versions must compute the same
+figures in docs/benchmarks.md, "By size: the default fit on synthetic
+logistic data"): no fixed rule is right on both, so the choice follows the
+times of the calls themselves. The two versions must compute the same
 numbers (:func:`pac_particles.problem.probit_kernels.pair_batch_sums` sums
 the same chunks in the same order either way), so the choice never changes
 a result.
