@@ -282,3 +282,25 @@ def test_a_default_vb_fit_with_many_features_climbs_the_folds(capsys,
     assert est.cv_.fold_auc.shape == (3, est.cv_.grid.size)
     assert sum("over 3 folds" in line for line in lines) == est.cv_.grid.size
     assert est.lam_ in est.cv_.grid
+
+
+def test_the_classifier_climbs_the_folds_and_scores_every_value_when_small(
+        monkeypatch):
+    """PACBayesClassifier's lam='cv' (VB, up to HOLDOUT_ABOVE_ROWS rows):
+    the K folds climb every other grid value until their mean accuracy is
+    flat; with fewer than KFOLD_PATH_MIN_PAIRS positive-negative pairs
+    every grid value is scored."""
+    from pac_particles.sklearn.classifier import PACBayesClassifier
+    import pac_particles.sklearn.methods.vb as vb_method
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y = (X[:, 0] + rng.normal(size=600) > 0).astype(int)
+    climbed = PACBayesClassifier(random_state=0, n_folds=3).fit(X, y)
+    with monkeypatch.context() as patch:
+        patch.setattr(vb_method, "KFOLD_PATH_MIN_PAIRS", np.inf)
+        every = PACBayesClassifier(random_state=0, n_folds=3).fit(X, y)
+    grid = every.cv_.grid
+    assert every.cv_.fold_auc.shape == (3, grid.size)
+    assert climbed.cv_.fold_auc.shape == (3, climbed.cv_.grid.size)
+    np.testing.assert_allclose(climbed.cv_.grid,
+                               grid[::2][:climbed.cv_.grid.size])

@@ -15,8 +15,9 @@ error (:func:`~pac_particles.sklearn.selection.kfold_path_choice`; below
 :data:`KFOLD_PATH_MIN_PAIRS` pairs every grid value is scored); the
 only method for rows on a Dask cluster. Classification:
 :class:`~pac_particles.approx.classification_vb.ClassificationVB` for every loss, ``lam``
-by K-fold accuracy (on the held-out path above :data:`HOLDOUT_ABOVE_ROWS`
-rows).
+by K-fold accuracy, the folds climbed together as for ranking (every grid
+value below :data:`KFOLD_PATH_MIN_PAIRS` positive-negative pairs; on the
+held-out path above :data:`HOLDOUT_ABOVE_ROWS` rows).
 """
 
 from __future__ import annotations
@@ -242,13 +243,24 @@ class VB(GaussianMethod):
                     X, data.y, fit.grid, make, metric="accuracy",
                     holdout=HOLDOUT_FRACTION, seed=options.random_state,
                     stride=LOO_GRID_STRIDE, verbose=options.verbose)
-            else:
+            elif data.n_pos * data.n_neg < KFOLD_PATH_MIN_PAIRS:
+                # few rows of a class: every grid value (as for ranking)
                 fit.cv = cross_validate_lam(
                     X, data.y, fit.grid,
                     RefitScorer(make, warm_start=True, metric="accuracy",
                                 verbose=options.verbose),
                     n_folds=options.n_folds, seed=options.random_state,
                     n_jobs=options.n_jobs, verbose=options.verbose)
+            else:
+                # the folds climb the grid together until their mean
+                # accuracy is flat, as for ranking
+                jobs, threads = concurrent_folds(options.n_folds,
+                                                 options.n_jobs)
+                fit.cv = kfold_path_choice(
+                    X, data.y, fit.grid, make, n_folds=options.n_folds,
+                    seed=options.random_state, metric="accuracy",
+                    stride=LOO_GRID_STRIDE, n_jobs=jobs, threads=threads,
+                    verbose=options.verbose)
             fit.lam = float(fit.cv.best_lam)
         fit.approximation = ClassificationVB.from_problem(
             problem.at(fit.lam), prior_var=options.prior_var,
