@@ -98,6 +98,29 @@ def _on_holdout_path(data: Any, sampled: bool = False) -> bool:
             and min(data.n_pos, data.n_neg) >= HOLDOUT_MIN_MINORITY)
 
 
+def _kfold_choice(X: Any, data: Any, grid: np.ndarray, make: Any,
+                  options: FitOptions, metric: str) -> Any:
+    """``lam`` by ``n_folds`` folds of ``make``'s fits under ``metric``:
+    climbed together along the warm-started grid until their mean curve is
+    flat (:func:`~pac_particles.sklearn.selection.kfold_path_choice`), or
+    every grid value below :data:`KFOLD_PATH_MIN_PAIRS` positive-negative
+    pairs, where the refits are cheap and the early stop's paired test has
+    too few validation rows to trust (each fold along the whole grid,
+    warm-started, in one job); concurrent folds share the cores."""
+    jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
+    if data.n_pos * data.n_neg < KFOLD_PATH_MIN_PAIRS:
+        return cross_validate_lam(
+            X, data.y, grid,
+            RefitScorer(make, warm_start=True, threads=threads,
+                        metric=metric, verbose=options.verbose),
+            n_folds=options.n_folds, seed=options.random_state, n_jobs=jobs,
+            verbose=options.verbose)
+    return kfold_path_choice(X, data.y, grid, make, n_folds=options.n_folds,
+                             seed=options.random_state, metric=metric,
+                             stride=LOO_GRID_STRIDE, n_jobs=jobs,
+                             threads=threads, verbose=options.verbose)
+
+
 class VB(GaussianMethod):
     """Gaussian variational Bayes (module docstring)."""
 
@@ -179,28 +202,9 @@ class VB(GaussianMethod):
             # (approx.variational.stop_threshold)
             return cv, np.empty(0), self._polish(problem, options, hyper,
                                                  path_fit)
-        jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
-        if data.n_pos * data.n_neg < KFOLD_PATH_MIN_PAIRS:
-            # few pairs: every grid value's refits are cheap, and the early
-            # stop's paired test has too few validation rows to trust; each
-            # fold climbs the whole grid, warm-started, in one job
-            cv = cross_validate_lam(X, data.y, grid,
-                                    RefitScorer(make, warm_start=True,
-                                                threads=threads,
-                                                verbose=options.verbose),
-                                    n_folds=options.n_folds,
-                                    seed=options.random_state, n_jobs=jobs,
-                                    verbose=options.verbose)
-            return cv, np.empty(0), None
-        # many features or a small class: the K folds climb the grid
-        # together, warm-started, until their mean curve is flat;
-        # concurrent folds share the cores
-        cv = kfold_path_choice(X, data.y, grid, make,
-                               n_folds=options.n_folds,
-                               seed=options.random_state,
-                               stride=LOO_GRID_STRIDE, n_jobs=jobs,
-                               threads=threads, verbose=options.verbose)
-        return cv, np.empty(0), None
+        # many features or a small class: K folds
+        return (_kfold_choice(X, data, grid, make, options, "auc"),
+                np.empty(0), None)
 
     def _polish(self, problem: GibbsProblem, options: FitOptions,
                 hyper: dict, path_fit: Any) -> Any:
@@ -243,24 +247,9 @@ class VB(GaussianMethod):
                     X, data.y, fit.grid, make, metric="accuracy",
                     holdout=HOLDOUT_FRACTION, seed=options.random_state,
                     stride=LOO_GRID_STRIDE, verbose=options.verbose)
-            elif data.n_pos * data.n_neg < KFOLD_PATH_MIN_PAIRS:
-                # few rows of a class: every grid value (as for ranking)
-                fit.cv = cross_validate_lam(
-                    X, data.y, fit.grid,
-                    RefitScorer(make, warm_start=True, metric="accuracy",
-                                verbose=options.verbose),
-                    n_folds=options.n_folds, seed=options.random_state,
-                    n_jobs=options.n_jobs, verbose=options.verbose)
             else:
-                # the folds climb the grid together until their mean
-                # accuracy is flat, as for ranking
-                jobs, threads = concurrent_folds(options.n_folds,
-                                                 options.n_jobs)
-                fit.cv = kfold_path_choice(
-                    X, data.y, fit.grid, make, n_folds=options.n_folds,
-                    seed=options.random_state, metric="accuracy",
-                    stride=LOO_GRID_STRIDE, n_jobs=jobs, threads=threads,
-                    verbose=options.verbose)
+                fit.cv = _kfold_choice(X, data, fit.grid, make, options,
+                                       "accuracy")
             fit.lam = float(fit.cv.best_lam)
         fit.approximation = ClassificationVB.from_problem(
             problem.at(fit.lam), prior_var=options.prior_var,
