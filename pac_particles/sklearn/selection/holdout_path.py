@@ -53,8 +53,7 @@ from typing import Callable, Optional
 import numpy as np
 from joblib import Parallel, delayed
 
-from pac_particles.core.checks import (check_choice, check_count,
-                                       check_positive)
+from pac_particles.core.checks import check_choice, check_count
 from pac_particles.core.parallel import limited_threads
 from pac_particles.core.progress import Progress
 from pac_particles.problem.data import binary_labels
@@ -203,15 +202,14 @@ def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     grid = np.asarray(grid, dtype=float)
     metric = check_choice(metric, "metric", tuple(METRICS))
     stride = check_count(stride, "stride")
-    patience = check_count(patience, "patience")
-    tol = check_positive(tol, "tol", allow_zero=True)
+    stop = FlatStop(patience, tol)        # checks both
     positives = binary_labels(y)
     folds = stratified_folds(positives, n_folds, seed)
     X = np.asarray(X, dtype=float)
     order = coarse_indices(grid.size, stride)
     starts = [None] * len(folds)
     scored = {}
-    best, flat = None, 0
+    best = None
     with Progress(verbose, total=len(order), desc=f"lam grid ({len(folds)} "
                   f"folds)", unit="lam") as progress, \
             Parallel(n_jobs=n_jobs) as parallel:
@@ -228,12 +226,11 @@ def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
             if best is None:
                 best = k
                 continue
-            step = paired_step(scored[best], scores, tol)
-            if step is not None:
-                flat = 0 if step else flat + 1
+            flat = stop.after_step(paired_step(scored[best], scores,
+                                               stop.tol))
             if scores.mean() > scored[best].mean():
                 best = k
-            if flat >= patience:
+            if flat:
                 break
     kept = np.array(sorted(scored), dtype=int)
     return on_grid(grid[kept], [(grid[kept], scored_at)

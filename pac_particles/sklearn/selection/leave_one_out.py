@@ -12,6 +12,7 @@ classification: mean-field algorithms. Neural Computation 12(11), 2655-2684.
 
 import math
 import warnings
+from typing import Optional
 
 import numpy as np
 
@@ -59,10 +60,17 @@ class FlatStop:
         """Record the next value of the climb; whether to stop there."""
         if self.first is None:
             self.first = value
-        self.flat = 0 if value > self.best + self.tol else self.flat + 1
+        improved = value > self.best + self.tol
         self.best = max(self.best, value)
         risen = not self.after_rise or self.best > self.first + self.tol
-        return risen and self.flat >= self.patience
+        return self.after_step(improved) and risen
+
+    def after_step(self, improved: Optional[bool]) -> bool:
+        """Record whether the next value improved on the best so far (None:
+        it counts neither way); whether to stop there."""
+        if improved is not None:
+            self.flat = 0 if improved else self.flat + 1
+        return self.flat >= self.patience
 
 
 def coarse_indices(n, stride):
