@@ -161,6 +161,12 @@ class _Angle:
         return np.cos(self.angle) * X[:, 0] + np.sin(self.angle) * X[:, 1]
 
 
+def _angles(rise, peak, log):
+    """``make(X_tr, y_tr, lam)`` of :class:`_Angle` fits rising from
+    ``rise`` to ``peak``, each recorded in ``log``."""
+    return lambda X_tr, y_tr, lam: _Angle(X_tr, lam, rise, peak, log)
+
+
 def test_paired_step_reads_the_mean_gain_against_its_standard_error():
     best = np.array([0.70, 0.80, 0.75, 0.90])
     # every fold gains 0.01: an improvement
@@ -182,10 +188,8 @@ def test_the_k_folds_climb_together_past_a_flat_bottom_and_stop_where_the_mean_f
     X, y = _data(n=2000)
     grid = lam_grid(1e4, 13)
     log = []
-    cv = kfold_path_choice(
-        X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[3],
-                                                   grid[7], log),
-        n_folds=4, seed=0, stride=1, patience=2)
+    cv = kfold_path_choice(X, y, grid, _angles(grid[3], grid[7], log),
+                           n_folds=4, seed=0, stride=1, patience=2)
     # every value from the smallest: the flat bottom (grid[0..3]) counts
     # neither way, the rise improves, two values past the peak fall
     fitted = np.array([lam for lam, _, _ in log])
@@ -205,18 +209,14 @@ def test_the_k_folds_climb_together_past_a_flat_bottom_and_stop_where_the_mean_f
     # the defaults, the held-out path's: every other value, stopping at the
     # first that does not improve
     log.clear()
-    cv = kfold_path_choice(
-        X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[3],
-                                                   grid[7], log),
-        n_folds=4, seed=0)
+    cv = kfold_path_choice(X, y, grid, _angles(grid[3], grid[7], log),
+                           n_folds=4, seed=0)
     np.testing.assert_allclose(cv.grid, grid[[0, 2, 4, 6, 8]])
     assert cv.best_lam == pytest.approx(grid[6])
     # the held-out path's rule (no gate) would have stopped on the bottom
     log.clear()
-    held, _ = holdout_path_choice(
-        X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[3],
-                                                   grid[7], log),
-        seed=0, stride=1)
+    held, _ = holdout_path_choice(X, y, grid, _angles(grid[3], grid[7], log),
+                                  seed=0, stride=1)
     assert held.best_lam < grid[3]
 
 
@@ -224,10 +224,8 @@ def test_a_k_fold_curve_that_keeps_rising_is_climbed_to_the_top():
     X, y = _data(n=1000)
     grid = lam_grid(1e4, 7)
     log = []
-    cv = kfold_path_choice(
-        X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[0],
-                                                   grid[-1], log),
-        n_folds=3, seed=0, stride=1)
+    cv = kfold_path_choice(X, y, grid, _angles(grid[0], grid[-1], log),
+                           n_folds=3, seed=0, stride=1)
     np.testing.assert_allclose(cv.grid, grid)
     assert cv.best_lam == pytest.approx(grid[-1])
 
