@@ -234,10 +234,8 @@ def test_the_k_fold_path_writes_one_progress_line_per_grid_value(capsys):
     X, y = _data(n=600)
     grid = lam_grid(100.0, 5)
     log = []
-    cv = kfold_path_choice(
-        X, y, grid, lambda X_tr, y_tr, lam: _Angle(X_tr, lam, grid[0],
-                                                   grid[-1], log),
-        n_folds=3, seed=0, stride=1, verbose="lines")
+    cv = kfold_path_choice(X, y, grid, _angles(grid[0], grid[-1], log),
+                           n_folds=3, seed=0, stride=1, verbose="lines")
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == cv.grid.size == 5
     assert all(line.startswith("[pac_particles] lam ") and
