@@ -95,7 +95,8 @@ def _margin_range(lo, hi, i, j, n_neg, v_pos, v_neg, R_pos, R_neg, q_pos,
     ``d = x_a - x_b`` from its rows' projections ``R' x`` (O(d); ``q = |R'
     x|^2``), or from ``d`` itself (O(d^2)) where the projections cancel.
     The pair loop passes no array to a helper (a helper's array arguments
-    cost reference counting per pair: 3x this loop's time at d = 10)."""
+    cost reference counting per pair, more than the loop's own work at
+    small d)."""
     every = i.shape[0] == 0          # every pair, in row-major order
     r = R_pos.shape[1]
     for k in range(lo, hi):

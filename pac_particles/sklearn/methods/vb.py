@@ -75,11 +75,8 @@ HOLDOUT_MIN_MINORITY = 500
 #: the held-out path's, the leave-one-out curve having no split's noise
 VB_LOO_PATIENCE = 1
 VB_LOO_FLAT_TOL = 1e-4
-#: below this many pairs the K folds score every grid value
-#: (:func:`~pac_particles.sklearn.selection.cross_validate_lam`) rather
-#: than climb until flat (:func:`~pac_particles.sklearn.selection.kfold_path_choice`):
-#: the refits are cheap there, and folds of a few rows make the paired
-#: test of the early stop too weak to trust (Colon, 46 training rows:
+#: below this many positive-negative pairs the K folds score every grid
+#: value (:func:`_kfold_choice`; Colon, 46 training rows:
 #: docs/benchmarks.md, "Default fits")
 KFOLD_PATH_MIN_PAIRS = 50_000
 #: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
@@ -104,9 +101,9 @@ def _kfold_choice(X: Any, data: Any, grid: np.ndarray, make: Any,
     climbed together along the warm-started grid until their mean curve is
     flat (:func:`~pac_particles.sklearn.selection.kfold_path_choice`), or
     every grid value below :data:`KFOLD_PATH_MIN_PAIRS` positive-negative
-    pairs, where the refits are cheap and the early stop's paired test has
-    too few validation rows to trust (each fold along the whole grid,
-    warm-started, in one job); concurrent folds share the cores."""
+    pairs, where the refits are cheap and the paired test that ends the
+    climb has too few validation rows to trust (each fold along the whole
+    grid, warm-started, in one job); concurrent folds share the cores."""
     jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
     if data.n_pos * data.n_neg < KFOLD_PATH_MIN_PAIRS:
         return cross_validate_lam(
