@@ -4,7 +4,8 @@ that the tests read (lab/reference/long_runs.json; lab/study/smc_exactness.py).
 For each problem (N(0, I) prior, ``lam`` a multiple of n): one
 ``run_smc(start="prior", evidence="tempering")`` of ``--particles``
 resampled particles and chains of ``--len-chain`` (minutes of CPU), its
-log Z and single-run standard error stored under ``"problem@lam/n"``.
+log Z, Bayes point and their single-run standard errors stored under
+``"problem@lam/n"``.
 
     PYTHONPATH=. .venv/bin/python diagnostics/smc_long_reference.py \
         --problems sonar --lams 10 --particles 1000 --len-chain 100

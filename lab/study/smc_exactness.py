@@ -137,7 +137,8 @@ LONG_RUNS = os.path.join(os.path.dirname(os.path.dirname(
 def long_reference(model, n_particles, len_chain, ESSrmin=0.5, seed=12345):
     """A long tempering run from the prior (``run_smc(start="prior",
     evidence="tempering")``, ``n_particles`` resampled particles, chains of
-    ``len_chain``): its ``log_z``, ``log_z_se``, the settings and the CPU
+    ``len_chain``): its ``log_z``, ``log_z_se``, ``bayes_point`` and
+    ``bayes_point_se``, the settings and the CPU
     seconds, a JSON-ready dict. The reference where no quadrature
     reaches: its estimate needs no Gaussian approximation, only long
     enough chains to equilibrate at every step (a run too short falls
@@ -150,6 +151,8 @@ def long_reference(model, n_particles, len_chain, ESSrmin=0.5, seed=12345):
                        ESSrmin=ESSrmin, seed=seed, start="prior",
                        evidence="tempering")
     return dict(log_z=float(post.log_z), log_z_se=float(post.log_z_se),
+                bayes_point=[float(v) for v in post.bayes_point],
+                bayes_point_se=[float(v) for v in post.bayes_point_se],
                 n_particles=int(n_particles), len_chain=int(len_chain),
                 ESSrmin=float(ESSrmin), seed=int(seed),
                 n_steps=int(post.n_steps),

@@ -239,4 +239,6 @@ def piloted_refinement(model, theta, weights, n_draws, seed=None, fit=None,
         estimate = unsmoothed(estimate)
     return dataclasses.replace(estimate, reliable=True,
                                earlier_draws=pilot.n_draws,
+                               pilot_log_z=pilot.log_z,
+                               pilot_log_z_se=pilot.log_z_se,
                                seconds=pilot.seconds + estimate.seconds)

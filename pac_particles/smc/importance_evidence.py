@@ -135,6 +135,10 @@ class ImportanceEvidence:
         is unbiased for ``Z`` (:func:`log_z_lower_bound`).
     rounds, earlier_draws : refits of ``q`` before these draws and their
         draws (``adaptive_importance.adaptive_importance_log_z``); mean, cov: q.
+    pilot_log_z, pilot_log_z_se : for a refinement decided on a pilot set
+        of draws (:func:`~pac_particles.smc.adaptive_importance.
+        piloted_refinement`), the pilot's estimate and its standard error,
+        independent of these draws given the proposal; None otherwise.
     """
 
     log_z: float
@@ -153,6 +157,8 @@ class ImportanceEvidence:
     earlier_draws: int = 0
     mean: np.ndarray = field(default=None, repr=False)
     cov: np.ndarray = field(default=None, repr=False)
+    pilot_log_z: float = None
+    pilot_log_z_se: float = None
 
 
 def _gpd_fit(exceedances):

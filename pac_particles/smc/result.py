@@ -44,7 +44,8 @@ from pac_particles.smc.single_run_variance import (lineage_groups,
                                                    mean_standard_error,
                                                    single_run_errors)
 
-__all__ = ["SMCPosterior", "StepParticles", "IMPORTANCE_CANDIDATES"]
+__all__ = ["SMCPosterior", "StepParticles", "IMPORTANCE_CANDIDATES",
+           "EQUILIBRIUM_Z"]
 
 #: sets of importance draws a run's reported ``log Z`` draws are chosen
 #: among, fixed in advance: the rounds of adaptive importance sampling
@@ -52,6 +53,13 @@ __all__ = ["SMCPosterior", "StepParticles", "IMPORTANCE_CANDIDATES"]
 #: tails) and the fresh draws after a tempering run; the lower bound on
 #: ``log Z`` pays for the choice by a union bound over them
 IMPORTANCE_CANDIDATES = REFINEMENT_ROUNDS + 2
+#: a tempering run's ``log Z`` this many combined standard errors below the
+#: pilot of its importance refinement fell short of its targets: its chains
+#: lagged behind them, which biases its particles' means and narrows their
+#: error bars as well (tempering from the prior on Sonar, d = 60, at
+#: ``lam = n`` with chains of 10: docs/benchmarks.md, "The means' error bars
+#: of a tempering run"), and the draws stand alone (:meth:`with_importance`)
+EQUILIBRIUM_Z = 3.0
 
 
 class StepParticles(collectors.Collector):
@@ -152,6 +160,11 @@ class SMCPosterior(WeightedParticles):
         prior found; ``passed`` False (with a warning) where it did not,
         and the result is then a run from the prior (``start="auto"``) or
         along the bridge (``start="gaussian"``). None without a check.
+    tempering_z : ``(log_z_tempering - pilot's log Z) / combined standard
+        error``, the tempering run against the pilot of its reliable
+        importance refinement (None without one); below
+        ``-EQUILIBRIUM_Z`` the run fell short of its targets and its
+        particles have weight 0 in the pooled sample (:meth:`with_importance`).
     chain_lengths, start_correlations : (T - 1,) the states each move's
         chains reached and the mean correlation between their starts and
         their last states, where the chains run until they forget their
@@ -186,6 +199,7 @@ class SMCPosterior(WeightedParticles):
     mass_check: object = None
     chain_lengths: np.ndarray = None
     start_correlations: np.ndarray = None
+    tempering_z: float = None
 
     @classmethod
     def from_smc(cls, smc, model, wall_time=float("nan"),
@@ -321,7 +335,12 @@ class SMCPosterior(WeightedParticles):
         and ``(1 - alpha) w``, ``alpha = v_is / (v_smc + v_is)`` with ``v``
         the summed variances of the two Bayes points (single-run errors
         for the particles, the delta method for the draws), which makes the
-        pooled Bayes point the inverse-variance combination of the two.
+        pooled Bayes point the inverse-variance combination of the two;
+        ``alpha = 0`` where the run's own ``log Z`` lies more than
+        :data:`EQUILIBRIUM_Z` combined standard errors below the pilot's
+        (``tempering_z``): a run that fell short of its targets carries
+        that bias into its means, which its single-run errors do not see.
+        The pilot decides, not the estimate, whose draws it would select.
         The draws of an unreliable one join with weight 0 (every run of a
         model then holds ``N + S`` rows); its ``log Z`` is only kept in
         ``importance``."""
@@ -342,6 +361,9 @@ class SMCPosterior(WeightedParticles):
                 v_smc = float(self.weights @ (centred ** 2).sum(axis=1)) / self.ess
             v_is = float(np.sum(bp_is_se ** 2))
             alpha = v_is / (v_smc + v_is) if v_smc + v_is > 0 else 0.5
+            tempering_z = _tempering_z(self.log_z, self.log_z_se, estimate)
+            if tempering_z is not None and tempering_z < -EQUILIBRIUM_Z:
+                alpha = 0.0
 
             def pooled_se(se_smc, se_is):
                 if se_smc is None:
@@ -351,6 +373,7 @@ class SMCPosterior(WeightedParticles):
 
             changes = dict(
                 log_z=estimate.log_z, log_z_se=estimate.log_z_se,
+                tempering_z=tempering_z,
                 mean_se=pooled_se(self.mean_se, weighted_mean_se(
                     estimate.theta, estimate.weights)),
                 bayes_point_se=pooled_se(self.bayes_point_se, bp_is_se))
@@ -557,3 +580,14 @@ class SMCPosterior(WeightedParticles):
         """Posterior mean of the score, ``E[x . theta]`` (equals scoring with
         ``mean``)."""
         return self.score(X_new, point="mean", raw=raw)
+
+
+def _tempering_z(log_z, log_z_se, estimate):
+    """``(log_z - pilot's log Z) / combined se`` of a tempering run's
+    estimate against the pilot of its refinement, or None where either
+    has no standard error (a standard run, a refinement without a
+    pilot)."""
+    if log_z_se is None or estimate.pilot_log_z_se is None:
+        return None
+    scale = math.hypot(log_z_se, estimate.pilot_log_z_se)
+    return (log_z - estimate.pilot_log_z) / scale if scale > 0 else None
