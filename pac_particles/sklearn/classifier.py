@@ -196,7 +196,8 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
             X, positives, 1.0 if options.choose_lam else options.given_lam(),
             self.loss, self.standardize, self.fit_intercept, self.pu_prior)
         self.__dict__.pop("cv_", None)
-        fit = self._method_fit = method.fit(problem, options, X)
+        fit = self._method_fit = method.checked(
+            method.fit_classification(problem, options, X))
         self.lam_grid_failures_ = fit.lam_grid_failures
         if fit.cv is not None:
             self.cv_ = fit.cv

@@ -255,7 +255,8 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         method = choose_method(self.method, options, n, "ranking",
                                problem.data.in_memory)
         self.method_ = method.name
-        fit = self._method_fit = method.fit(problem, options, fit_rows)
+        fit = self._method_fit = method.checked(
+            method.fit_ranking(problem, options, fit_rows))
         post = self.posterior_ = fit.posterior
         self.lam_, self.hyperparameters_ = float(fit.lam), fit.hyperparameters
         self.approximation_, self.posteriors_ = fit.approximation, fit.posteriors
@@ -279,8 +280,12 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
                 self.coef_se_ = post.data.raw_linear(point_se)[0]
         _certify(self, fit, problem, fit.grid, setting)
         train_scores = self._raw_scores(X)
-        self.train_auc_ = 1.0 - float(pu_corrected_risk(
-            auc_risk(train_scores, positives), self.pu_prior))
+        # the fit's own risk at the training scores (rows on a cluster:
+        # the AUC of their sample)
+        train_risk = (problem.risk(train_scores) if problem.data.in_memory
+                      else auc_risk(train_scores, positives))
+        self.train_auc_ = 1.0 - float(pu_corrected_risk(train_risk,
+                                                        self.pu_prior))
         rows = calibration_rows(len(positives), self.random_state)
         self.threshold_ = youden_cut(positives[rows], train_scores[rows])
         if self.kernel is None:
