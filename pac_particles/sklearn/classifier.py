@@ -60,7 +60,8 @@ from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.risks import LOSSES
 from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
                                           certificate_spec,
-                                          check_shared_parameters)
+                                          check_shared_parameters,
+                                          explain_rejected_rows)
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
                                            get_method, method_names)
 
@@ -187,7 +188,12 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         self."""
         self._check_params()
         options = self._fit_options()
-        X, positives = self._training_labels(X, y, "two classes")
+        try:
+            X, y = validate_data(self, X, y, dtype=float)
+        except ValueError:
+            explain_rejected_rows(X, y)     # the column and row, if any
+            raise
+        positives = self._training_labels(y, "two classes")
         method = choose_method(self.method, options, len(positives),
                                "classification")
         self.method_ = method.name

@@ -61,6 +61,7 @@ from pac_particles.sklearn.dask_fit import (cluster_decision_function,
 from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
                                           calibration_rows, certificate_spec,
                                           check_shared_parameters,
+                                          explain_rejected_rows,
                                           logistic_slope, youden_cut)
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
                                            get_method, method_names)
@@ -227,8 +228,13 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
             # training rows below (train_auc_, the cut, the slope)
             problem, X, positives = cluster_problem(self, X, y)
         else:
-            X, positives = self._training_labels(X, y, "AUC scoring needs "
-                                                 "positives and negatives")
+            try:
+                X, y = validate_data(self, X, y, dtype=float)
+            except ValueError:
+                explain_rejected_rows(X, y)     # the column and row, if any
+                raise
+            positives = self._training_labels(
+                y, "AUC scoring needs positives and negatives")
         n = len(positives) if problem is None else problem.data.n
         lam_max = (self.lam_max if self.lam_max is not None
                    else default_lam_max(n))
