@@ -24,8 +24,8 @@ from sklearn.metrics import roc_auc_score
 
 from pac_particles.sklearn.committee import Committee, query_by_committee
 from pac_particles.problem.datasets import load_dataset
-from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
-                                  lam_from_label_noise)
+from pac_particles.smc.label_noise import lam_from_label_noise
+from pac_particles.smc.models import AUCGibbsModel, ClassificationGibbsModel
 from pac_particles.smc.moves import ExactEllipseGibbs
 from pac_particles.apps.plots import save
 from pac_particles.smc.posterior import run_smc

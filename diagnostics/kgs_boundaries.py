@@ -21,7 +21,8 @@ from sklearn.datasets import make_moons
 
 from pac_particles.sklearn.committee import Committee
 from pac_particles.core.kernels import SquaredExponential
-from pac_particles.smc.models import GPClassificationModel, lam_from_label_noise
+from pac_particles.smc.label_noise import lam_from_label_noise
+from pac_particles.smc.models import GPClassificationModel
 from pac_particles.smc.moves import ExactEllipseGibbs
 from pac_particles.apps.plots import save
 from pac_particles.smc.posterior import run_smc

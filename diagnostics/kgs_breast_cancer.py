@@ -30,7 +30,8 @@ from sklearn.svm import SVC
 from pac_particles.sklearn.committee import Committee, reject_curve
 from pac_particles.problem.datasets import load_dataset
 from pac_particles.smc.label_noise import PathLogLik, label_noise_evidence_curve
-from pac_particles.smc.models import ClassificationGibbsModel, lam_from_label_noise
+from pac_particles.smc.label_noise import lam_from_label_noise
+from pac_particles.smc.models import ClassificationGibbsModel
 from pac_particles.smc.moves import ExactEllipseGibbs
 from pac_particles.apps.plots import save
 from pac_particles.smc.posterior import run_smc

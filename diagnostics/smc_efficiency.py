@@ -32,8 +32,9 @@ import sys
 from pac_particles.problem.datasets import load_csv, load_dataset
 import numpy as np
 
+from pac_particles.smc.label_noise import lam_from_label_noise
 from pac_particles.smc.models import (AUCGibbsModel, ClassificationGibbsModel,
-                                      GPAUCModel, lam_from_label_noise)
+                                      GPAUCModel)
 # lab/ sits beside the package (outside the wheel): found from a checkout
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from lab.study.smc_efficiency import (GAUSSIAN_CELLS,

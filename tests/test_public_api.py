@@ -85,3 +85,26 @@ def test_an_old_module_path_is_the_new_module_itself():
     assert old is new and new.__spec__.name == "pac_particles.smc.models"
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("pac_particles.no_such_module")
+
+
+#: names that left a module for the one of their concept: (old module,
+#: name, new module)
+MOVED_NAMES = [
+    ("pac_particles.sklearn.selection.scorers", "cv_lambda",
+     "pac_particles.sklearn.selection.folds"),
+    ("pac_particles.bounds.ranking", "prior_split",
+     "pac_particles.bounds.certification"),
+    ("pac_particles.smc.models", "lam_from_label_noise",
+     "pac_particles.smc.label_noise"),
+    ("pac_particles.smc.models", "label_noise_from_lam",
+     "pac_particles.smc.label_noise"),
+]
+
+
+@pytest.mark.parametrize("old, name, new", MOVED_NAMES)
+def test_a_moved_name_still_resolves_with_a_warning_naming_its_new_home(
+        old, name, new):
+    import importlib
+    with pytest.warns(DeprecationWarning, match=f"use {new}.{name}"):
+        found = getattr(importlib.import_module(old), name)
+    assert found is getattr(importlib.import_module(new), name)

@@ -69,7 +69,8 @@ from pac_particles.bounds.classification import (CLASSIFICATION_TRIVIAL,
                              corollary21_oracle_bound, SigmaProfile,
                              vb_objective_in_sigma)
 from pac_particles.bounds.certification import (CertificateSetting,
-                                                CertificateSpec, certify)
+                                                CertificateSpec, certify,
+                                                prior_split)
 from pac_particles.bounds.corollary19 import (TRIVIAL_BOUND, PACBayesBound, pac_bayes_bound,
                           prevalence_factor_lower)
 from pac_particles.bounds.corollary19_posteriors import (
@@ -80,7 +81,7 @@ from pac_particles.bounds.ranking import (AUC_TRIVIAL, EXACT_RISK_MAX_PAIRS, RIS
                       auc_certificate, check_log_z, sampled_expected_risk_bound,
                       paired_expected_risk_bound,
                       data_dependent_candidate, data_dependent_prior,
-                      gaussian_auc_certificate, gibbs_kl, prior_split,
+                      gaussian_auc_certificate, gibbs_kl,
                       EVIDENCE_SHARE, GIBBS_RISK_GRID, gibbs_certificate)
 
 __all__ = ["binary_kl", "kl_inverse_upper", "kl_inverse_lower",

@@ -97,15 +97,16 @@ from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
 from pac_particles.bounds.certificates import (Certificate, held_out_bound,
                                                kl_bound)
 from pac_particles.bounds.derandomised import derandomised_bound, margin_rows
-from pac_particles.bounds.ranking import prior_split
 from pac_particles.bounds.rescaled_kl import rescaled_kl
 from pac_particles.core.checks import (InputError, check_choice,
                                        check_fraction, check_probability)
 from pac_particles.problem.auc import auc_risk
+from pac_particles.problem.data import binary_labels
 from pac_particles.problem.probit_risk import expected_auc_risk
 
 __all__ = ["CertificateSpec", "CertificateSetting", "Candidate", "certify", "certificate_candidates",
-           "certified_score", "certificate_split", "certificate_setting",
+           "certified_score", "certificate_split", "prior_split",
+           "certificate_setting",
            "certificate_stream", "part_a_prior",
            "test_set_comparator", "CERTIFICATE_STREAM", "SCORES"]
 
@@ -191,18 +192,35 @@ def certificate_stream(seed):
 
 def certificate_split(y, spec: CertificateSpec, stratified: bool = True
                       ) -> np.ndarray:
-    """Mask of the prior part ``A``: ``spec.prior_fraction`` of each class
-    (``stratified``: the AUC's split), else of the rows drawn uniformly
-    whatever their labels (the error's), from the certificate's own stream
-    alone (:data:`CERTIFICATE_STREAM`)."""
+    """Mask of the prior part ``A`` (:func:`prior_split`, ``stratified``:
+    the AUC's split, else the error's) of ``spec.prior_fraction``, from the
+    certificate's own stream alone (:data:`CERTIFICATE_STREAM`)."""
     seed = certificate_stream(spec.seed).spawn(2)[0]
+    return prior_split(y, spec.prior_fraction, seed, stratified)
+
+
+def prior_split(y, fraction=0.5, seed=0, stratified=True):
+    """Boolean mask of the prior part ``A`` of a split: a ``fraction`` of
+    the positives and of the negatives (``stratified``), else of the rows
+    whatever their labels, drawn with ``seed`` (so independent of the
+    features given the labels). At least one point of each class (of the
+    rows) stays on each side.
+    """
+    fraction = check_fraction(fraction, "prior_fraction")
     if stratified:
-        return prior_split(y, spec.prior_fraction, seed)
-    n = np.asarray(y).shape[0]
-    k = min(max(int(round(spec.prior_fraction * n)), 1), n - 1)
-    in_a = np.zeros(n, dtype=bool)
-    in_a[np.random.default_rng(seed).permutation(n)[:k]] = True
-    return in_a
+        positives = binary_labels(y)
+        groups = [np.flatnonzero(positives), np.flatnonzero(~positives)]
+        if min(idx.size for idx in groups) < 2:
+            raise InputError("a data-dependent prior needs at least two "
+                             "points of each class")
+    else:
+        groups = [np.arange(np.asarray(y).shape[0])]
+    rng = np.random.default_rng(seed)
+    in_prior = np.zeros(np.asarray(y).shape[0], dtype=bool)
+    for idx in groups:
+        k = min(max(int(round(fraction * idx.size)), 1), idx.size - 1)
+        in_prior[rng.permutation(idx)[:k]] = True
+    return in_prior
 
 
 def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):

@@ -128,14 +128,16 @@ import numpy as np
 from pac_particles.approx.ep import EPLinear
 from pac_particles.problem.auc import linear_auc_risk
 from pac_particles.problem.data import binary_labels, validate_xy
-from pac_particles.core.checks import (InputError, check_count, check_fraction, check_positive,
+from pac_particles.core.checks import (InputError, check_count, check_positive,
                       check_probability)
 from pac_particles.core.gaussian import gaussian_kl
 from pac_particles.problem.row_pools import pairs_by_positive
 from pac_particles.problem.probit_risk import (GaussianPairRisk, check_gaussian_pairs,
                            expected_auc_risk)
+from pac_particles.bounds import certification
 from pac_particles.bounds.certificates import BOUNDS, _certificate, tightest
 from pac_particles.bounds.kl import kl_inverse_upper, maurer_constant
+from pac_particles.core.compat import moved_names
 
 __all__ = ["AUC_TRIVIAL", "EXACT_RISK_MAX_PAIRS", "RISK_SAMPLE_PAIRS",
            "sampled_expected_risk_bound", "paired_expected_risk_bound",
@@ -143,8 +145,12 @@ __all__ = ["AUC_TRIVIAL", "EXACT_RISK_MAX_PAIRS", "RISK_SAMPLE_PAIRS",
            "gaussian_auc_certificate",
            "check_log_z", "gibbs_kl", "gibbs_certificate", "GIBBS_RISK_GRID",
            "EVIDENCE_SHARE",
-           "prior_split", "DataDependentPrior",
+           "DataDependentPrior",
            "data_dependent_prior", "data_dependent_candidate"]
+
+# the split of the prior part lives with the certificate that pays for it
+__getattr__ = moved_names(__name__, {
+    "prior_split": "pac_particles.bounds.certification"})
 
 # a coin ranks with AUC 1/2: E[1 - AUC] <= 1/2 certifies nothing
 AUC_TRIVIAL = 0.5
@@ -410,26 +416,6 @@ def gibbs_certificate(log_z, lam, risk=None, n_pos=None, n_neg=None,
                         posterior="exact Gibbs posterior")
 
 
-def prior_split(y, fraction=0.5, seed=0):
-    """Boolean mask of the prior part ``A`` of a stratified split: a
-    ``fraction`` of the positives and of the negatives, drawn with ``seed``
-    (so independent of the features given the labels). At least one point
-    of each class stays on each side.
-    """
-    positives = binary_labels(y)
-    fraction = check_fraction(fraction, "prior_fraction")
-    rng = np.random.default_rng(seed)
-    in_prior = np.zeros(positives.shape[0], dtype=bool)
-    for cls in (True, False):
-        idx = np.flatnonzero(positives == cls)
-        if idx.size < 2:
-            raise InputError("a data-dependent prior needs at least two "
-                             "points of each class")
-        k = min(max(int(round(fraction * idx.size)), 1), idx.size - 1)
-        in_prior[rng.permutation(idx)[:k]] = True
-    return in_prior
-
-
 def _ep_prior(X_a, y_a, prior_var, tune):
     """EP on the prior part ``A`` alone, by a rule fixed in advance: centre
     and scale ``A``'s columns with ``A``'s own moments, fit EP at ``lam =
@@ -492,7 +478,7 @@ class DataDependentPrior:
 
 def data_dependent_prior(X, y, prior_var=1.0, fraction=0.3, seed=0,
                          tune=False):
-    """Split ``(X, y)`` (:func:`prior_split`) and fit EP on the prior part
+    """Split ``(X, y)`` (:func:`~pac_particles.bounds.certification.prior_split`) and fit EP on the prior part
     ``A`` at ``lam = n_A`` under ``N(0, prior_var)``: the prior of
     :func:`data_dependent_candidate`, to reuse for several posteriors.
 
@@ -506,7 +492,7 @@ def data_dependent_prior(X, y, prior_var=1.0, fraction=0.3, seed=0,
     """
     X = np.asarray(X, dtype=float)
     positives = binary_labels(y)
-    in_prior = prior_split(positives, fraction, seed)
+    in_prior = certification.prior_split(positives, fraction, seed)
     mean, cov, variances = _ep_prior(X[in_prior], positives[in_prior],
                                      prior_var, bool(tune))
     return DataDependentPrior(in_prior, mean, cov, float(fraction),
@@ -518,7 +504,8 @@ def data_dependent_candidate(X, y, prior_var=1.0, gaussian=None,
                              bounds=("kl",), prior=None):
     """A candidate of :func:`auc_certificate`: ``rho`` certified on the part
     ``B`` of ``(X, y)`` under the EP prior fitted on the part ``A``
-    (:func:`prior_split`; module docstring).
+    (:func:`~pac_particles.bounds.certification.prior_split`; module
+    docstring).
 
     Parameters
     ----------

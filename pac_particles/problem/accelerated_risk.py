@@ -73,7 +73,7 @@ from pac_particles.core.checks import InputError, check_choice, check_count
 from pac_particles.problem.risks import AUCRisk, ClassificationRisk, SampledAUCRisk
 
 __all__ = ["BACKENDS", "COUNT_METHODS", "DeviceLinearRisk", "check_backend",
-           "import_jax", "device_linear_risk"]
+           "import_jax"]
 
 #: Where the risk of linear scores is computed: the numba kernels on the
 #: host's cores, or JAX on its default device (a GPU when a CUDA build of
@@ -123,14 +123,6 @@ def import_jax():
 def check_backend(backend):
     """``backend`` if it is one of :data:`BACKENDS`, else InputError."""
     return check_choice(backend, "backend", BACKENDS)
-
-
-def device_linear_risk(risk, X_ordered, backend):
-    """The :class:`DeviceLinearRisk` of ``risk`` on ``X_ordered`` for
-    ``backend="jax"``; None for ``"numba"`` (the host kernels)."""
-    if check_backend(backend) == "numba":
-        return None
-    return DeviceLinearRisk(risk, X_ordered)
 
 
 def _x64(jax):

@@ -185,6 +185,15 @@ class AUCData:
         """P = n_pos * n_neg, the number of positive/negative pairs."""
         return self.n_pos * self.n_neg
 
+    def in_risk_order(self, risk):
+        """The rows of ``X`` in ``risk.order`` (the order of n-vectors inside
+        the algorithms), C-contiguous: the class-ordered rows themselves,
+        no copy, for a risk ordered by class (the AUC's pairs)."""
+        ordered = self.__dict__.get("ordered")
+        if ordered is not None and risk.class_ordered:
+            return ordered
+        return np.ascontiguousarray(np.asarray(self.X, dtype=float)[risk.order])
+
     def transform(self, X_new):
         """Apply the training preprocessing to new inputs of the raw width."""
         X_new = _as_design_matrix(X_new, "X_new")

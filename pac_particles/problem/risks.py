@@ -127,6 +127,9 @@ class Risk:
     """
 
     name = None
+    #: :attr:`order` is the positives, then the negatives, each in input
+    #: order: the order of the validated data's class-ordered rows
+    class_ordered = False
 
     def __init__(self, y):
         self.positives = binary_labels(y)
@@ -202,6 +205,7 @@ class AUCRisk(Risk):
     """
 
     name = "auc"
+    class_ordered = True
 
     def __init__(self, y):
         super().__init__(y)

@@ -5,9 +5,11 @@ and :class:`~pac_particles.sklearn.classifier.PACBayesClassifier`:
 
 * ``__init__`` storing its arguments as given (scikit-learn's rule: no logic
   there, the checks run in ``fit``), and the two-class tag;
-* :meth:`~BinaryEstimatorMixin._training_labels`: the validation of
-  ``(X, y)`` by scikit-learn (``n_features_in_``, ``feature_names_in_``)
-  and ``classes_``, the positives ``y == classes_[1]``;
+* :meth:`~BinaryEstimatorMixin._training_labels`: ``classes_`` and the
+  positives ``y == classes_[1]`` of labels scikit-learn validated with
+  their rows (``validate_data`` in the estimator's ``fit``, which sets
+  ``n_features_in_`` and ``feature_names_in_``; :func:`explain_rejected_rows`
+  names the column and row it rejected);
 * :meth:`~BinaryEstimatorMixin.feature_names`: the input columns' names.
 
 and the score's calibration for ``predict`` and ``predict_proba``:
@@ -23,7 +25,6 @@ import pandas as pd
 from scipy import optimize
 from sklearn.metrics import roc_curve
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
-from sklearn.utils.validation import validate_data
 
 from pac_particles.core.checks import (InputError, check_choice, check_count,
                                        check_positive, check_probability,
@@ -31,7 +32,8 @@ from pac_particles.core.checks import (InputError, check_choice, check_count,
 from pac_particles.problem.accelerated_risk import check_backend
 from pac_particles.problem.data import check_columns
 
-__all__ = ["BinaryEstimatorMixin", "check_shared_parameters", "youden_cut",
+__all__ = ["BinaryEstimatorMixin", "explain_rejected_rows",
+           "check_shared_parameters", "youden_cut",
            "logistic_slope", "feature_series", "calibration_rows",
            "CALIBRATION_ROWS", "DEPLOYS"]
 
@@ -62,25 +64,15 @@ class BinaryEstimatorMixin:
         tags.classifier_tags.multi_class = False
         return tags
 
-    def _training_labels(self, X, y, needs="positives and negatives"):
-        """``(X, positives)`` of a training set after scikit-learn's checks
-        (which set ``n_features_in_`` and ``feature_names_in_``); sets
-        ``classes_``, of which ``classes_[1]`` is the positive class.
+    def _training_labels(self, y, needs="positives and negatives"):
+        """The positives ``y == classes_[1]`` of training labels that
+        scikit-learn's ``validate_data`` checked with their rows (the
+        estimator's first step, which sets ``n_features_in_`` and
+        ``feature_names_in_``; :func:`explain_rejected_rows` when it
+        rejects them); sets ``classes_``.
 
-        Bad input raises InputError naming what to fix: the column (by name
-        for a DataFrame, by index otherwise) and row of a value that is not
-        a finite number (:func:`~pac_particles.problem.data.check_columns`),
-        the rows of ``X`` against the labels of ``y``, a missing label, and
-        labels that are not two classes; ``needs`` says what the fit needs
-        both classes for."""
-        try:
-            X, y = validate_data(self, X, y, dtype=float)
-        except ValueError:
-            # scikit-learn's message names neither the column nor the row:
-            # find them (only then, so that good data pays no extra pass)
-            check_columns(X)
-            _check_label_rows(X, y)
-            raise
+        Labels that are not two classes raise InputError naming what to fix;
+        ``needs`` says what the fit needs both classes for."""
         try:
             check_classification_targets(y)
         except ValueError as err:
@@ -102,7 +94,7 @@ class BinaryEstimatorMixin:
             needs = needs if " needs " in needs else f"the fit needs {needs}"
             raise InputError(f"y has only one class ({self.classes_[0]!r}): "
                              f"{needs}; add rows of the other class")
-        return X, y == self.classes_[1]
+        return y == self.classes_[1]
 
     def _test_labels(self, y):
         """``y == classes_[1]`` after checking ``y`` as ``fit`` does (both
@@ -131,6 +123,17 @@ class BinaryEstimatorMixin:
         names = ([str(name) for name in names] if names is not None
                  else [f"x{k + 1}" for k in range(self.n_features_in_)])
         return names if columns is None else [names[k] for k in columns]
+
+
+def explain_rejected_rows(X, y):
+    """InputError naming what scikit-learn's ``validate_data`` rejected in
+    a training set, which its message does not name: the column (by name
+    for a DataFrame, by index otherwise) and row of a value that is not a
+    finite number (:func:`~pac_particles.problem.data.check_columns`), the
+    rows of ``X`` against the labels of ``y``, a missing label; returns
+    when it finds none of these (scikit-learn's error then stands)."""
+    check_columns(X)
+    _check_label_rows(X, y)
 
 
 def _check_label_rows(X, y):

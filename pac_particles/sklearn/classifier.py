@@ -60,7 +60,8 @@ from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.risks import LOSSES
 from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
                                           certificate_spec,
-                                          check_shared_parameters)
+                                          check_shared_parameters,
+                                          explain_rejected_rows)
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
                                            get_method, method_names)
 
@@ -187,7 +188,12 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         self."""
         self._check_params()
         options = self._fit_options()
-        X, positives = self._training_labels(X, y, "two classes")
+        try:
+            X, y = validate_data(self, X, y, dtype=float)
+        except ValueError:
+            explain_rejected_rows(X, y)     # the column and row, if any
+            raise
+        positives = self._training_labels(y, "two classes")
         method = choose_method(self.method, options, len(positives),
                                "classification")
         self.method_ = method.name
@@ -196,7 +202,8 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
             X, positives, 1.0 if options.choose_lam else options.given_lam(),
             self.loss, self.standardize, self.fit_intercept, self.pu_prior)
         self.__dict__.pop("cv_", None)
-        fit = self._method_fit = method.fit(problem, options, X)
+        fit = self._method_fit = method.checked(
+            method.fit_classification(problem, options, X))
         self.lam_grid_failures_ = fit.lam_grid_failures
         if fit.cv is not None:
             self.cv_ = fit.cv

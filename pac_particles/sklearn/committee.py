@@ -36,7 +36,8 @@ Example
 
     from sklearn.datasets import load_breast_cancer
     from pac_particles.sklearn.committee import Committee, reject_curve
-    from pac_particles.smc.models import ClassificationGibbsModel, lam_from_label_noise
+    from pac_particles.smc.label_noise import lam_from_label_noise
+    from pac_particles.smc.models import ClassificationGibbsModel
     from pac_particles.smc.posterior import run_smc
 
     X, y = load_breast_cancer(return_X_y=True)

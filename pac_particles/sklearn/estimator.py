@@ -61,6 +61,7 @@ from pac_particles.sklearn.dask_fit import (cluster_decision_function,
 from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
                                           calibration_rows, certificate_spec,
                                           check_shared_parameters,
+                                          explain_rejected_rows,
                                           logistic_slope, youden_cut)
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
                                            get_method, method_names)
@@ -227,8 +228,13 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
             # training rows below (train_auc_, the cut, the slope)
             problem, X, positives = cluster_problem(self, X, y)
         else:
-            X, positives = self._training_labels(X, y, "AUC scoring needs "
-                                                 "positives and negatives")
+            try:
+                X, y = validate_data(self, X, y, dtype=float)
+            except ValueError:
+                explain_rejected_rows(X, y)     # the column and row, if any
+                raise
+            positives = self._training_labels(
+                y, "AUC scoring needs positives and negatives")
         n = len(positives) if problem is None else problem.data.n
         lam_max = (self.lam_max if self.lam_max is not None
                    else default_lam_max(n))
@@ -255,7 +261,8 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         method = choose_method(self.method, options, n, "ranking",
                                problem.data.in_memory)
         self.method_ = method.name
-        fit = self._method_fit = method.fit(problem, options, fit_rows)
+        fit = self._method_fit = method.checked(
+            method.fit_ranking(problem, options, fit_rows))
         post = self.posterior_ = fit.posterior
         self.lam_, self.hyperparameters_ = float(fit.lam), fit.hyperparameters
         self.approximation_, self.posteriors_ = fit.approximation, fit.posteriors
@@ -279,8 +286,12 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
                 self.coef_se_ = post.data.raw_linear(point_se)[0]
         _certify(self, fit, problem, fit.grid, setting)
         train_scores = self._raw_scores(X)
-        self.train_auc_ = 1.0 - float(pu_corrected_risk(
-            auc_risk(train_scores, positives), self.pu_prior))
+        # the fit's own risk at the training scores (rows on a cluster:
+        # the AUC of their sample)
+        train_risk = (problem.risk(train_scores) if problem.data.in_memory
+                      else auc_risk(train_scores, positives))
+        self.train_auc_ = 1.0 - float(pu_corrected_risk(train_risk,
+                                                        self.pu_prior))
         rows = calibration_rows(len(positives), self.random_state)
         self.threshold_ = youden_cut(positives[rows], train_scores[rows])
         if self.kernel is None:

@@ -1,10 +1,10 @@
-"""What the Gibbs models of :mod:`pac_particles.smc.models` share: the
-problem, the pseudo-likelihood, and the two parametrisations they are
-sampled in.
+"""What the Gibbs models of :mod:`pac_particles.smc.models` share once
+built: the pseudo-likelihood, and the parametrisations they are sampled in
+(:class:`SpanData`: the span coordinates of the design).
 
 Every model holds a :class:`~pac_particles.problem.problem.GibbsProblem`
-(validated data, empirical risk ``r_n``, ``lam``), set up by its
-constructor or given to ``from_problem``, and targets
+(validated data, empirical risk ``r_n``, ``lam``), kept by its one
+constructor path in :mod:`pac_particles.smc.models`, and targets
 
     pi_lam(theta)  ∝  prior(theta) * exp(-lam * r_n(theta))
 
@@ -21,19 +21,18 @@ risk with one of these.
 import time
 
 import numpy as np
-from particles import distributions as dists
 from particles import smc_samplers as ssp
 
 from pac_particles.core.checks import InputError
 from pac_particles.core.gaussian import gp_predictive
-from pac_particles.core.kernels import SquaredExponential, gram_matrix, kernel_diag
-from pac_particles.problem.accelerated_risk import device_linear_risk
-from pac_particles.problem.priors import (CholeskyNormal, gaussian_prior,
-                                          param_array, stable_cholesky)
-from pac_particles.problem.problem import check_problem
+from pac_particles.core.kernels import kernel_diag
+from pac_particles.problem.accelerated_risk import (DeviceLinearRisk,
+                                                   check_backend)
+from pac_particles.problem.data import AUCData
+from pac_particles.problem.priors import param_array
 
 # the bases are private: the models of pac_particles.smc.models are the API
-__all__ = ["check_gibbs_model"]
+__all__ = ["check_gibbs_model", "SpanData"]
 
 
 def check_gibbs_model(model):
@@ -49,40 +48,20 @@ def check_gibbs_model(model):
 
 
 class _GibbsModel(ssp.StaticModel):
-    """What every Gibbs model shares: its problem
-    (:class:`~pac_particles.problem.problem.GibbsProblem`: the validated
-    data, the empirical risk and ``lam``, resolved once for PU labels), and
-    ``loglik = -lam * risk`` with the bookkeeping that ``run_smc`` reports.
-
-    The constructor ``(X, y, lam, ...)`` sets the problem up
-    (:meth:`GibbsProblem.ranking` or :meth:`GibbsProblem.classification`);
-    :meth:`from_problem` takes one already set up, so that a fit's SMC, EP
-    and VB see the same data and the same ``lam``. Either way the model
-    keeps it as ``problem`` and its parts as ``data``, ``empirical_risk``,
-    ``lam``, ``lam_pn`` and ``pu_prior``."""
+    """What every Gibbs model shares: ``loglik = -lam * risk`` with the
+    bookkeeping that ``run_smc`` reports, on the problem
+    (:class:`~pac_particles.problem.problem.GibbsProblem`) its constructor
+    kept as ``problem`` and its parts ``data``, ``empirical_risk``,
+    ``lam``, ``lam_pn`` and ``pu_prior`` (:mod:`pac_particles.smc.models`:
+    the constructor ``(X, y, lam, ...)`` sets the problem up,
+    ``from_problem`` takes one already set up, so that a fit's SMC, EP and
+    VB see the same data and the same ``lam``)."""
 
     #: the task (``GibbsProblem.task``) of the problems the model takes
     task = "ranking"
     #: ``"primal"`` (theta are coefficients of the design), ``"score"``
     #: (coordinates in its span) or ``"gp"`` (latent training scores)
     space = "primal"
-
-    @classmethod
-    def from_problem(cls, problem, **options):
-        """The model of a :class:`~pac_particles.problem.problem.GibbsProblem`
-        of the model's ``task``; ``options`` are the constructor's arguments
-        beyond the problem's (``prior``, ``kernel``, ``prior_var``)."""
-        return cls(check_problem(problem, cls.task, cls.__name__), **options)
-
-    def _adopt(self, problem):
-        """Keep ``problem`` and its parts; the validated data."""
-        self.problem = problem
-        self.pu_prior = problem.pu_prior
-        self.lam, self.lam_pn = problem.lam, problem.lam_pn
-        self.empirical_risk = problem.risk
-        self.n_risk_evaluations = 0
-        self.loglik_seconds = 0.0
-        return problem.data
 
     @property
     def is_gp(self):
@@ -109,21 +88,14 @@ class _LinearGibbsModel(_GibbsModel):
     kernels or, with ``backend="jax"``, on JAX's device
     (:class:`~pac_particles.problem.accelerated_risk.DeviceLinearRisk`)."""
 
-    def _build(self, problem, prior=None, backend="numba"):
-        data = self._adopt(problem)
-        self._X_ordered = self.empirical_risk.ordered(data.X)
-        if prior is None:
-            prior = gaussian_prior(data.d)
-        _check_theta_prior(prior, data.d)
-        self._use_backend(backend)
-        super().__init__(data=data, prior=prior)
-
     def _use_backend(self, backend):
-        """Where :meth:`risk` runs: ``"numba"`` (the host's kernels) or
-        ``"jax"`` (``device_risk``, the design put on the device once)."""
-        self.device_risk = device_linear_risk(self.empirical_risk,
-                                              self._X_ordered, backend)
-        self.backend = backend
+        """Where :meth:`risk` runs: ``"numba"`` (the host's kernels, on the
+        design where it is) or ``"jax"`` (``device_risk``, the design put
+        on the device once)."""
+        self.backend = check_backend(backend)
+        self.device_risk = (None if self.backend == "numba" else
+                            DeviceLinearRisk(self.empirical_risk,
+                                             self._X_ordered))
 
     @property
     def d(self):
@@ -164,20 +136,6 @@ class _GPGibbsModel(_GibbsModel):
     #: the parameter is the vector of latent training scores ``s``
     space = "gp"
 
-    def _build(self, problem, kernel=None):
-        data = self._adopt(problem)
-        if kernel is None:
-            kernel = SquaredExponential(lengthscale=np.sqrt(data.d))
-        if not callable(kernel):
-            raise InputError("kernel must be callable: kernel(X1, X2) -> Gram "
-                             "matrix (e.g. pac_particles.core.kernels.SquaredExponential)")
-        self.kernel = kernel
-        self.gram = gram_matrix(kernel, data.X, label="GP kernel")
-        self.kernel_chol, self.jitter = stable_cholesky(
-            self.gram, label="GP kernel matrix")
-        prior = dists.StructDist({"s": CholeskyNormal(self.kernel_chol)})
-        super().__init__(data=data, prior=prior)
-
     @property
     def d(self):
         """Dimension of the parameter: the number of training points."""
@@ -204,6 +162,33 @@ class _GPGibbsModel(_GibbsModel):
         return gp_predictive(self.kernel_chol, K_star, latent_mean, latent_cov,
                              k_diag)
 
+
+
+class SpanData(AUCData):
+    """The data of a :class:`SpanAUCModel`: ``X`` holds the coordinates
+    ``B = U_r Sigma_r`` of the training scores in an orthonormal basis of
+    the span of the (preprocessed, prior-scaled) design, and
+    :meth:`transform` maps new raw inputs to the same coordinates,
+    ``transform(x) = design.transform(x) @ basis`` (``basis = S0^1/2 V_r``),
+    so that ``x . theta = transform(x) . w`` for ``theta = basis w``."""
+
+    def __init__(self, design, coordinates, basis):
+        self.design = design
+        self.basis = basis
+        r = coordinates.shape[1]
+        super().__init__(X=np.ascontiguousarray(coordinates), y=design.y,
+                         columns=design.columns, center=np.zeros(r),
+                         scale=np.ones(r),
+                         feature_names=[f"span{k + 1}" for k in range(r)],
+                         n_raw_features=design.n_raw_features)
+
+    def transform(self, X_new):
+        return self.design.transform(X_new) @ self.basis
+
+    def raw_linear(self, w):
+        """``(coef, offset)`` of the score ``transform(x) . w`` on the raw
+        inputs: the design's of ``theta = basis w``. ``w`` (r,) or (m, r)."""
+        return self.design.raw_linear(np.asarray(w, dtype=float) @ self.basis.T)
 
 
 def _check_theta_prior(prior, d):

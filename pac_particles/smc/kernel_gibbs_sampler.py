@@ -11,7 +11,7 @@ sphere, and the label-noise likelihood [GH01, Eq. (3)]
 counts it as an error, a difference of measure 0 for the posterior): the
 posterior is ``exp(-lam r_n(w))`` on the sphere,
 ``r_n`` the training error, ``lam = n log((1 - q) / q)``
-(:func:`pac_particles.smc.models.lam_from_label_noise`). One step:
+(:func:`pac_particles.smc.label_noise.lam_from_label_noise`). One step:
 
 1. draw a direction ``v`` uniformly among the unit vectors orthogonal to
    the current ``w`` (a standard normal vector, projected on the tangent
@@ -94,7 +94,7 @@ from pac_particles.core.checks import (InputError, check_count, check_positive,
 from pac_particles.problem.data import validate_xy
 from pac_particles.core.kernels import gram_matrix
 from pac_particles.core.mcmc_diagnostics import ess_bulk, ess_tail, rhat
-from pac_particles.smc.models import label_noise_from_lam, lam_from_label_noise
+from pac_particles.smc.label_noise import label_noise_from_lam, lam_from_label_noise
 from pac_particles.smc.moves.exact_ellipse import point_angle_draws
 from pac_particles.core.progress import Progress
 from pac_particles.problem.risks import ClassificationRisk

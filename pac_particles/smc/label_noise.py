@@ -4,7 +4,7 @@ rate ``q`` (equivalently ``lam``) from one tempering run.
 Labels flipped with probability ``q`` have likelihood
 ``q^k (1 - q)^(n - k) = (1 - q)^n exp(-lam r_n)`` (``k = n r_n``
 misclassified points, ``lam = n log((1 - q) / q)``,
-:func:`pac_particles.smc.models.lam_from_label_noise`), so the evidence of ``q``
+:func:`lam_from_label_noise`), so the evidence of ``q``
 is ``log p(y | q) = log Z(lam) + n log(1 - q)`` with ``Z`` the normaliser of
 the 0-1 Gibbs posterior (:func:`label_noise_log_evidence`). ``log Z`` alone
 decreases in ``lam`` and cannot choose ``q``.
@@ -24,8 +24,9 @@ Example
 -------
 ::
 
-    from pac_particles.smc.label_noise import PathLogLik, label_noise_evidence_curve
-    from pac_particles.smc.models import ClassificationGibbsModel, lam_from_label_noise
+    from pac_particles.smc.label_noise import (PathLogLik, lam_from_label_noise,
+                                               label_noise_evidence_curve)
+    from pac_particles.smc.models import ClassificationGibbsModel
     from pac_particles.smc.posterior import run_smc
 
     model = ClassificationGibbsModel(X, y, lam=lam_from_label_noise(0.01, len(y)))
@@ -40,15 +41,38 @@ References
 NIPS 13.
 """
 
+import math
+
 import numpy as np
 from particles import collectors
 from scipy.special import logsumexp
 
-from pac_particles.core.checks import InputError, check_count, check_probability
-from pac_particles.smc.models import label_noise_from_lam, lam_from_label_noise
+from pac_particles.core.checks import (InputError, check_count, check_positive,
+                                       check_probability)
 
-__all__ = ["PathLogLik", "path_log_z", "label_noise_log_evidence",
+__all__ = ["lam_from_label_noise", "label_noise_from_lam", "PathLogLik",
+           "path_log_z", "label_noise_log_evidence",
            "label_noise_evidence_curve"]
+
+
+def lam_from_label_noise(q, n):
+    """``lam = n log((1 - q) / q)``: the 0-1 Gibbs posterior that is the
+    posterior of labels flipped with probability ``q`` in (0, 1/2)
+    [GH01, Sec. 2]."""
+    q = check_probability(q, "q (label-noise probability)")
+    if q >= 0.5:
+        raise InputError(f"q (label-noise probability) must be below 1/2 for "
+                         f"a positive lam, got {q}")
+    return float(check_count(n, "n") * math.log((1.0 - q) / q))
+
+
+def label_noise_from_lam(lam, n):
+    """The inverse of :func:`lam_from_label_noise`:
+    ``q = 1 / (1 + exp(lam / n))``."""
+    lam, n = check_positive(lam, "lam"), check_count(n, "n")
+    # 1 / (1 + e^t) = e^-t / (1 + e^-t): no overflow for large lam / n
+    t = lam / n
+    return float(math.exp(-t) / (1.0 + math.exp(-t)))
 
 
 class PathLogLik(collectors.Collector):

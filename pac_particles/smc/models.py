@@ -18,8 +18,9 @@ Each constructor ``(X, y, lam, ...)`` sets its problem up once
 (:class:`~pac_particles.problem.problem.GibbsProblem`: validation, the
 risk, ``lam`` resolved for PU labels), the same set-up as EP's and VB's;
 ``Model.from_problem(problem, ...)`` takes a problem already set up
-(:func:`linear_score_model_for` for :func:`linear_score_model`). What the
-models share lives in :mod:`pac_particles.smc.gibbs_model`.
+(:func:`linear_score_model_for` for :func:`linear_score_model`): the one
+constructor path, here with the models. What they share once built lives
+in :mod:`pac_particles.smc.gibbs_model`.
 
 Scale of ``lam``: it multiplies the *fraction* of mis-ordered pairs
 (``P = n_pos * n_neg`` pairs). The SMC section of Ridgway et al. (2014)
@@ -62,40 +63,94 @@ variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
 
 [dPNS14] du Plessis, M. C., Niu, G. and Sugiyama, M. (2014). Analysis of
 learning from positive and unlabeled data. NIPS 27.
-
-[WBT20] Wilson, J. T., Borovitskiy, V., Terenin, A., Mostowsky, P. and
-Deisenroth, M. P. (2020). Efficiently sampling functions from Gaussian
-process posteriors. ICML 2020 (Matheron's rule).
 """
 
-import math
-
 import numpy as np
+from particles import distributions as dists
 from particles import smc_samplers as ssp
 
-from pac_particles.core.checks import (InputError, check_count, check_positive,
-                     check_probability)
-from pac_particles.problem.data import AUCData, DesignData, classification_data
+from pac_particles.core.checks import InputError
+from pac_particles.problem.data import DesignData, classification_data
 from pac_particles.core.compat import moved_names
-from pac_particles.core.kernels import LinearKernel
-from pac_particles.problem.priors import gaussian_prior
-from pac_particles.problem.problem import GibbsProblem, as_problem
-from pac_particles.smc.gibbs_model import _GPGibbsModel, _LinearGibbsModel
+from pac_particles.core.kernels import LinearKernel, SquaredExponential, gram_matrix
+from pac_particles.problem.priors import (CholeskyNormal, gaussian_prior,
+                                          stable_cholesky)
+from pac_particles.problem.problem import GibbsProblem, as_problem, check_problem
+from pac_particles.smc.gibbs_model import (SpanData, _GPGibbsModel,
+                                           _LinearGibbsModel, _check_theta_prior)
 
 __all__ = ["AUCGibbsModel", "GPAUCModel", "ClassificationGibbsModel",
            "GPClassificationModel",
            "SpanAUCModel", "SpanData", "linear_score_model",
            "linear_score_model_for", "SCORE_SPACE",
-           "DesignData", "classification_data", "lam_from_label_noise", "label_noise_from_lam"]
+           "DesignData", "classification_data"]
 
-#: the tempering Feynman-Kac model lives in smc/tempering.py; read from here
-#: (as the first README did) it warns
+#: the tempering Feynman-Kac model lives in smc/tempering.py (as the first
+#: README read it), the label-noise conversions with the label-noise
+#: evidence; read from here they warn
 __getattr__ = moved_names(__name__, {
     "RobustAdaptiveTempering": "pac_particles.smc.tempering",
-    "check_reached_target": "pac_particles.smc.tempering"})
+    "check_reached_target": "pac_particles.smc.tempering",
+    "lam_from_label_noise": "pac_particles.smc.label_noise",
+    "label_noise_from_lam": "pac_particles.smc.label_noise"})
 
 
-class AUCGibbsModel(_LinearGibbsModel):
+class _ProblemModel:
+    """The models' one constructor path: ``__init__`` takes ``(X, y, lam,
+    ...)`` or a problem (:func:`~pac_particles.problem.problem.as_problem`),
+    ``_build`` keeps its parts (:meth:`_adopt`); :meth:`from_problem`."""
+
+    @classmethod
+    def from_problem(cls, problem, **options):
+        """The model of a :class:`~pac_particles.problem.problem.GibbsProblem`
+        of the model's ``task``; ``options`` are the constructor's arguments
+        beyond the problem's (``prior``, ``kernel``, ``prior_var``)."""
+        return cls(check_problem(problem, cls.task, cls.__name__), **options)
+
+    def _adopt(self, problem):
+        """Keep ``problem`` and its parts; the validated data."""
+        self.problem = problem
+        self.pu_prior = problem.pu_prior
+        self.lam, self.lam_pn = problem.lam, problem.lam_pn
+        self.empirical_risk = problem.risk
+        self.n_risk_evaluations = 0
+        self.loglik_seconds = 0.0
+        return problem.data
+
+
+class _LinearModel(_ProblemModel, _LinearGibbsModel):
+    """A linear model on its problem: prior N(0, I) unless given."""
+
+    def _build(self, problem, prior=None, backend="numba"):
+        data = self._adopt(problem)
+        self._X_ordered = data.in_risk_order(self.empirical_risk)
+        if prior is None:
+            prior = gaussian_prior(data.d)
+        _check_theta_prior(prior, data.d)
+        self._use_backend(backend)
+        ssp.StaticModel.__init__(self, data=data, prior=prior)
+
+
+class _GPModel(_ProblemModel, _GPGibbsModel):
+    """A GP model on its problem: the prior ``N(0, K)`` of its kernel
+    (default squared exponential of lengthscale ``sqrt(d)``)."""
+
+    def _build(self, problem, kernel=None):
+        data = self._adopt(problem)
+        if kernel is None:
+            kernel = SquaredExponential(lengthscale=np.sqrt(data.d))
+        if not callable(kernel):
+            raise InputError("kernel must be callable: kernel(X1, X2) -> Gram "
+                             "matrix (e.g. pac_particles.core.kernels.SquaredExponential)")
+        self.kernel = kernel
+        self.gram = gram_matrix(kernel, data.X, label="GP kernel")
+        self.kernel_chol, self.jitter = stable_cholesky(
+            self.gram, label="GP kernel matrix")
+        prior = dists.StructDist({"s": CholeskyNormal(self.kernel_chol)})
+        ssp.StaticModel.__init__(self, data=data, prior=prior)
+
+
+class AUCGibbsModel(_LinearModel):
     """AUC Gibbs posterior for linear scores, a ``particles`` static model.
 
     Parameters
@@ -127,10 +182,7 @@ class AUCGibbsModel(_LinearGibbsModel):
         The AUC risks are those of the numba kernel to the last bit
         given the same scores.
 
-    ``AUCGibbsModel.from_problem(problem, prior=None, backend="numba")``
-    takes a ranking
-    :class:`~pac_particles.problem.problem.GibbsProblem` instead of
-    ``X, y, lam, standardize, pu_prior``.
+    ``from_problem(problem, prior=None, backend="numba")``: on a problem.
 
     Attributes
     ----------
@@ -152,7 +204,7 @@ class AUCGibbsModel(_LinearGibbsModel):
                     prior, backend)
 
 
-class ClassificationGibbsModel(_LinearGibbsModel):
+class ClassificationGibbsModel(_LinearModel):
     """Gibbs posterior of a linear binary classifier [ARC16, Def. 3], a
     ``particles`` static model: ``loglik(theta) = -lam * r_n(theta)``,
 
@@ -174,7 +226,8 @@ class ClassificationGibbsModel(_LinearGibbsModel):
     [GH01, Sec. 2]: labels flipped with probability ``q`` give the
     likelihood ``q^k (1 - q)^(n - k)`` (``k`` misclassified points), which
     is ``exp(-lam r_n)`` up to a constant for ``lam = n log((1 - q) / q)``
-    (:func:`lam_from_label_noise`, :func:`label_noise_from_lam`).
+    (:func:`~pac_particles.smc.label_noise.lam_from_label_noise`,
+    :func:`~pac_particles.smc.label_noise.label_noise_from_lam`).
 
     Parameters
     ----------
@@ -195,10 +248,8 @@ class ClassificationGibbsModel(_LinearGibbsModel):
         the device the point risks are the numba kernel's sums in another
         order (equal to a few ulps).
 
-    ``ClassificationGibbsModel.from_problem(problem, prior=None, backend="numba")``
-    takes a
-    classification :class:`~pac_particles.problem.problem.GibbsProblem`
-    (its loss and intercept) instead of the other arguments.
+    ``from_problem(problem, prior=None, backend="numba")``: on a problem
+    (its loss and intercept).
 
     Attributes
     ----------
@@ -238,27 +289,7 @@ class ClassificationGibbsModel(_LinearGibbsModel):
         super()._build(problem, prior, backend)
 
 
-def lam_from_label_noise(q, n):
-    """``lam = n log((1 - q) / q)``: the 0-1 Gibbs posterior that is the
-    posterior of labels flipped with probability ``q`` in (0, 1/2)
-    [GH01, Sec. 2]."""
-    q = check_probability(q, "q (label-noise probability)")
-    if q >= 0.5:
-        raise InputError(f"q (label-noise probability) must be below 1/2 for "
-                         f"a positive lam, got {q}")
-    return float(check_count(n, "n") * math.log((1.0 - q) / q))
-
-
-def label_noise_from_lam(lam, n):
-    """The inverse of :func:`lam_from_label_noise`:
-    ``q = 1 / (1 + exp(lam / n))``."""
-    lam, n = check_positive(lam, "lam"), check_count(n, "n")
-    # 1 / (1 + e^t) = e^-t / (1 + e^-t): no overflow for large lam / n
-    t = lam / n
-    return float(math.exp(-t) / (1.0 + math.exp(-t)))
-
-
-class GPAUCModel(_GPGibbsModel):
+class GPAUCModel(_GPModel):
     """AUC Gibbs posterior with a Gaussian-process prior on the scores.
 
     The parameter is the vector ``s`` of latent scores of the n training
@@ -302,9 +333,8 @@ class GPAUCModel(_GPGibbsModel):
     rank : 'auto' (default), None (exact) or int (see above).
     seed : int, optional, the draw of the inducing rows of a reduced rank.
 
-    ``GPAUCModel.from_problem(problem, kernel=None, rank=None)`` takes a
-    ranking :class:`~pac_particles.problem.problem.GibbsProblem` instead
-    (an estimator's, whose rank it chose: exact unless ``rank`` is given).
+    ``from_problem(problem, kernel=None, rank=None)``: on a problem (an
+    estimator's, whose rank it chose: exact unless ``rank`` is given).
 
     Attributes
     ----------
@@ -338,7 +368,7 @@ class GPAUCModel(_GPGibbsModel):
         return super().from_problem(problem, **options)
 
 
-class GPClassificationModel(_GPGibbsModel):
+class GPClassificationModel(_GPModel):
     """Gibbs posterior of a kernel classifier: a Gaussian-process prior
     ``N(0, K)`` on the latent training scores ``s`` and
     ``loglik(s) = -lam * r_n(s)``, ``r_n`` the mean loss of the margins
@@ -349,8 +379,8 @@ class GPClassificationModel(_GPGibbsModel):
     ``s = (<w, x_i>)``, and with a Gaussian prior on ``w`` these scores are
     ``N(0, K)``; ``w = sum_i alpha_i x_i`` with ``alpha = K^-1 s`` [GH01,
     Eq. (1)]. With the 0-1 loss and ``lam = n log((1 - q) / q)``
-    (:func:`lam_from_label_noise`) it is the label-noise posterior of
-    [GH01]. Moves: the default
+    (:func:`~pac_particles.smc.label_noise.lam_from_label_noise`) it is the
+    label-noise posterior of [GH01]. Moves: the default
     :class:`~pac_particles.smc.moves.EllipticalSlice` on the kernel's Cholesky
     factor, or :class:`~pac_particles.smc.moves.ExactEllipseGibbs` (0-1 loss:
     exact angle draw from the 2n angles where a latent score crosses 0);
@@ -371,8 +401,7 @@ class GPClassificationModel(_GPGibbsModel):
     The data are those of every classification method
     (:meth:`~pac_particles.problem.problem.GibbsProblem.classification`
     without an intercept column: no column dropped).
-    ``GPClassificationModel.from_problem(problem, kernel=None)`` takes such
-    a problem instead.
+    ``from_problem(problem, kernel=None)``: on such a problem.
 
     Attributes
     ----------
@@ -412,33 +441,6 @@ class GPClassificationModel(_GPGibbsModel):
         super()._build(problem, kernel)
 
 
-class SpanData(AUCData):
-    """The data of a :class:`SpanAUCModel`: ``X`` holds the coordinates
-    ``B = U_r Sigma_r`` of the training scores in an orthonormal basis of
-    the span of the (preprocessed, prior-scaled) design, and
-    :meth:`transform` maps new raw inputs to the same coordinates,
-    ``transform(x) = design.transform(x) @ basis`` (``basis = S0^1/2 V_r``),
-    so that ``x . theta = transform(x) . w`` for ``theta = basis w``."""
-
-    def __init__(self, design, coordinates, basis):
-        self.design = design
-        self.basis = basis
-        r = coordinates.shape[1]
-        super().__init__(X=np.ascontiguousarray(coordinates), y=design.y,
-                         columns=design.columns, center=np.zeros(r),
-                         scale=np.ones(r),
-                         feature_names=[f"span{k + 1}" for k in range(r)],
-                         n_raw_features=design.n_raw_features)
-
-    def transform(self, X_new):
-        return self.design.transform(X_new) @ self.basis
-
-    def raw_linear(self, w):
-        """``(coef, offset)`` of the score ``transform(x) . w`` on the raw
-        inputs: the design's of ``theta = basis w``. ``w`` (r,) or (m, r)."""
-        return self.design.raw_linear(np.asarray(w, dtype=float) @ self.basis.T)
-
-
 #: singular values of ``X S0^1/2`` at most this times the largest, times
 #: ``max(n, d)``, are zero (numpy's ``matrix_rank`` rule): the span of a
 #: centred design has rank ``min(n - 1, d)`` at most, and treating its null
@@ -475,9 +477,7 @@ class SpanAUCModel(AUCGibbsModel):
     prior_var : float or (d,) array > 0, the prior variances ``S0``.
     backend : "numba" or "jax", as :class:`AUCGibbsModel`.
 
-    ``SpanAUCModel.from_problem(problem, prior_var=1.0, backend="numba")``
-    takes a ranking
-    :class:`~pac_particles.problem.problem.GibbsProblem` instead.
+    ``from_problem(problem, prior_var=1.0, backend="numba")``: on a problem.
 
     Attributes
     ----------
@@ -513,7 +513,7 @@ class SpanAUCModel(AUCGibbsModel):
         self.basis = sd[:, None] * Vt[:r].T
         self._directions = Vt[:r].T
         data = SpanData(design, U[:, :r] * sigma[:r], self.basis)
-        self._X_ordered = self.empirical_risk.ordered(data.X)
+        self._X_ordered = data.in_risk_order(self.empirical_risk)
         self._use_backend(backend)
         ssp.StaticModel.__init__(self, data=data, prior=gaussian_prior(r))
 

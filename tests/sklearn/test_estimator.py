@@ -701,7 +701,7 @@ def test_ess_rmin_sets_the_schedule_of_every_smc_run_of_the_fit(monkeypatch):
     ratio makes a denser schedule (more tempering steps, same seed)."""
     from sklearn.base import clone
     from pac_particles.sklearn.methods import smc as smc_method
-    from pac_particles.sklearn.selection import evidence, scorers
+    from pac_particles.sklearn.selection import evidence, folds, scorers
     from pac_particles.smc import posterior
     X, y = _data(n=60)
     steps = {}
@@ -717,7 +717,7 @@ def test_ess_rmin_sets_the_schedule_of_every_smc_run_of_the_fit(monkeypatch):
     def spy(model, **kwargs):
         received.append(kwargs["ESSrmin"])
         return posterior.run_smc(model, **kwargs)
-    for module in (smc_method, scorers, evidence):
+    for module in (smc_method, folds, scorers, evidence):
         monkeypatch.setattr(module, "run_smc", spy)
     small = dict(n_particles=10, len_chain=3, ess_rmin=0.7, random_state=0,
                  n_jobs=1)

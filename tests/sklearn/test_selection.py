@@ -51,7 +51,7 @@ def test_folds_sample_a_smaller_population_than_the_refit(monkeypatch):
     (a quarter of its particles); ``fold_particles`` and ``fold_len_chain``
     set them; the refit keeps ``n_particles`` and ``len_chain`` and, the
     longest job, is dispatched first."""
-    from pac_particles.sklearn.selection import scorers as selection
+    from pac_particles.sklearn.selection import folds, scorers
     sizes = []
 
     def recording_run_smc(model, **kwargs):
@@ -59,7 +59,8 @@ def test_folds_sample_a_smaller_population_than_the_refit(monkeypatch):
                       kwargs.get("keep_steps", False)))
         return run_smc(model, **kwargs)
 
-    monkeypatch.setattr(selection, "run_smc", recording_run_smc)
+    for module in (folds, scorers):       # the refit's, the folds'
+        monkeypatch.setattr(module, "run_smc", recording_run_smc)
     X, y = _noisy(n=120)
     kwargs = dict(lam_max=300.0, n_folds=2, seed=0, n_jobs=1,
                   refit_to="path")

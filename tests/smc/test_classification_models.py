@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from pac_particles.core.checks import InputError
-from pac_particles.smc.models import (ClassificationGibbsModel,
-                                  label_noise_from_lam, lam_from_label_noise)
+from pac_particles.smc.label_noise import (label_noise_from_lam,
+                                           lam_from_label_noise)
+from pac_particles.smc.models import ClassificationGibbsModel
 from pac_particles.smc.moves import CalibratedEllipticalSlice, default_move
 from pac_particles.smc.posterior import run_smc
 from pac_particles.problem.priors import gaussian_prior

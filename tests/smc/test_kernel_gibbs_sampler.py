@@ -11,7 +11,7 @@ from pac_particles.core.checks import InputError
 from pac_particles.smc.kernel_gibbs_sampler import (KGSChains, KernelGibbsSampler,
                                                 sphere_data)
 from pac_particles.core.kernels import LinearKernel, SquaredExponential
-from pac_particles.smc.models import lam_from_label_noise
+from pac_particles.smc.label_noise import lam_from_label_noise
 
 
 # ----------------------------------------------------------- references

@@ -10,7 +10,8 @@ from scipy.special import logsumexp
 from pac_particles.core.checks import InputError
 from pac_particles.smc.label_noise import (PathLogLik, label_noise_evidence_curve,
                                       label_noise_log_evidence, path_log_z)
-from pac_particles.smc.models import ClassificationGibbsModel, lam_from_label_noise
+from pac_particles.smc.label_noise import lam_from_label_noise
+from pac_particles.smc.models import ClassificationGibbsModel
 from pac_particles.smc.moves import ExactEllipseGibbs
 from pac_particles.smc.posterior import run_smc
 from lab.reference.quadrature import AngularQuadrature

@@ -96,7 +96,7 @@ class _EPBase(Fitter):
         self.risk = risk
         self._perm = self.risk.order
         self._inv_perm = self.risk.inverse_order
-        self._Xs = self.risk.ordered(self.data.X)
+        self._Xs = self.data.in_risk_order(self.risk)
         self.n_pos, self.n_neg = self.data.n_pos, self.data.n_neg
         self.result_ = None
         self._run = None

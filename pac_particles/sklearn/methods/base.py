@@ -6,7 +6,9 @@ passes; the estimators, the command line and the certificates ask the
 object, never compare its name. A :class:`Method` says what it supports
 (:meth:`Method.refusal`), fits a
 :class:`~pac_particles.problem.problem.GibbsProblem` of either task with
-``lam`` given or chosen (:meth:`Method.fit`, returning a :class:`MethodFit`)
+``lam`` given or chosen (:meth:`Method.fit_ranking`,
+:meth:`Method.fit_classification`, returning a :class:`MethodFit` that
+:meth:`Method.checked` checks)
 and scores new rows of its fit (:meth:`Method.scores`,
 :meth:`Method.positive_probability`). What the fit needs from the
 estimator's parameters travels in one frozen :class:`FitOptions`, built once
@@ -180,24 +182,21 @@ class Method:
         return (self.default_grid_size if options.grid_size is None
                 else int(options.grid_size))
 
-    def grid(self, problem: GibbsProblem, options: FitOptions) -> np.ndarray:
-        """The grid of ``lam='cv'``, fixed before seeing the labels: up to
-        ``lam_max`` (default from the task and the number of rows)."""
+    def grid(self, options: FitOptions, n: int,
+             task: str = "ranking") -> np.ndarray:
+        """The grid of ``lam='cv'``, fixed before seeing the data: up to
+        ``lam_max`` (default from the ``task`` and the number of rows
+        ``n``, all it depends on)."""
         lam_max = (options.lam_max if options.lam_max is not None
-                   else default_lam_max(problem.data.n, problem.task))
+                   else default_lam_max(n, task))
         return lam_grid(lam_max, self.grid_size(options),
                         options.grid_decades)
 
-    def fit(self, problem: GibbsProblem, options: FitOptions,
-            X: Optional[np.ndarray] = None) -> MethodFit:
-        """Fit the posterior of ``problem`` (at ``options.lam``, or at the
-        ``lam`` chosen on :meth:`grid`); ``X`` the raw rows the folds of
-        ``lam='cv'`` split. The problem is the fit's own, set up once."""
-        self.check(options, problem.task,
-                   getattr(problem.data, "in_memory", True))
-        fitter = {"ranking": self.fit_ranking,
-                  "classification": self.fit_classification}[problem.task]
-        fit = fitter(problem, options, X)
+    def checked(self, fit: MethodFit) -> MethodFit:
+        """``fit``, the method's own fit of a problem (:meth:`fit_ranking`,
+        :meth:`fit_classification`), with every independent run listed
+        (``posteriors``: ``[posterior]`` for a single fit), after
+        :meth:`check_usable`."""
         if fit.posteriors is None:
             fit.posteriors = [fit.posterior]
         self.check_usable(fit)
@@ -214,12 +213,16 @@ class Method:
 
     def fit_ranking(self, problem: GibbsProblem, options: FitOptions,
                     X: Optional[np.ndarray]) -> MethodFit:
-        """Fit a ranking problem (:meth:`fit`)."""
+        """Fit the posterior of a ranking ``problem``, the fit's own, set up
+        once (at ``options.lam``, or at the ``lam`` chosen on :meth:`grid`);
+        ``X`` the raw rows the folds of ``lam='cv'`` split. The estimator
+        checks the method first (:func:`~pac_particles.sklearn.methods.choose_method`)
+        and the fit after (:meth:`checked`)."""
         raise NotImplementedError
 
     def fit_classification(self, problem: GibbsProblem, options: FitOptions,
                            X: Optional[np.ndarray]) -> MethodFit:
-        """Fit a classification problem (:meth:`fit`)."""
+        """Fit a classification problem (as :meth:`fit_ranking`)."""
         raise NotImplementedError
 
     def scores(self, fit: MethodFit, X: np.ndarray,

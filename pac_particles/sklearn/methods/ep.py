@@ -118,7 +118,7 @@ class EP(GaussianMethod):
         fit = MethodFit(posterior=None, lam=options.lam,
                         hyperparameters=options.hyper)
         if options.choose_lam:
-            fit.grid = self.grid(problem, options)
+            fit.grid = self.grid(options, problem.data.n, problem.task)
             model = EPClassification.from_problem(problem.at(fit.grid[0]),
                                                   prior_var=options.prior_var)
             fit.cv, fit.lam_grid_failures, _ = ep_loo_choice(

@@ -65,7 +65,7 @@ class GaussianMethod(Method):
         fit = MethodFit(posterior=None, lam=None, hyperparameters=hyper)
         polish: Optional[Callable] = None
         if options.choose_lam:
-            fit.grid = self.grid(problem, options)
+            fit.grid = self.grid(options, problem.data.n, problem.task)
             self.before_fit(problem, options, fit.grid[-1])
             fit.cv, fit.lam_grid_failures, polish = self.choose_lam(
                 problem, options, hyper, fit.grid, X)

@@ -127,7 +127,7 @@ class SMC(Method):
         hyper = options.hyper
         fit = MethodFit(posterior=None, lam=None, hyperparameters=hyper)
         if options.choose_lam:
-            fit.grid = self.grid(problem, options)
+            fit.grid = self.grid(options, problem.data.n, problem.task)
             step_rule = options.step_rule
             certified = step_rule is not None
             model_kwargs = dict(standardize=options.standardize,
@@ -199,7 +199,7 @@ class SMC(Method):
         fit = MethodFit(posterior=None, lam=options.lam,
                         hyperparameters=options.hyper)
         if options.choose_lam:
-            fit.grid = self.grid(problem, options)
+            fit.grid = self.grid(options, problem.data.n, problem.task)
             scorer = SMCPathScorer(
                 float(fit.grid[-1]), metric="accuracy",
                 make_model=ClassificationGibbsModel,

@@ -228,7 +228,7 @@ class VB(GaussianMethod):
         fit = MethodFit(posterior=None, lam=options.lam,
                         hyperparameters=options.hyper)
         if options.choose_lam:
-            fit.grid = self.grid(problem, options)
+            fit.grid = self.grid(options, problem.data.n, problem.task)
 
             def make(X_tr, y_tr, lam):
                 return ClassificationVB(

@@ -4,8 +4,8 @@ Every estimator chooses ``lam`` here, for any method and task; the metric
 (``"auc"`` for ranking, ``"accuracy"`` for classification) and the top of
 the grid per task (:func:`default_lam_max`) are parameters. The modules:
 :mod:`~pac_particles.sklearn.selection.folds` (the grid, stratified folds,
-the K-fold loop, held-out refits), :mod:`~pac_particles.sklearn.selection.scorers`
-(what a fold computes; SMC's :func:`cv_lambda`),
+the K-fold loop, SMC's :func:`cv_lambda`, held-out refits),
+:mod:`~pac_particles.sklearn.selection.scorers` (what a fold computes),
 :mod:`~pac_particles.sklearn.selection.leave_one_out` (EP's and VB's
 leave-one-out choices) and :mod:`~pac_particles.sklearn.selection.evidence`
 (the evidence grid), :mod:`~pac_particles.sklearn.selection.certified`
@@ -95,10 +95,10 @@ PAC-Bayesian AUC classification and scoring. NIPS 27, section 3.1.
 
 from pac_particles.sklearn.selection.folds import (
     CLASSIFICATION_LAM_MAX_PER_POINT, LAM_MAX_PER_POINT, FewerFoldsWarning,
-    LamCVResult, cross_validate_lam, default_lam_max, fold_count,
+    LamCVResult, cross_validate_lam, cv_lambda, default_lam_max, fold_count,
     heldout_score, holdout_split, lam_grid, on_grid, stratified_folds)
 from pac_particles.sklearn.selection.scorers import (
-    METRICS, PathScores, RefitScorer, SMCPathScorer, cv_lambda)
+    METRICS, PathScores, RefitScorer, SMCPathScorer)
 from pac_particles.sklearn.selection.leave_one_out import (
     ep_grid_choice, ep_loo_choice, loo_lambda, vb_loo_choice)
 from pac_particles.sklearn.selection.holdout_path import (

@@ -1,22 +1,31 @@
 """The grid of ``lam``, stratified folds and the one K-fold loop
-(:mod:`pac_particles.sklearn.selection`)."""
+(:mod:`pac_particles.sklearn.selection`); :func:`cv_lambda`, that loop
+along one tempering path per fold with SMC's refit on all rows."""
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from joblib import Parallel, delayed
+from particles import smc_samplers as ssp
 from sklearn.model_selection import StratifiedKFold
 
 from pac_particles.core.checks import (InputError, check_choice, check_count,
-                                       check_fraction, check_positive)
+                                       check_fraction, check_positive,
+                                       check_probability)
+from pac_particles.core.parallel import (concurrent_folds, limited_threads,
+                                         one_blas_thread)
 from pac_particles.core.progress import Progress, tracked
 from pac_particles.problem.data import binary_labels
+from pac_particles.smc.models import AUCGibbsModel
+from pac_particles.smc.posterior import POINT_ESTIMATES, run_smc
+from pac_particles.sklearn.selection.scorers import SMCPathScorer
 
 __all__ = ["LAM_MAX_PER_POINT", "CLASSIFICATION_LAM_MAX_PER_POINT",
            "default_lam_max", "lam_grid", "LamCVResult", "on_grid",
            "FewerFoldsWarning", "fold_count", "stratified_folds",
-           "cross_validate_lam", "holdout_split", "heldout_score"]
+           "cross_validate_lam", "holdout_split", "heldout_score", "cv_lambda"]
 
 
 #: The default top of the ``lam`` grid, per training point: ``5 n``. The
@@ -276,3 +285,118 @@ def heldout_score(fit_and_score, positives, n_folds=5, seed=None):
         # none, so only the held-out figure is missing
         return None
     return float(np.mean([fit_and_score(train, val) for train, val in folds]))
+
+
+def cv_lambda(X, y, lam_max, n_folds=5, grid_size=50, grid_decades=3.0,
+              point="bayes_point",
+              refit=True, refit_to="best", n_particles=200, len_chain=10,
+              move=None, ESSrmin=0.5, fold_particles=None, fold_len_chain=None,
+              model_kwargs=None, make_model=AUCGibbsModel, seed=None,
+              n_jobs=None, verbose=False, refit_model=None):
+    """Choose ``lam`` by K-fold cross-validation along the tempering path.
+
+    Parameters
+    ----------
+    X, y : training data.
+    lam_max : float
+        End of the tempering path and of the grid of candidate ``lam``.
+    n_folds : int
+        Stratified folds.
+    grid_size, grid_decades : int, float
+        The common grid of ``gamma`` (:func:`lam_grid`): ``grid_size``
+        log-spaced values from ``lam_max / 10**grid_decades`` to ``lam_max``.
+        It is fixed before seeing the data, so a PAC-Bayes certificate at the
+        chosen ``lam`` holds with ``log(grid_size / eps)`` in place of
+        ``log(1 / eps)`` (a union bound over the grid). Grid values below a
+        fold's first tempering step take that step's AUC.
+    point : str
+        Point estimate scored on the held-out fold (see
+        ``pac_particles.smc.posterior.POINT_ESTIMATES``).
+    refit : bool
+        Run SMC on all data at the chosen ``lam``.
+    refit_to : {"best", "path"}
+        Where the refit's tempering path ends: at ``best_lam`` (after the
+        folds), or at ``lam_max`` with the particles of every step kept
+        (``SMCPosterior.at_step``) -- a run that does not depend on the
+        folds, so it runs alongside them in the same pool -- so that the
+        caller can choose among the Gibbs posteriors the folds cannot tell
+        apart (:attr:`LamCVResult.within_one_se`; the estimator's
+        ``cv_rule="certified"``). That run keeps its tempering estimate of
+        log Z (``evidence="tempering"``: the step is chosen later, and the
+        caller refines it there, as the estimator does); the folds always
+        do.
+    n_particles, len_chain : passed to :func:`run_smc` for the refit.
+    move : passed to :func:`run_smc` for the refit and the folds.
+    ESSrmin : float in (0, 1), the tempering's target ESS ratio, passed to
+        :func:`run_smc` for the refit and the folds (the estimator's
+        ``ess_rmin``).
+    fold_particles, fold_len_chain : int, optional
+        ``n_particles`` and ``len_chain`` of the folds' samplers; default
+        half of each (at least 2; ``len_chain`` itself when ``move`` is a
+        whole ``MCMCSequence``, which fixes the chain length). A fold only
+        scores the point estimate on its held-out part, whose AUC varies far
+        more between folds than between samplers, so the folds run on a
+        quarter of the refit's population: the same ``lam`` in a fraction
+        of the CPU time (docs/benchmarks.md, "Default fits").
+    model_kwargs : dict, passed to ``make_model`` (e.g. prior).
+    make_model : callable ``(X, y, lam, **model_kwargs) -> model``; default
+        :class:`AUCGibbsModel`; :func:`~pac_particles.smc.models.linear_score_model`
+        samples in score space when d > n. The folds' models.
+    refit_model : callable ``lam -> model``, optional
+        The refit's model on all of ``(X, y)``, from the caller's problem
+        set up once (the estimator's); default ``make_model`` on ``X``.
+    seed : int, optional; fold k uses ``seed + k``, the refit ``seed + n_folds``.
+    n_jobs : int, folds run in parallel through joblib; None (default): one
+        job per core up to ``n_folds``, the cores shared among the folds'
+        numba and BLAS threads (:func:`pac_particles.core.parallel.concurrent_folds`).
+    verbose : bool or str, progress over the folds and of the refit's
+        tempering (:mod:`pac_particles.core.progress`).
+
+    Returns
+    -------
+    LamCVResult
+    """
+    grid = lam_grid(lam_max, grid_size, grid_decades)    # validates lam_max
+    lam_max = float(lam_max)
+    point = check_choice(point, "point", POINT_ESTIMATES)
+    model_kwargs = dict(model_kwargs or {})
+    n_particles = check_count(n_particles, "n_particles", minimum=2)
+    len_chain = check_count(len_chain, "len_chain", minimum=2)
+    smc_kwargs = dict(n_particles=n_particles, len_chain=len_chain, move=move,
+                      ESSrmin=check_probability(ESSrmin, "ESSrmin"))
+    if fold_particles is None:
+        fold_particles = max(2, n_particles // 2)
+    if fold_len_chain is None:
+        # a whole MCMCSequence fixes its own chain length
+        fold_len_chain = (len_chain if isinstance(move, ssp.MCMCSequence)
+                          else max(2, len_chain // 2))
+    fold_kwargs = dict(
+        smc_kwargs,
+        n_particles=check_count(fold_particles, "fold_particles", minimum=2),
+        len_chain=check_count(fold_len_chain, "fold_len_chain", minimum=2))
+    n_jobs, threads = concurrent_folds(n_folds, n_jobs)
+    scorer = SMCPathScorer(lam_max, point, model_kwargs, fold_kwargs,
+                           make_model=make_model, threads=threads)
+    refit_to = check_choice(refit_to, "refit_to", ("best", "path"))
+    refit_seed = None if seed is None else int(seed) + int(n_folds)
+
+    def refit_at(lam, keep_steps, limit):
+        model = (refit_model(lam) if refit_model is not None
+                 else make_model(X, binary_labels(y), lam, **model_kwargs))
+        # a path refit is used at a step chosen later: importance-sampling
+        # evidence at lam_max would be wasted (the caller refines the step)
+        kwargs = dict(smc_kwargs, evidence="tempering") if keep_steps else smc_kwargs
+        with limited_threads(limit), one_blas_thread():
+            return run_smc(model, seed=refit_seed, keep_steps=keep_steps,
+                           verbose=verbose, **kwargs)
+
+    alongside = None
+    if refit and refit_to == "path":
+        # the whole path to lam_max does not depend on the folds
+        alongside = functools.partial(refit_at, lam_max, True, threads)
+    result = cross_validate_lam(X, y, grid, scorer, n_folds=n_folds,
+                                seed=seed, n_jobs=n_jobs, verbose=verbose,
+                                alongside=alongside)
+    if refit and refit_to == "best":
+        result.posterior = refit_at(result.best_lam, False, None)
+    return result
