@@ -10,11 +10,14 @@ studies and reference implementations beside the package, outside the
 wheel) is the top layer: the package never imports it. Private names (one
 leading underscore) stay inside their subpackage, and the tests use public
 names only. The facade ``pac_particles/__init__.py`` re-exports by name
-(strings), so it is outside the rule.
+(strings), so it is outside the rule. A module stays under the size of one
+concept, and no docstring or comment of the package quotes a measured
+time (those go to docs/benchmarks.md).
 """
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -143,6 +146,45 @@ def test_the_wheel_packages_no_lab_module():
     assert not [name for name in found if name.split(".")[0] == "lab"
                 or "study" in name.split(".")]
     assert "include = pac_particles*" in (ROOT / "setup.cfg").read_text()
+
+
+#: a measured time: a decimal number of seconds ("0.45 s") or a number of
+#: milliseconds, seconds or minutes; measured figures belong on the
+#: benchmarks page (docs/benchmarks.md), where they carry their date and
+#: machine
+MEASURED_TIME = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|seconds|minutes|CPU s)\b"
+                           r"|\b\d+\.\d+\s?s\b")
+
+
+def measured_times(source):
+    """``(line, text)`` of every docstring or comment of ``source`` that
+    quotes a measured time (:data:`MEASURED_TIME`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                             ast.AsyncFunctionDef)):
+            doc = ast.get_docstring(node)
+            if doc and (hit := MEASURED_TIME.search(doc)):
+                found.append((getattr(node, "lineno", 1), hit.group()))
+    for number, line in enumerate(source.splitlines(), 1):
+        comment = line.split("#", 1)[1] if "#" in line else ""
+        if comment and (hit := MEASURED_TIME.search(comment)):
+            found.append((number, hit.group()))
+    return found
+
+
+def test_no_docstring_or_comment_quotes_a_measured_time():
+    quoted = {"/".join(parts): hits for path, parts in _package_modules()
+              if (hits := measured_times(path.read_text()))}
+    assert not quoted, f"measured times in the package: {quoted}"
+
+
+def test_the_measured_time_check_sees_one():
+    source = ('def fit():\n    """Fits in 0.45 s at a million rows."""\n'
+              '    return 1  # about 12 seconds on two cores\n'
+              'def shape():\n    """(s, d) draws; sqrt(s / 2 s)."""\n')
+    assert [text for _, text in measured_times(source)] == ["0.45 s",
+                                                             "12 seconds"]
 
 
 #: the most lines a module of the package may have: one concept per module
