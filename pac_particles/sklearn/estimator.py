@@ -31,6 +31,7 @@ References
 PAC-Bayesian AUC classification and scoring. NIPS 27.
 """
 
+from functools import partial
 from typing import Optional
 
 import numpy as np
@@ -171,7 +172,8 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         returns: derandomised (``deploy='all_rows'``; None for GP scores), or
         the part-A score's test-set bound on the other half at the whole
         ``eps``. The three are None for rows left on a Dask cluster.
-    bound_ : the dissertation's Corollary 19 (for reference; None: reduced rank).
+    bound_ : the dissertation's Corollary 19 (for reference; None: reduced
+        rank), evaluated on first read: no part of the certificate.
     train_auc_, heldout_auc_ : PU-corrected AUC on the training data, and of
         held-out scores (leave-one-out, the folds' mean at ``lam_``, or
         refits on folds with ``pu_prior``).
@@ -302,7 +304,13 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         self.heldout_auc_ = heldout_auc(self, X, positives)
         return self
 
-    # ---------------------------------------------------------- scores
+    @property
+    def bound_(self) -> Optional[object]:
+        """Corollary 19 (:func:`_certify`), evaluated on first read."""
+        if callable(self.__dict__.get("_bound")):
+            self._bound = self._bound()
+        return self._bound
+
     def _raw_scores(self, X):
         if self.kernel is None:
             return X @ self.coef_ + self._offset
@@ -452,7 +460,8 @@ def _data_free_prior(est, post):
 
 def _certify(est, fit, problem, grid, setting=None):
     """Set ``bound_`` (Corollary 19 under the data-free prior, ``lam`` on
-    ``grid`` when chosen there), ``certificate_``, ``certified_auc_risk_``
+    ``grid`` when chosen there; evaluated when first read),
+    ``certificate_``, ``certified_auc_risk_``
     and ``deployed_certificate_`` (:func:`pac_particles.bounds.certify`,
     through ``setting``, a :class:`~pac_particles.bounds.CertificateSetting`
     of ``problem``, if one is shared); with ``deploy='certified'``,
@@ -461,11 +470,14 @@ def _certify(est, fit, problem, grid, setting=None):
     if isinstance(problem.data, FeatureData):
         # the reduced-rank prior's features come from rows of the fit:
         # Corollary 19 on every row has no prior fixed before them
-        est.bound_ = None
+        est._bound = None
     else:
-        est.bound_ = fit.bound if fit.bound is not None else (
-            fitted_gaussian_bound(post, _data_free_prior(est, post), est.eps,
-                                  grid, seed=est.random_state))
+        # the dissertation's bound, kept beside the certificate for
+        # reference and no part of it: its risk over every pair is summed
+        # when ``bound_`` is first read, not in every fit
+        est._bound = fit.bound if fit.bound is not None else partial(
+            fitted_gaussian_bound, post, _data_free_prior(est, post),
+            est.eps, grid, seed=est.random_state)
     est.certificate_ = est.deployed_certificate_ = None
     est.certified_auc_risk_ = est.certified_coef_ = None
     est.certified_intercept_ = None
