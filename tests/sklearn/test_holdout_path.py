@@ -280,6 +280,31 @@ def test_a_default_vb_fit_with_many_features_climbs_the_folds(capsys,
     assert est.lam_ in est.cv_.grid
 
 
+def test_a_default_vb_fit_with_many_rows_on_all_pairs_climbs_the_folds(
+        monkeypatch):
+    """Above VB_LOO_MAX_ROWS rows on all pairs with a class too small for
+    the held-out path, lam='cv' takes the K-fold path (n_folds rows of
+    scores) instead of the leave-one-out (one row); up to it, the
+    leave-one-out (limits lowered to keep the data small)."""
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    import pac_particles.sklearn.methods.vb as vb_method
+    monkeypatch.setattr(vb_method, "KFOLD_PATH_MIN_PAIRS", 0)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + rng.normal(size=300) > 1.5).astype(int)
+    assert y.sum() < vb_method.HOLDOUT_MIN_MINORITY
+    fits = {}
+    for limit in (300, 299):
+        monkeypatch.setattr(vb_method, "VB_LOO_MAX_ROWS", limit)
+        fits[limit] = PACBayesAUC(method="vb", n_folds=3,
+                                  random_state=0).fit(X, y)
+    assert fits[300].cv_.fold_auc.shape[0] == 1
+    assert hasattr(fits[300], "cv_auc_")           # the leave-one-out's
+    assert fits[299].cv_.fold_auc.shape == (3, fits[299].cv_.grid.size)
+    assert not hasattr(fits[299], "cv_auc_")
+    assert fits[299].lam_ in fits[299].cv_.grid
+
+
 def test_the_classifier_climbs_the_folds_and_scores_every_value_when_small(
         monkeypatch):
     """PACBayesClassifier's lam='cv' (VB, up to HOLDOUT_ABOVE_ROWS rows):

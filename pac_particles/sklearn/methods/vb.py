@@ -3,13 +3,13 @@
 Ranking: :class:`~pac_particles.approx.vb.GaussianVB` (all pairs up to
 :data:`~pac_particles.approx.vb.AUTO_PAIRS_ABOVE`, fresh sampled pairs
 above), ``lam`` by its leave-one-out AUC (one Newton step from the fit, no
-refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features,
-climbing the grid until the curve falls; on one stratified held-out split
+refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features
+and :data:`VB_LOO_MAX_ROWS` rows, climbing the grid until the curve falls; on one stratified held-out split
 along a warm-started path that stops where the held-out curve is flat
 where pairs are sampled (or above
 :data:`HOLDOUT_ABOVE_ROWS` rows), the final fit warm-started from it; by
 ``n_folds`` folds otherwise (more features on all pairs, few rows, or a
-class too small to hold a fifth out), climbed together along the same
+class too small to hold a fifth out, or more rows on all pairs), climbed together along the same
 warm-started path until their mean curve is flat within its standard
 error (:func:`~pac_particles.sklearn.selection.kfold_path_choice`; below
 :data:`KFOLD_PATH_MIN_PAIRS` pairs every grid value is scored); the
@@ -42,7 +42,8 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
 
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
            "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
-           "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL", "KFOLD_PATH_MIN_PAIRS"]
+           "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL", "KFOLD_PATH_MIN_PAIRS",
+           "VB_LOO_MAX_ROWS"]
 
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6):
 #: the leave-one-out AUCs agree to 4 digits with those at 1e-3, the same lam
@@ -52,6 +53,13 @@ VB_CV_TOL = 1e-2
 #: this many features, by K-fold refits (O(P d) per iteration) above, where
 #: the refits became the faster (docs/benchmarks.md, "Default fits")
 VB_LOO_MAX_FEATURES = 64
+#: ... and up to this many rows: each value the leave-one-out scores is a
+#: fit on all ``P`` pairs, and its climb fits more values than the folds'
+#: path (which stops at the first flat one), so with more rows on all pairs
+#: (a small class: up to a million pairs with 100 positives in 10,000
+#: rows) the folds' path is the faster at the same choice
+#: (docs/benchmarks.md, "By size")
+VB_LOO_MAX_ROWS = 2000
 #: ``lam="cv"`` scores one stratified held-out split of this fraction
 #: instead of ``n_folds`` folds where pairs are sampled or above
 #: :data:`HOLDOUT_ABOVE_ROWS` rows (where ``method="auto"`` leaves SMC;
@@ -148,7 +156,8 @@ class VB(GaussianMethod):
                    hyper: dict, grid: np.ndarray, X: Any) -> tuple:
         data = problem.data
         sampled = auto_pairs(data.n_pos, data.n_neg) is not None
-        if data.d <= VB_LOO_MAX_FEATURES and not sampled:
+        if (data.d <= VB_LOO_MAX_FEATURES and data.n <= VB_LOO_MAX_ROWS
+                and not sampled):
             # the climb stops where the leave-one-out curve is flat: the
             # fits above it, the costliest, are not made
             cv, failed, path_fit = vb_loo_choice(
@@ -199,7 +208,7 @@ class VB(GaussianMethod):
             # (approx.variational.stop_threshold)
             return cv, np.empty(0), self._polish(problem, options, hyper,
                                                  path_fit)
-        # many features or a small class: K folds
+        # many features, or many rows with a small class: K folds
         return (_kfold_choice(X, data, grid, make, options, "auc"),
                 np.empty(0), None)
 
