@@ -28,7 +28,8 @@ from typing import Any, Optional
 import numpy as np
 
 from pac_particles.approx.classification_vb import ClassificationVB
-from pac_particles.approx.vb import GaussianVB, auto_pairs
+from pac_particles.approx.vb import (AUTO_PAIRS_PER_POINT, GaussianVB,
+                                     auto_pairs)
 from pac_particles.core.checks import InputError
 from pac_particles.core.parallel import concurrent_folds
 from pac_particles.problem.problem import GibbsProblem
@@ -43,7 +44,7 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
            "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
            "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL", "KFOLD_PATH_MIN_PAIRS",
-           "VB_LOO_MAX_ROWS"]
+           "VB_LOO_MAX_ROWS", "KFOLD_SAMPLE_ABOVE_PAIRS"]
 
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6):
 #: the leave-one-out AUCs agree to 4 digits with those at 1e-3, the same lam
@@ -87,6 +88,16 @@ VB_LOO_FLAT_TOL = 1e-4
 #: value (:func:`_kfold_choice`; Colon, 46 training rows:
 #: docs/benchmarks.md, "Default fits")
 KFOLD_PATH_MIN_PAIRS = 50_000
+#: a fold's fit on all pairs (L-BFGS) above this many pairs, with at most
+#: :data:`VB_LOO_MAX_FEATURES` features, runs on one sample of
+#: :data:`~pac_particles.approx.vb.AUTO_PAIRS_PER_POINT` pairs per member
+#: of the larger class instead (:func:`_fold_pairs`; the sample drawn from
+#: ``random_state``, the same at every grid value of a fold, so the
+#: path's gains stay paired): a few times fewer pairs where one class is
+#: small (100 positives in 10,000 rows: 160,000 of 650,000 a fold). With
+#: more features the all-pairs kernel was the faster (docs/benchmarks.md,
+#: "By size")
+KFOLD_SAMPLE_ABOVE_PAIRS = 200_000
 #: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
 #: warm-started at the previous one's optimum: the held-out AUC reads the
 #: mean's direction only, which a continuation step settles in fewer steps
@@ -101,6 +112,21 @@ def _on_holdout_path(data: Any, sampled: bool = False) -> bool:
     :data:`HOLDOUT_MIN_MINORITY` members of each class."""
     return ((sampled or data.n > HOLDOUT_ABOVE_ROWS)
             and min(data.n_pos, data.n_neg) >= HOLDOUT_MIN_MINORITY)
+
+
+def _fold_pairs(data: Any) -> dict:
+    """The pairs of a K-fold path's fit on ``data`` (a fold's training
+    part), as keyword arguments of :meth:`VB.approximation`: one sample of
+    :data:`~pac_particles.approx.vb.AUTO_PAIRS_PER_POINT` pairs per member
+    of the larger class, fitted by L-BFGS, where all pairs number more than
+    :data:`KFOLD_SAMPLE_ABOVE_PAIRS` with at most
+    :data:`VB_LOO_MAX_FEATURES` features; else ``n_pairs="auto"``."""
+    n_pairs = AUTO_PAIRS_PER_POINT * max(data.n_pos, data.n_neg)
+    if (data.d > VB_LOO_MAX_FEATURES
+            or data.n_pos * data.n_neg <= KFOLD_SAMPLE_ABOVE_PAIRS
+            or auto_pairs(data.n_pos, data.n_neg) is not None):
+        return {}
+    return dict(n_pairs=n_pairs, resample=False)
 
 
 def _kfold_choice(X: Any, data: Any, grid: np.ndarray, make: Any,
@@ -146,10 +172,11 @@ class VB(GaussianMethod):
 
     def approximation(self, problem: GibbsProblem, options: FitOptions,
                       hyper: dict, tol: Optional[float] = None,
-                      max_iter: Optional[int] = None) -> Any:
+                      max_iter: Optional[int] = None, n_pairs: Any = "auto",
+                      resample: bool = True) -> Any:
         return GaussianVB.from_problem(
             problem, prior_var=options.prior_var, family=options.vb_family,
-            seed=options.random_state, n_pairs="auto",
+            seed=options.random_state, n_pairs=n_pairs, resample=resample,
             tol=1e-6 if tol is None else tol, max_iter=max_iter)
 
     def choose_lam(self, problem: GibbsProblem, options: FitOptions,
@@ -182,9 +209,10 @@ class VB(GaussianMethod):
         def make(X_tr, y_tr, lam):
             # a fold's fit is warm-started along the path: on sampled pairs
             # (Adam) it takes the path's steps, not the cold stopping rule
-            return self.approximation(part(X_tr, y_tr, lam), part_options,
-                                      hyper, tol=VB_CV_TOL,
-                                      max_iter=VB_PATH_STEPS)
+            fold = part(X_tr, y_tr, lam)
+            return self.approximation(fold, part_options, hyper,
+                                      tol=VB_CV_TOL, max_iter=VB_PATH_STEPS,
+                                      **_fold_pairs(fold.data))
         if _on_holdout_path(data, sampled):
             # a fit on sampled pairs costs the same at every n, so K refits
             # per grid value would cost K fits each: one held-out split,
