@@ -88,7 +88,8 @@ __all__ = ["pac_bayes_bound_gaussian", "pac_bayes_bound_gp", "fitted_gaussian_bo
 #: of :func:`fitted_gaussian_bound` above
 #: :data:`~pac_particles.bounds.EXACT_RISK_MAX_PAIRS` pairs: at 100,000
 #: rows its bound from 300,000 pairs lay below Chernoff's from a million
-#: (docs/benchmarks.md, "By size")
+#: (docs/benchmarks.md, "The folds of a small class and Corollary 19 on
+#: sampled pairs")
 CONTROL_VARIATE_PAIRS = 300_000
 
 

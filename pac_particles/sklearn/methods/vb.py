@@ -3,16 +3,17 @@
 Ranking: :class:`~pac_particles.approx.vb.GaussianVB` (all pairs up to
 :data:`~pac_particles.approx.vb.AUTO_PAIRS_ABOVE`, fresh sampled pairs
 above), ``lam`` by its leave-one-out AUC (one Newton step from the fit, no
-refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features
-and :data:`VB_LOO_MAX_ROWS` rows, climbing the grid until the curve falls; on one stratified held-out split
-along a warm-started path that stops where the held-out curve is flat
-where pairs are sampled (or above
+refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features and
+:data:`VB_LOO_MAX_ROWS` rows, climbing the grid until the curve falls; on
+one stratified held-out split along a warm-started path that stops where
+the held-out curve is flat where pairs are sampled (or above
 :data:`HOLDOUT_ABOVE_ROWS` rows), the final fit warm-started from it; by
-``n_folds`` folds otherwise (more features on all pairs, few rows, or a
-class too small to hold a fifth out, or more rows on all pairs), climbed together along the same
+``n_folds`` folds otherwise (more features or rows on all pairs, or a
+class too small to hold a fifth out), climbed together along the same
 warm-started path until their mean curve is flat within its standard
 error (:func:`~pac_particles.sklearn.selection.kfold_path_choice`; below
-:data:`KFOLD_PATH_MIN_PAIRS` pairs every grid value is scored); the
+:data:`KFOLD_PATH_MIN_PAIRS` pairs every grid value is scored, above
+:data:`KFOLD_SAMPLE_ABOVE_PAIRS` a fold's fit takes one sample of pairs); the
 only method for rows on a Dask cluster. Classification:
 :class:`~pac_particles.approx.classification_vb.ClassificationVB` for every loss, ``lam``
 by K-fold accuracy, the folds climbed together as for ranking (every grid
@@ -59,7 +60,8 @@ VB_LOO_MAX_FEATURES = 64
 #: path (which stops at the first flat one), so with more rows on all pairs
 #: (a small class: up to a million pairs with 100 positives in 10,000
 #: rows) the folds' path is the faster at the same choice
-#: (docs/benchmarks.md, "By size")
+#: (docs/benchmarks.md, "The folds of a small class and Corollary 19 on
+#: sampled pairs")
 VB_LOO_MAX_ROWS = 2000
 #: ``lam="cv"`` scores one stratified held-out split of this fraction
 #: instead of ``n_folds`` folds where pairs are sampled or above
@@ -96,14 +98,14 @@ KFOLD_PATH_MIN_PAIRS = 50_000
 #: path's gains stay paired): a few times fewer pairs where one class is
 #: small (100 positives in 10,000 rows: 160,000 of 650,000 a fold). With
 #: more features the all-pairs kernel was the faster (docs/benchmarks.md,
-#: "By size")
+#: "The folds of a small class and Corollary 19 on sampled pairs")
 KFOLD_SAMPLE_ABOVE_PAIRS = 200_000
 #: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
 #: warm-started at the previous one's optimum: the held-out AUC reads the
 #: mean's direction only, which a continuation step settles in fewer steps
 #: than the stopping rule's minimum of a cold fit (docs/benchmarks.md,
 #: "Default fits"); 100 chose as 150 did where 75 did not (the same
-#: section, "By size")
+#: page, "The folds of a small class and Corollary 19 on sampled pairs")
 VB_PATH_STEPS = 100
 
 
