@@ -95,11 +95,13 @@ KFOLD_PATH_MIN_PAIRS = 50_000
 #: :data:`~pac_particles.approx.vb.AUTO_PAIRS_PER_POINT` pairs per member
 #: of the larger class instead (:func:`_fold_pairs`; the sample drawn from
 #: ``random_state``, the same at every grid value of a fold, so the
-#: path's gains stay paired): a few times fewer pairs where one class is
-#: small (100 positives in 10,000 rows: 160,000 of 650,000 a fold). With
-#: more features the all-pairs kernel was the faster (docs/benchmarks.md,
-#: "The folds of a small class and Corollary 19 on sampled pairs")
-KFOLD_SAMPLE_ABOVE_PAIRS = 200_000
+#: path's gains stay paired): a quarter of the 650,000 pairs of a fold at
+#: 10,000 rows with 100 positives, the same choice on ten draws. Smaller
+#: folds keep all pairs (at 3,000 rows with 5 % positives the sample moved
+#: one choice of five, for little time), and so do more features, where
+#: the all-pairs kernel was the faster (docs/benchmarks.md, "The folds of a
+#: small class and Corollary 19 on sampled pairs")
+KFOLD_SAMPLE_ABOVE_PAIRS = 500_000
 #: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
 #: warm-started at the previous one's optimum: the held-out AUC reads the
 #: mean's direction only, which a continuation step settles in fewer steps
