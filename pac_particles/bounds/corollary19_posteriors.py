@@ -64,6 +64,7 @@ Research 17(239), 1-41.
 """
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -75,10 +76,61 @@ from pac_particles.bounds.ranking import EVIDENCE_SHARE, check_log_z, gibbs_kl
 from pac_particles.core.checks import InputError, check_gaussian, check_probability
 from pac_particles.core.gaussian import gaussian_kl
 from pac_particles.problem.data import validate_xy
+from pac_particles.problem.probit_risk import (GaussianPairRisk,
+                                               check_gaussian_pairs)
 from pac_particles.problem.risks import AUCRisk
 
 __all__ = ["pac_bayes_bound_gaussian", "pac_bayes_bound_gp", "fitted_gaussian_bound",
-           "pac_bayes_bound_gibbs", "smc_certificate"]
+           "pac_bayes_bound_gibbs", "smc_certificate",
+           "control_variate_risk_bound", "CONTROL_VARIATE_PAIRS"]
+
+#: pairs of :func:`control_variate_risk_bound`, the bound on ``E_rho[R_n]``
+#: of :func:`fitted_gaussian_bound` above
+#: :data:`~pac_particles.bounds.EXACT_RISK_MAX_PAIRS` pairs: at 100,000
+#: rows its bound from 300,000 pairs lay below Chernoff's from a million
+#: (docs/benchmarks.md, "The folds of a small class and Corollary 19 on
+#: sampled pairs")
+CONTROL_VARIATE_PAIRS = 300_000
+
+
+def control_variate_risk_bound(mean, cov, X_pos, X_neg, delta,
+                               n_pairs=CONTROL_VARIATE_PAIRS, seed=0):
+    """An upper confidence bound on ``E_rho[R_n]``, ``rho = N(mean, cov)``,
+    from the exact step risk of the mean's scores and sampled corrections:
+    ``(upper, estimate)``.
+
+    ``E_rho[R_n] = R_n(x . mean) + (1/P) sum_ij c_ij`` with ``c_ij =
+    Phi_ij - step_ij`` in ``[-1/2, 1/2]``: the pair's probability of being
+    mis-ordered under ``rho`` less the mean score's 0-1 loss on it (ties
+    1/2 in both). The first term is exact in O(n log n); given the data the
+    ``c`` of ``n_pairs`` pairs drawn uniformly with replacement are i.i.d.
+    with the second term as their mean
+    (:meth:`~pac_particles.problem.probit_risk.GaussianPairRisk.estimate`),
+    and Maurer & Pontil's empirical Bernstein bound [MP09, Theorem 4] holds
+    with probability at least ``1 - delta`` over the draw: the mean of all
+    ``c`` is at most ``mean(c) + sqrt(2 V log(2/delta) / B) + 7 log(2/delta)
+    / (3 (B - 1))``, ``V`` their sample variance, ``B = n_pairs``. The
+    ``c`` vanish on the pairs ``rho`` seldom reorders, so ``V`` shrinks as
+    ``rho`` concentrates, where Chernoff's bound on the ``Phi`` themselves
+    (:func:`~pac_particles.bounds.sampled_expected_risk_bound`) keeps their
+    whole spread. A certificate that uses ``upper`` holds at ``delta`` plus
+    its own level (a union bound).
+
+    [MP09] Maurer, A. and Pontil, M. (2009). Empirical Bernstein bounds and
+    sample variance penalization. COLT.
+    """
+    mean, cov, X_pos, X_neg = check_gaussian_pairs(mean, cov, X_pos, X_neg)
+    delta = check_probability(delta, "delta")
+    if n_pairs < 2:
+        raise InputError(f"n_pairs must be at least 2, got {n_pairs}")
+    estimate, se = GaussianPairRisk(X_pos, X_neg).estimate(
+        mean, cov, np.random.default_rng(seed), int(n_pairs))
+    # se = sqrt(biased variance / B): the sample variance is se^2 B^2/(B-1)
+    variance = se * se * n_pairs * n_pairs / (n_pairs - 1)
+    log_term = math.log(2.0 / delta)
+    upper = (estimate + math.sqrt(2.0 * variance * log_term / n_pairs)
+             + 7.0 * log_term / (3.0 * (n_pairs - 1)))
+    return min(max(upper, 0.0), 1.0), min(max(estimate, 0.0), 1.0)
 
 
 def _gaussian_bound(mean, cov, prior_var, X_pos, X_neg, lam, risk, eps,
@@ -275,13 +327,13 @@ def fitted_gaussian_bound(post, prior, eps=0.05, lam_grid=None, seed=0,
     :class:`~pac_particles.problem.priors.SpikeSlabPrior`. ``E_rho[R_n]``
     is exact up to :data:`~pac_particles.bounds.EXACT_RISK_MAX_PAIRS`
     pairs, else an upper confidence bound from sampled pairs at
-    ``sample_share`` of ``eps`` (drawn with ``seed``). ``lam_grid``: the
+    ``sample_share`` of ``eps`` (drawn with ``seed``;
+    :func:`control_variate_risk_bound` in memory). ``lam_grid``: the
     grid fixed in advance ``lam`` was chosen on (None: ``lam`` given).
     ``data``: the rows the bound uses, in the posterior's coordinates
     (default ``post.data``; a uniform row sample when those stay on a
     cluster)."""
-    from pac_particles.bounds.ranking import (EXACT_RISK_MAX_PAIRS,
-                                              sampled_expected_risk_bound)
+    from pac_particles.bounds.ranking import EXACT_RISK_MAX_PAIRS
     from pac_particles.bounds.rescaled_kl import scaled_kl
     from pac_particles.bounds.ranking import (RISK_SAMPLE_PAIRS,
                                               paired_expected_risk_bound)
@@ -301,8 +353,8 @@ def fitted_gaussian_bound(post, prior, eps=0.05, lam_grid=None, seed=0,
             expected = expected_auc_risk(mean, cov, pos, neg)
         else:
             spent = sample_share * eps
-            expected = sampled_expected_risk_bound(mean, cov, pos, neg,
-                                                   spent, seed=seed)[0]
+            expected = control_variate_risk_bound(mean, cov, pos, neg,
+                                                  spent, seed=seed)[0]
     kl = scaled_kl(1.0, mean, cov, prior)
     return pac_bayes_bound(min(max(float(expected), 0.0), 1.0), kl, post.lam,
                            n_pos=data.n_pos, n_neg=data.n_neg,

@@ -398,6 +398,72 @@ def test_sampled_expected_risk_bound_covers_the_exact_risk():
         sampled_expected_risk_bound(mean, np.eye(2), X_pos, X_neg, 0.1)
 
 
+@pytest.mark.parametrize("variance", [0.3, 0.01])
+def test_control_variate_risk_bound_covers_and_needs_its_allowance(variance):
+    """The bound from the mean's exact step risk and sampled corrections
+    covers the exact E_rho[R_n] in at least 1 - delta of 200 draws, its
+    estimate is unbiased, the estimate alone (a wrong variant: no
+    allowance) covers it in about half of them; once rho concentrates it
+    lies below Chernoff's bound from as many pairs."""
+    from pac_particles.bounds import sampled_expected_risk_bound
+    from pac_particles.bounds.corollary19_posteriors import (
+        control_variate_risk_bound)
+    rng = np.random.default_rng(8)
+    X_pos = rng.normal(size=(150, 3)) + [0.6, -0.3, 0.0]
+    X_neg = rng.normal(size=(250, 3))
+    mean, cov = np.array([1.0, -0.5, 0.2]), np.full(3, variance)
+    exact = expected_auc_risk(mean, cov, X_pos, X_neg)
+    upper, estimate = np.array([
+        control_variate_risk_bound(mean, cov, X_pos, X_neg, 0.1,
+                                   n_pairs=500, seed=s)
+        for s in range(200)]).T
+    assert np.mean(upper >= exact) >= 0.9
+    assert np.mean(estimate >= exact) < 0.7
+    assert np.mean(estimate) == pytest.approx(exact, abs=3 * np.std(estimate)
+                                              / np.sqrt(200))
+    assert np.all(upper >= estimate)
+    if variance < 0.1:
+        chernoff = [sampled_expected_risk_bound(mean, cov, X_pos, X_neg, 0.1,
+                                                n_pairs=500, seed=s)[0]
+                    for s in range(20)]
+        assert np.mean(upper) < np.mean(chernoff)
+    with pytest.raises(InputError, match="delta"):
+        control_variate_risk_bound(mean, cov, X_pos, X_neg, 1.5)
+    with pytest.raises(InputError, match="n_pairs"):
+        control_variate_risk_bound(mean, cov, X_pos, X_neg, 0.1, n_pairs=1)
+
+
+def test_fitted_gaussian_bound_above_the_exact_limit_pays_its_sample(
+        monkeypatch):
+    """Above EXACT_RISK_MAX_PAIRS pairs (lowered here) Corollary 19 for a
+    fitted Gaussian reads E_rho[R_n] from control_variate_risk_bound at
+    sample_share of eps and runs at the rest; at or below, exactly at the
+    whole eps."""
+    import pac_particles.bounds.ranking as ranking
+    from pac_particles.approx.vb import GaussianVB
+    from pac_particles.bounds.corollary19_posteriors import (
+        control_variate_risk_bound, fitted_gaussian_bound)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 3))
+    y = X[:, 0] + rng.normal(size=200) > 0
+    post = GaussianVB(X, y, lam=50.0, family="diagonal").fit()
+    prior = np.ones(3)
+    mean, cov = post.gaussian_summary()
+    data = post.data
+    exact = fitted_gaussian_bound(post, prior, eps=0.05, seed=4)
+    assert exact.eps == pytest.approx(0.05)
+    assert exact.expected_risk == pytest.approx(expected_auc_risk(
+        mean, cov, data.X[data.y], data.X[~data.y]))
+    monkeypatch.setattr(ranking, "EXACT_RISK_MAX_PAIRS", 100)
+    sampled = fitted_gaussian_bound(post, prior, eps=0.05, seed=4,
+                                    sample_share=0.2)
+    assert sampled.eps == pytest.approx(0.04)
+    assert sampled.expected_risk == pytest.approx(control_variate_risk_bound(
+        mean, cov, data.X[data.y], data.X[~data.y], 0.01, seed=4)[0])
+    assert sampled.expected_risk > exact.expected_risk
+    assert sampled.bound > exact.bound
+
+
 def test_paired_expected_risk_bound_covers_and_needs_its_allowance():
     """From pairs already drawn (rows of P and N, as a cluster returns
     them): the upper bound covers the exact E_rho[R_n] in at least 1 - delta

@@ -280,6 +280,81 @@ def test_a_default_vb_fit_with_many_features_climbs_the_folds(capsys,
     assert est.lam_ in est.cv_.grid
 
 
+def test_a_default_vb_fit_with_many_rows_on_all_pairs_climbs_the_folds(
+        monkeypatch):
+    """Above VB_LOO_MAX_ROWS rows on all pairs with a class too small for
+    the held-out path, lam='cv' takes the K-fold path (n_folds rows of
+    scores) instead of the leave-one-out (one row); up to it, the
+    leave-one-out (limits lowered to keep the data small)."""
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    import pac_particles.sklearn.methods.vb as vb_method
+    monkeypatch.setattr(vb_method, "KFOLD_PATH_MIN_PAIRS", 0)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + rng.normal(size=300) > 1.5).astype(int)
+    assert y.sum() < vb_method.HOLDOUT_MIN_MINORITY
+    fits = {}
+    for limit in (300, 299):
+        monkeypatch.setattr(vb_method, "VB_LOO_MAX_ROWS", limit)
+        fits[limit] = PACBayesAUC(method="vb", n_folds=3,
+                                  random_state=0).fit(X, y)
+    assert fits[300].cv_.fold_auc.shape[0] == 1
+    assert hasattr(fits[300], "cv_auc_")           # the leave-one-out's
+    assert fits[299].cv_.fold_auc.shape == (3, fits[299].cv_.grid.size)
+    assert not hasattr(fits[299], "cv_auc_")
+    assert fits[299].lam_ in fits[299].cv_.grid
+
+
+def test_the_folds_fits_take_one_sample_of_pairs_above_the_limit(
+        monkeypatch):
+    """On the K-fold path, a fold's fit with more than
+    KFOLD_SAMPLE_ABOVE_PAIRS pairs (and at most VB_LOO_MAX_FEATURES
+    features) is L-BFGS on one sample of AUTO_PAIRS_PER_POINT pairs per
+    member of the larger class, the same sample at every grid value; at or
+    below the limit, or with more features, on all pairs (limits lowered
+    to keep the data small)."""
+    from pac_particles.approx.vb import AUTO_PAIRS_PER_POINT, GaussianVB
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    import pac_particles.sklearn.methods.vb as vb_method
+    monkeypatch.setattr(vb_method, "KFOLD_PATH_MIN_PAIRS", 0)
+    monkeypatch.setattr(vb_method, "VB_LOO_MAX_ROWS", 100)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + rng.normal(size=300) > 1.5).astype(int)
+    samples = []
+    real = GaussianVB._sampled_terms
+
+    def recording(vb, rng):
+        samples.append((vb.data.n_pos, vb.data.n_neg, vb.n_pairs,
+                        vb.resample, str(rng.bit_generator.state)))
+        return real(vb, rng)
+
+    monkeypatch.setattr(GaussianVB, "_sampled_terms", recording)
+
+    def fit(limit, max_features=64):
+        monkeypatch.setattr(vb_method, "KFOLD_SAMPLE_ABOVE_PAIRS", limit)
+        monkeypatch.setattr(vb_method, "VB_LOO_MAX_FEATURES", max_features)
+        samples.clear()
+        return PACBayesAUC(method="vb", n_folds=3, n_jobs=1,
+                           random_state=0).fit(X, y)
+
+    sampled = fit(0)
+    assert sampled.cv_.fold_auc.shape == (3, sampled.cv_.grid.size)
+    folds = {(n_pos, n_neg) for n_pos, n_neg, *_ in samples}
+    assert len(folds) >= 2 and len(samples) == 3 * sampled.cv_.grid.size
+    for n_pos, n_neg, n_pairs, resample, _ in samples:
+        assert n_pairs == AUTO_PAIRS_PER_POINT * max(n_pos, n_neg)
+        assert not resample
+    # each fold draws the same sample at every grid value
+    for fold in folds:
+        assert len({state for *key, state in samples
+                    if tuple(key[:2]) == fold}) == 1
+    fold_pairs = min(n_pos * n_neg for n_pos, n_neg in folds)
+    for limit, max_features in ((fold_pairs * 10, 64), (0, 2)):
+        fit(limit, max_features)
+        assert samples == []         # all pairs: no sample drawn
+
+
 def test_the_classifier_climbs_the_folds_and_scores_every_value_when_small(
         monkeypatch):
     """PACBayesClassifier's lam='cv' (VB, up to HOLDOUT_ABOVE_ROWS rows):

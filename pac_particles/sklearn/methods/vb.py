@@ -3,16 +3,17 @@
 Ranking: :class:`~pac_particles.approx.vb.GaussianVB` (all pairs up to
 :data:`~pac_particles.approx.vb.AUTO_PAIRS_ABOVE`, fresh sampled pairs
 above), ``lam`` by its leave-one-out AUC (one Newton step from the fit, no
-refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features,
-climbing the grid until the curve falls; on one stratified held-out split
-along a warm-started path that stops where the held-out curve is flat
-where pairs are sampled (or above
+refit) on all pairs with at most :data:`VB_LOO_MAX_FEATURES` features and
+:data:`VB_LOO_MAX_ROWS` rows, climbing the grid until the curve falls; on
+one stratified held-out split along a warm-started path that stops where
+the held-out curve is flat where pairs are sampled (or above
 :data:`HOLDOUT_ABOVE_ROWS` rows), the final fit warm-started from it; by
-``n_folds`` folds otherwise (more features on all pairs, few rows, or a
+``n_folds`` folds otherwise (more features or rows on all pairs, or a
 class too small to hold a fifth out), climbed together along the same
 warm-started path until their mean curve is flat within its standard
 error (:func:`~pac_particles.sklearn.selection.kfold_path_choice`; below
-:data:`KFOLD_PATH_MIN_PAIRS` pairs every grid value is scored); the
+:data:`KFOLD_PATH_MIN_PAIRS` pairs every grid value is scored, above
+:data:`KFOLD_SAMPLE_ABOVE_PAIRS` a fold's fit takes one sample of pairs); the
 only method for rows on a Dask cluster. Classification:
 :class:`~pac_particles.approx.classification_vb.ClassificationVB` for every loss, ``lam``
 by K-fold accuracy, the folds climbed together as for ranking (every grid
@@ -28,7 +29,8 @@ from typing import Any, Optional
 import numpy as np
 
 from pac_particles.approx.classification_vb import ClassificationVB
-from pac_particles.approx.vb import GaussianVB, auto_pairs
+from pac_particles.approx.vb import (AUTO_PAIRS_PER_POINT, GaussianVB,
+                                     auto_pairs)
 from pac_particles.core.checks import InputError
 from pac_particles.core.parallel import concurrent_folds
 from pac_particles.problem.problem import GibbsProblem
@@ -42,7 +44,8 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
 
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
            "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
-           "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL", "KFOLD_PATH_MIN_PAIRS"]
+           "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL", "KFOLD_PATH_MIN_PAIRS",
+           "VB_LOO_MAX_ROWS", "KFOLD_SAMPLE_ABOVE_PAIRS"]
 
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6):
 #: the leave-one-out AUCs agree to 4 digits with those at 1e-3, the same lam
@@ -52,6 +55,14 @@ VB_CV_TOL = 1e-2
 #: this many features, by K-fold refits (O(P d) per iteration) above, where
 #: the refits became the faster (docs/benchmarks.md, "Default fits")
 VB_LOO_MAX_FEATURES = 64
+#: ... and up to this many rows: each value the leave-one-out scores is a
+#: fit on all ``P`` pairs, and its climb fits more values than the folds'
+#: path (which stops at the first flat one), so with more rows on all pairs
+#: (a small class: up to a million pairs with 100 positives in 10,000
+#: rows) the folds' path is the faster at the same choice
+#: (docs/benchmarks.md, "The folds of a small class and Corollary 19 on
+#: sampled pairs")
+VB_LOO_MAX_ROWS = 2000
 #: ``lam="cv"`` scores one stratified held-out split of this fraction
 #: instead of ``n_folds`` folds where pairs are sampled or above
 #: :data:`HOLDOUT_ABOVE_ROWS` rows (where ``method="auto"`` leaves SMC;
@@ -79,12 +90,25 @@ VB_LOO_FLAT_TOL = 1e-4
 #: value (:func:`_kfold_choice`; Colon, 46 training rows:
 #: docs/benchmarks.md, "Default fits")
 KFOLD_PATH_MIN_PAIRS = 50_000
+#: a fold's fit on all pairs (L-BFGS) above this many pairs, with at most
+#: :data:`VB_LOO_MAX_FEATURES` features, runs on one sample of
+#: :data:`~pac_particles.approx.vb.AUTO_PAIRS_PER_POINT` pairs per member
+#: of the larger class instead (:func:`_fold_pairs`; the sample drawn from
+#: ``random_state``, the same at every grid value of a fold, so the
+#: path's gains stay paired): a quarter of the 650,000 pairs of a fold at
+#: 10,000 rows with 100 positives, the same choice on ten draws. Smaller
+#: folds keep all pairs (at 3,000 rows with 5 % positives the sample moved
+#: one choice of five, for little time), and so do more features, where
+#: the all-pairs kernel was the faster (docs/benchmarks.md, "The folds of a
+#: small class and Corollary 19 on sampled pairs")
+KFOLD_SAMPLE_ABOVE_PAIRS = 500_000
 #: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
 #: warm-started at the previous one's optimum: the held-out AUC reads the
 #: mean's direction only, which a continuation step settles in fewer steps
 #: than the stopping rule's minimum of a cold fit (docs/benchmarks.md,
-#: "Default fits")
-VB_PATH_STEPS = 150
+#: "Default fits"); 100 chose as 150 did where 75 did not (the same
+#: page, "The folds of a small class and Corollary 19 on sampled pairs")
+VB_PATH_STEPS = 100
 
 
 def _on_holdout_path(data: Any, sampled: bool = False) -> bool:
@@ -93,6 +117,21 @@ def _on_holdout_path(data: Any, sampled: bool = False) -> bool:
     :data:`HOLDOUT_MIN_MINORITY` members of each class."""
     return ((sampled or data.n > HOLDOUT_ABOVE_ROWS)
             and min(data.n_pos, data.n_neg) >= HOLDOUT_MIN_MINORITY)
+
+
+def _fold_pairs(data: Any) -> dict:
+    """The pairs of a K-fold path's fit on ``data`` (a fold's training
+    part), as keyword arguments of :meth:`VB.approximation`: one sample of
+    :data:`~pac_particles.approx.vb.AUTO_PAIRS_PER_POINT` pairs per member
+    of the larger class, fitted by L-BFGS, where all pairs number more than
+    :data:`KFOLD_SAMPLE_ABOVE_PAIRS` with at most
+    :data:`VB_LOO_MAX_FEATURES` features; else ``n_pairs="auto"``."""
+    n_pairs = AUTO_PAIRS_PER_POINT * max(data.n_pos, data.n_neg)
+    if (data.d > VB_LOO_MAX_FEATURES
+            or data.n_pos * data.n_neg <= KFOLD_SAMPLE_ABOVE_PAIRS
+            or auto_pairs(data.n_pos, data.n_neg) is not None):
+        return {}
+    return dict(n_pairs=n_pairs, resample=False)
 
 
 def _kfold_choice(X: Any, data: Any, grid: np.ndarray, make: Any,
@@ -138,17 +177,19 @@ class VB(GaussianMethod):
 
     def approximation(self, problem: GibbsProblem, options: FitOptions,
                       hyper: dict, tol: Optional[float] = None,
-                      max_iter: Optional[int] = None) -> Any:
+                      max_iter: Optional[int] = None, n_pairs: Any = "auto",
+                      resample: bool = True) -> Any:
         return GaussianVB.from_problem(
             problem, prior_var=options.prior_var, family=options.vb_family,
-            seed=options.random_state, n_pairs="auto",
+            seed=options.random_state, n_pairs=n_pairs, resample=resample,
             tol=1e-6 if tol is None else tol, max_iter=max_iter)
 
     def choose_lam(self, problem: GibbsProblem, options: FitOptions,
                    hyper: dict, grid: np.ndarray, X: Any) -> tuple:
         data = problem.data
         sampled = auto_pairs(data.n_pos, data.n_neg) is not None
-        if data.d <= VB_LOO_MAX_FEATURES and not sampled:
+        if (data.d <= VB_LOO_MAX_FEATURES and data.n <= VB_LOO_MAX_ROWS
+                and not sampled):
             # the climb stops where the leave-one-out curve is flat: the
             # fits above it, the costliest, are not made
             cv, failed, path_fit = vb_loo_choice(
@@ -173,9 +214,10 @@ class VB(GaussianMethod):
         def make(X_tr, y_tr, lam):
             # a fold's fit is warm-started along the path: on sampled pairs
             # (Adam) it takes the path's steps, not the cold stopping rule
-            return self.approximation(part(X_tr, y_tr, lam), part_options,
-                                      hyper, tol=VB_CV_TOL,
-                                      max_iter=VB_PATH_STEPS)
+            fold = part(X_tr, y_tr, lam)
+            return self.approximation(fold, part_options, hyper,
+                                      tol=VB_CV_TOL, max_iter=VB_PATH_STEPS,
+                                      **_fold_pairs(fold.data))
         if _on_holdout_path(data, sampled):
             # a fit on sampled pairs costs the same at every n, so K refits
             # per grid value would cost K fits each: one held-out split,
@@ -199,7 +241,7 @@ class VB(GaussianMethod):
             # (approx.variational.stop_threshold)
             return cv, np.empty(0), self._polish(problem, options, hyper,
                                                  path_fit)
-        # many features or a small class: K folds
+        # many features, or many rows with a small class: K folds
         return (_kfold_choice(X, data, grid, make, options, "auc"),
                 np.empty(0), None)
 
