@@ -103,14 +103,12 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         chooses it on ``grid_size`` log-spaced values up to ``lam_max``
         (:mod:`pac_particles.sklearn.selection`): SMC by ``n_folds``
         cross-validation along one tempering path per fold, EP and VB by
-        their leave-one-out AUC (VB by folds above
-        :data:`~pac_particles.sklearn.methods.vb.VB_LOO_MAX_FEATURES`
-        features, climbed together until their mean curve is flat:
-        :func:`~pac_particles.sklearn.selection.kfold_path_choice`, or on
-        every grid value below 50,000 pairs; with
-        sampled pairs or above 2,000 rows on one held-out split, climbed
-        until flat:
-        :func:`~pac_particles.sklearn.selection.holdout_path_choice`).
+        their leave-one-out AUC (VB up to 2,000 rows and 64 features; on
+        sampled pairs, or above 2,000 rows with 500 of each class, one
+        held-out split climbed until its curve is flat,
+        :func:`~pac_particles.sklearn.selection.holdout_path_choice`; else
+        folds climbed together,
+        :func:`~pac_particles.sklearn.selection.kfold_path_choice`).
     lam_max : float, optional; default ``5 n`` (:func:`~pac_particles.sklearn.selection.default_lam_max`).
     n_folds : int, folds of ``lam='cv'`` (fewer, with a warning, for a small class).
     grid_size : int or None; None: 50 for SMC, 13 for EP and VB.
@@ -307,9 +305,10 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
     @property
     def bound_(self) -> Optional[object]:
         """Corollary 19 (:func:`_certify`), evaluated on first read."""
-        if callable(self.__dict__.get("_bound")):
-            self._bound = self._bound()
-        return self._bound
+        bound = check_is_fitted(self) or self.__dict__.get("_bound")
+        if callable(bound):
+            self._bound = bound = bound()
+        return bound
 
     def _raw_scores(self, X):
         if self.kernel is None:
