@@ -194,6 +194,20 @@ class AUCData:
             return ordered
         return np.ascontiguousarray(np.asarray(self.X, dtype=float)[risk.order])
 
+    def by_class(self):
+        """These rows with the positives first (each class in input
+        order): ``X`` is the class-ordered copy itself, no copy (``self``
+        without one). For what reads ``X`` and ``y`` in any row order (a
+        pair risk, a linear score's bound): no rebuild of ``X`` in input
+        order."""
+        ordered = self.__dict__.get("ordered")
+        if ordered is None:
+            return self
+        return AUCData(X=ordered, y=np.arange(self.n) < self.n_pos,
+                       columns=self.columns, center=self.center,
+                       scale=self.scale, feature_names=self.feature_names,
+                       n_raw_features=self.n_raw_features, ordered=ordered)
+
     def _ordered_positions(self):
         """Position in ``ordered`` of each row of the input order."""
         positions = np.empty(self.n, dtype=np.intp)

@@ -463,9 +463,13 @@ def _certify(est, fit, problem, grid, setting=None):
         # Corollary 19 on every row has no prior fixed before them
         est.bound_ = None
     else:
+        # a linear score's bound reads the rows in class order (the
+        # pairs are the same): no copy of them in input order
         est.bound_ = fit.bound if fit.bound is not None else (
             fitted_gaussian_bound(post, _data_free_prior(est, post), est.eps,
-                                  grid, seed=est.random_state))
+                                  grid, seed=est.random_state,
+                                  data=None if post.is_gp
+                                  else post.data.by_class()))
     est.certificate_ = est.deployed_certificate_ = None
     est.certified_auc_risk_ = est.certified_coef_ = None
     est.certified_intercept_ = None
