@@ -233,23 +233,20 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
     ``X`` is the constant 1 and takes ``b - w . c_A / s_A``). A column
     constant on ``A`` is left unscaled. ``prior_var="cv"``: chosen among
     :data:`PRIOR_VAR_GRID` by a cross-validated AUC within ``A``. ``X``:
-    an (n, d) array, or the validated data
-    (:class:`~pac_particles.problem.data.AUCData`), whose rows of ``A``
-    are then gathered from its class-ordered copy (``X`` in input order
-    never built)."""
+    an (n, d) array, or the validated data (``AUCData``: A's rows read
+    from its class-ordered copy, ``X`` in input order never built)."""
     y = np.asarray(y, dtype=bool)
-    # A's rows, one copy owned here: centred and scaled in place, and a
-    # second buffer holds their squares, then the Hessian's weighted rows
+    # A's rows, one copy centred and scaled in place (with the intercept
+    # column: a contiguous copy for the solver); a second buffer holds
+    # their squares (ndarray.std's), then the Hessian's weighted rows
     part = (X.rows(in_a) if isinstance(X, AUCData)
             else np.asarray(X, dtype=float)[in_a])
     labels = y[in_a]
     features = part[:, :-1] if intercept else part
     centre = features.mean(axis=0)
-    # with the intercept column, a contiguous copy (for the solver)
     Z = features - centre if intercept else np.subtract(part, centre,
                                                         out=part)
     squares = np.multiply(Z, Z)
-    # the standard deviation as ndarray.std computes it, from Z itself
     scale = np.sqrt(np.add.reduce(squares, axis=0) / Z.shape[0])
     scale[scale == 0] = 1.0
     Z /= scale
@@ -324,8 +321,7 @@ class _Rows:
 
     def classes(self):
         """B's positive rows and negative rows (ranking: views)."""
-        n_pos = int(np.count_nonzero(self.y))
-        return self.X[:n_pos], self.X[n_pos:]
+        return np.split(self.X, [int(np.count_nonzero(self.y))])
 
     def expected_risk(self, mean, cov):
         from pac_particles.problem.gaussian_losses import GaussianPointRisk
