@@ -194,7 +194,7 @@ class AUCData:
             return ordered
         return np.ascontiguousarray(np.asarray(self.X, dtype=float)[risk.order])
 
-    def by_class(self):
+    def by_class(self) -> "AUCData":
         """These rows with the positives first (each class in input
         order): ``X`` is the class-ordered copy itself, no copy (``self``
         without one). For what reads ``X`` and ``y`` in any row order (a
@@ -215,7 +215,7 @@ class AUCData:
         positions[~self.y] = np.arange(self.n_pos, self.n)
         return positions
 
-    def rows(self, mask):
+    def rows(self, mask: np.ndarray) -> np.ndarray:
         """The rows of ``X`` where the (n,) bool ``mask`` is True, in input
         order (``X[mask]``): gathered from the class-ordered copy while
         ``X`` is not built, so that a part of the rows never costs the
@@ -225,7 +225,7 @@ class AUCData:
             return self.X[mask]
         return ordered[self._ordered_positions()[mask]]
 
-    def class_rows(self, mask):
+    def class_rows(self, mask: np.ndarray) -> tuple:
         """``(rows, n_pos)``: the rows of ``X`` where the (n,) bool ``mask``
         is True, its positives then its negatives (each in input order),
         in one C-contiguous copy whose first ``n_pos`` rows are the
