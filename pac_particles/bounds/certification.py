@@ -101,7 +101,7 @@ from pac_particles.bounds.rescaled_kl import rescaled_kl
 from pac_particles.core.checks import (InputError, check_choice,
                                        check_fraction, check_probability)
 from pac_particles.problem.auc import auc_risk
-from pac_particles.problem.data import binary_labels
+from pac_particles.problem.data import AUCData, binary_labels
 from pac_particles.problem.probit_risk import expected_auc_risk
 
 __all__ = ["CertificateSpec", "CertificateSetting", "Candidate", "certify", "certificate_candidates",
@@ -232,15 +232,24 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
     exactly (``theta = w / s_A``; with ``intercept`` the last column of
     ``X`` is the constant 1 and takes ``b - w . c_A / s_A``). A column
     constant on ``A`` is left unscaled. ``prior_var="cv"``: chosen among
-    :data:`PRIOR_VAR_GRID` by a cross-validated AUC within ``A``."""
-    X = np.asarray(X, dtype=float)
+    :data:`PRIOR_VAR_GRID` by a cross-validated AUC within ``A``. ``X``:
+    an (n, d) array, or the validated data (``AUCData``: A's rows read
+    from its class-ordered copy, ``X`` in input order never built)."""
     y = np.asarray(y, dtype=bool)
-    features = X[:, :-1] if intercept else X
-    part, labels = features[in_a], y[in_a]
-    centre = part.mean(axis=0)
-    scale = part.std(axis=0)
+    # A's rows, one copy centred and scaled in place (with the intercept
+    # column: a contiguous copy for the solver); a second buffer holds
+    # their squares (ndarray.std's), then the Hessian's weighted rows
+    part = (X.rows(in_a) if isinstance(X, AUCData)
+            else np.asarray(X, dtype=float)[in_a])
+    labels = y[in_a]
+    features = part[:, :-1] if intercept else part
+    centre = features.mean(axis=0)
+    Z = features - centre if intercept else np.subtract(part, centre,
+                                                        out=part)
+    squares = np.multiply(Z, Z)
+    scale = np.sqrt(np.add.reduce(squares, axis=0) / Z.shape[0])
     scale[scale == 0] = 1.0
-    Z = (part - centre) / scale
+    Z /= scale
     if labels.all() or not labels.any():
         # one class in A (a uniform split of a rare class): the zero score,
         # a tie everywhere, and the penalty's Gaussian around it
@@ -261,7 +270,7 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
     # the Hessian of [Z, 1] by blocks: no (n_A, d + 1) copy with the
     # constant column
     weight = p * (1 - p)
-    ZW = Z * weight[:, None]
+    ZW = np.multiply(Z, weight[:, None], out=squares)
     k = Z.shape[1]
     H = np.empty((k + 1, k + 1))
     H[:k, :k] = ZW.T @ Z
@@ -289,8 +298,14 @@ class _Rows:
     def __init__(self, problem, in_b):
         data = problem.data
         self.ranking = problem.task == "ranking"
-        self.X, self.y = data.X[in_b], np.asarray(data.y[in_b], dtype=bool)
-        n_pos = int(self.y.sum())
+        if self.ranking:
+            # B's positives, then its negatives: their pairs read views
+            self.X, n_pos = data.class_rows(in_b)
+            self.y = np.arange(self.X.shape[0]) < n_pos
+        else:
+            self.X = data.rows(in_b)
+            self.y = np.asarray(data.y[in_b], dtype=bool)
+            n_pos = int(self.y.sum())
         n_neg = self.y.size - n_pos
         self.m = min(n_pos, n_neg) if self.ranking else self.y.size
         self.n_pairs = n_pos * n_neg if self.ranking else self.y.size
@@ -304,20 +319,22 @@ class _Rows:
         margins = np.where(self.y, scores, -scores)
         return float(np.mean((margins < 0) + 0.5 * (margins == 0)))
 
+    def classes(self):
+        """B's positive rows and negative rows (ranking: views)."""
+        return np.split(self.X, [int(np.count_nonzero(self.y))])
+
     def expected_risk(self, mean, cov):
         from pac_particles.problem.gaussian_losses import GaussianPointRisk
         from pac_particles.problem.risks import ClassificationRisk
         if self.ranking:
-            return expected_auc_risk(mean, cov, self.X[self.y],
-                                     self.X[~self.y])
+            return expected_auc_risk(mean, cov, *self.classes())
         risk = ClassificationRisk(self.y, "zero_one")
         return float(GaussianPointRisk(self.X, risk)(mean, cov,
                                                      need_grad=False)[0])
 
     def margins(self, w, S, max_pairs, rng):
         if self.ranking:
-            return margin_rows(self.X[self.y], self.X[~self.y], w, S,
-                               max_pairs, rng)
+            return margin_rows(*self.classes(), w, S, max_pairs, rng)
         D = np.where(self.y[:, None], self.X, -self.X)
         return (D @ w, np.sqrt(np.maximum(np.einsum("kd,de,ke->k", D, S, D),
                                           0.0)), False)
@@ -351,7 +368,7 @@ def certificate_setting(problem, spec):
     ranking = problem.task == "ranking"
     in_a = certificate_split(y, spec, stratified=ranking)
     intercept = bool(getattr(data, "intercept", False))
-    mu_a, cov_a, prior_var = part_a_prior(data.X, y, in_a, spec.prior_var,
+    mu_a, cov_a, prior_var = part_a_prior(data, y, in_a, spec.prior_var,
                                           intercept)
     rows = _Rows(problem, ~in_a)
     tuned = spec.prior_var == "cv"

@@ -194,6 +194,50 @@ class AUCData:
             return ordered
         return np.ascontiguousarray(np.asarray(self.X, dtype=float)[risk.order])
 
+    def by_class(self) -> "AUCData":
+        """These rows with the positives first (each class in input
+        order): ``X`` is the class-ordered copy itself, no copy (``self``
+        without one). For what reads ``X`` and ``y`` in any row order (a
+        pair risk, a linear score's bound): no rebuild of ``X`` in input
+        order."""
+        ordered = self.__dict__.get("ordered")
+        if ordered is None:
+            return self
+        return AUCData(X=ordered, y=np.arange(self.n) < self.n_pos,
+                       columns=self.columns, center=self.center,
+                       scale=self.scale, feature_names=self.feature_names,
+                       n_raw_features=self.n_raw_features, ordered=ordered)
+
+    def _ordered_positions(self):
+        """Position in ``ordered`` of each row of the input order."""
+        positions = np.empty(self.n, dtype=np.intp)
+        positions[self.y] = np.arange(self.n_pos)
+        positions[~self.y] = np.arange(self.n_pos, self.n)
+        return positions
+
+    def rows(self, mask: np.ndarray) -> np.ndarray:
+        """The rows of ``X`` where the (n,) bool ``mask`` is True, in input
+        order (``X[mask]``): gathered from the class-ordered copy while
+        ``X`` is not built, so that a part of the rows never costs the
+        whole design in input order."""
+        ordered = self.__dict__.get("ordered")
+        if ordered is None or "X" in self.__dict__:
+            return self.X[mask]
+        return ordered[self._ordered_positions()[mask]]
+
+    def class_rows(self, mask: np.ndarray) -> tuple:
+        """``(rows, n_pos)``: the rows of ``X`` where the (n,) bool ``mask``
+        is True, its positives then its negatives (each in input order),
+        in one C-contiguous copy whose first ``n_pos`` rows are the
+        positives (``rows[:n_pos]``, ``rows[n_pos:]``: views, no further
+        copy for a pair risk)."""
+        of_pos, of_neg = mask[self.y], mask[~self.y]
+        n_pos = int(np.count_nonzero(of_pos))
+        ordered = self.__dict__.get("ordered")
+        if ordered is not None:
+            return ordered[np.concatenate([of_pos, of_neg])], n_pos
+        return np.concatenate([self.X_pos[of_pos], self.X_neg[of_neg]]), n_pos
+
     def transform(self, X_new):
         """Apply the training preprocessing to new inputs of the raw width."""
         X_new = _as_design_matrix(X_new, "X_new")
@@ -201,8 +245,10 @@ class AUCData:
             raise InputError(
                 f"X_new has {X_new.shape[1]} columns, the training data had "
                 f"{self.n_raw_features}")
-        return _scaled(X_new[:, self.columns], self.center, self.scale,
-                       "X_new", True)
+        # every column kept (columns are increasing): no copy to select them
+        kept = (X_new if self.columns.size == X_new.shape[1]
+                else X_new[:, self.columns])
+        return _scaled(kept, self.center, self.scale, "X_new", True)
 
     def pair_source(self, rng, n_pairs):
         """Where a stochastic optimiser draws its ``n_pairs`` fresh pairs a
@@ -412,8 +458,11 @@ def _scaled(X, center, scale, name, standardized):
     """``(X - center) / scale``, or InputError if the result is too large to
     compute with (its squares would overflow)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        out = (X - center) / scale
-        largest = np.max(np.abs(out))
+        # one new array (the difference, divided in place); the largest
+        # |x| from its extremes, no array of |x| (both propagate NaN)
+        out = np.subtract(X, center)
+        out /= scale
+        largest = np.maximum(out.max(), -out.min())
     if not largest <= _MAX_ABS:
         hint = ("" if standardized else
                 " or pass standardize=True")

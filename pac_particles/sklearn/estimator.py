@@ -473,10 +473,12 @@ def _certify(est, fit, problem, grid, setting=None):
     else:
         # the dissertation's bound, kept beside the certificate for
         # reference and no part of it: its risk over every pair is summed
-        # when ``bound_`` is first read, not in every fit
+        # when ``bound_`` is first read, not in every fit; a linear score's
+        # bound reads the rows in class order (no copy in input order)
         est._bound = fit.bound if fit.bound is not None else partial(
             fitted_gaussian_bound, post, _data_free_prior(est, post),
-            est.eps, grid, seed=est.random_state)
+            est.eps, grid, seed=est.random_state,
+            data=None if post.is_gp else post.data.by_class())
     est.certificate_ = est.deployed_certificate_ = None
     est.certified_auc_risk_ = est.certified_coef_ = None
     est.certified_intercept_ = None

@@ -348,3 +348,21 @@ def test_a_default_smc_fit_fits_its_part_a_prior_once(monkeypatch):
     assert est.cv_rule == "certified" and est.certificate_ is not None
     assert est.deployed_certificate_ is not None
     assert len(calls) == 1
+
+
+def test_the_part_a_prior_of_the_validated_data_is_the_one_of_its_rows():
+    """part_a_prior on the validated data (A's rows gathered from its
+    class-ordered copy) is the prior of its design in input order, and the
+    certificate never builds that design."""
+    X, y = _data(n=300)
+    problem = GibbsProblem.ranking(X, y, 50.0)
+    in_a = np.random.default_rng(1).random(len(y)) < 0.5
+    from_data = part_a_prior(problem.data, y, in_a)
+    assert "X" not in problem.data.__dict__
+    for got, want in zip(from_data, part_a_prior(problem.data.X, y, in_a)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    fresh = GibbsProblem.ranking(X, y, 50.0)
+    est = PACBayesAUC(method="ep", lam=50.0, random_state=0).fit(X, y)
+    certify(est.posterior_, fresh, CertificateSpec(seed=0))
+    certify(est.posterior_, fresh, CertificateSpec(seed=0, score="deployed"))
+    assert "X" not in fresh.data.__dict__

@@ -252,3 +252,49 @@ def test_a_constant_column_kept_standardises_to_zero_with_scale_one():
                        drop_constant=False)
     assert np.all(data.X[:, 1] == 0.0) and data.scale[1] == 1.0
     assert data.center[1] == X[0, 1]
+
+
+def test_parts_of_the_rows_are_gathered_from_the_class_ordered_copy():
+    """rows(mask) is X[mask] and class_rows(mask) its positives then its
+    negatives, read from the class-ordered copy without building X in
+    input order; by_class() is the same rows with that copy as X."""
+    X, y = _xy(n=41, d=3, seed=2)
+    y = np.random.default_rng(3).random(41) < 0.3
+    mask = np.random.default_rng(4).random(41) < 0.5
+    data = validate_xy(X, y, standardize=True)
+    reference = (X - X.mean(axis=0)) / X.std(axis=0)
+    np.testing.assert_allclose(data.rows(mask), reference[mask], atol=1e-12)
+    rows, n_pos = data.class_rows(mask)
+    assert n_pos == np.count_nonzero(mask & y)
+    np.testing.assert_allclose(rows[:n_pos], reference[mask & y], atol=1e-12)
+    np.testing.assert_allclose(rows[n_pos:], reference[mask & ~y], atol=1e-12)
+    by_class = data.by_class()
+    assert by_class.X is data.ordered and by_class.n_pos == data.n_pos
+    np.testing.assert_array_equal(by_class.X[by_class.y], data.X_pos)
+    assert "X" not in data.__dict__          # never built in input order
+    # once built, X itself is read: the same rows
+    np.testing.assert_array_equal(data.X[mask], data.rows(mask))
+    built, _ = data.class_rows(mask)
+    np.testing.assert_array_equal(built, rows)
+
+
+def test_new_rows_are_scaled_like_the_training_rows_and_never_modified():
+    """transform with every column kept (no selecting copy) and with one
+    dropped: the training scaling; the input left as given; NaN in new rows
+    is refused, not passed on."""
+    X, y = _xy(d=3)
+    data = validate_xy(X, y, standardize=True)
+    given = X.copy()
+    np.testing.assert_allclose(data.transform(X),
+                               (given - X.mean(axis=0)) / X.std(axis=0),
+                               atol=1e-12)
+    np.testing.assert_array_equal(X, given)
+    X[:, 1] = 2.0
+    with pytest.warns(UserWarning, match="constant"):
+        dropped = validate_xy(X, y, standardize=True)
+    np.testing.assert_allclose(dropped.transform(X)[:, 1],
+                               (X[:, 2] - X[:, 2].mean()) / X[:, 2].std(),
+                               atol=1e-12)
+    X[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        data.transform(X)
