@@ -803,3 +803,29 @@ def test_ep_says_in_one_line_before_it_samples_pairs(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ep_method.SampledPairsWarning)
         PACBayesAUC(method="ep", lam=30.0).fit(X, y)
+
+
+def test_the_reference_bound_is_evaluated_when_first_read(monkeypatch):
+    """Corollary 19 (``bound_``) is no part of the certificate: a fit
+    defers it, the first read evaluates it once, and a pickled fit
+    evaluates the same bound."""
+    import pickle
+
+    import pac_particles.sklearn.estimator as module
+    X, y = noisy_linear(200, [1.0, -0.5, 0.3], seed=0)
+    kept = pickle.dumps(PACBayesAUC(method="vb", random_state=0).fit(X, y))
+    calls = []
+    original = module.fitted_gaussian_bound
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(module, "fitted_gaussian_bound", counting)
+    est = PACBayesAUC(method="vb", random_state=0).fit(X, y)
+    assert calls == [] and est.certificate_ is not None
+    first = est.bound_.auc_risk_bound_rigorous
+    assert est.bound_.auc_risk_bound_rigorous == first and calls == [1]
+    assert 0.0 <= first <= 1.0
+    assert pickle.loads(kept).bound_.auc_risk_bound_rigorous == first
+    with pytest.raises(AttributeError):
+        PACBayesAUC().bound_
