@@ -57,8 +57,8 @@ IMPORTANCE_CANDIDATES = REFINEMENT_ROUNDS + 2
 #: pilot of its importance refinement fell short of its targets: its chains
 #: lagged behind them, which biases its particles' means and narrows their
 #: error bars as well (tempering from the prior on Sonar, d = 60, at
-#: ``lam = n`` with chains of 10: docs/benchmarks.md, "The means' error bars
-#: of a tempering run"), and the draws stand alone (:meth:`with_importance`)
+#: ``lam = n`` with chains of 10: docs/benchmarks.md, "A tempering run short
+#: of its targets"), and the draws stand alone (:meth:`with_importance`)
 EQUILIBRIUM_Z = 3.0
 
 
