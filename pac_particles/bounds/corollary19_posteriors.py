@@ -106,7 +106,7 @@ def control_variate_risk_bound(mean, cov, X_pos, X_neg, delta,
     ``c`` of ``n_pairs`` pairs drawn uniformly with replacement are i.i.d.
     with the second term as their mean
     (:meth:`~pac_particles.problem.probit_risk.GaussianPairRisk.estimate`),
-    and Maurer & Pontil's empirical Bernstein bound [MP09, Theorem 4] holds
+    and Maurer & Pontil's empirical Bernstein bound [MP09, Thm. 4] holds
     with probability at least ``1 - delta`` over the draw: the mean of all
     ``c`` is at most ``mean(c) + sqrt(2 V log(2/delta) / B) + 7 log(2/delta)
     / (3 (B - 1))``, ``V`` their sample variance, ``B = n_pairs``. The

@@ -126,12 +126,12 @@ def _fold_pairs(data: Any) -> dict:
     of the larger class, fitted by L-BFGS, where all pairs number more than
     :data:`KFOLD_SAMPLE_ABOVE_PAIRS` with at most
     :data:`VB_LOO_MAX_FEATURES` features; else ``n_pairs="auto"``."""
-    n_pairs = AUTO_PAIRS_PER_POINT * max(data.n_pos, data.n_neg)
     if (data.d > VB_LOO_MAX_FEATURES
             or data.n_pos * data.n_neg <= KFOLD_SAMPLE_ABOVE_PAIRS
             or auto_pairs(data.n_pos, data.n_neg) is not None):
         return {}
-    return dict(n_pairs=n_pairs, resample=False)
+    return dict(n_pairs=AUTO_PAIRS_PER_POINT * max(data.n_pos, data.n_neg),
+                resample=False)
 
 
 def _kfold_choice(X: Any, data: Any, grid: np.ndarray, make: Any,
