@@ -13,10 +13,9 @@ Research 17(239), 1-41.
 
 import math
 
-import numpy as np
 
 from pac_particles.core.checks import check_count, check_positive
-from pac_particles.core.gaussian import positive_probability
+from pac_particles.core.gaussian import positive_probability, row_variances
 from pac_particles.problem.gaussian_losses import GaussianPointRisk
 from pac_particles.problem.problem import as_problem
 from pac_particles.approx.variational import _GaussianVariational
@@ -124,7 +123,7 @@ class ClassificationVB(_GaussianVariational):
         res = self._require_fit()
         Z = self.data.transform(X_new)
         return positive_probability(Z @ res.mean,
-                                    np.einsum("ij,jk,ik->i", Z, res.cov, Z))
+                                    row_variances(Z, res.cov))
 
     def __repr__(self):
         state = (f", objective={self.result_.objective:.6g}"

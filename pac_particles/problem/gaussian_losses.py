@@ -40,6 +40,7 @@ variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
 import numpy as np
 
 from pac_particles.core.checks import InputError
+from pac_particles.core.gaussian import row_variances
 from pac_particles.problem.losses import get_loss
 from pac_particles.problem.risks import ClassificationRisk
 
@@ -113,8 +114,7 @@ class GaussianPointRisk:
     def _terms(self, X, X2, signs, weights, m, cov, need_grad):
         cov = np.asarray(cov, dtype=float)
         mu = signs * (X @ m)
-        var = X2 @ cov if cov.ndim == 1 else np.einsum(
-            "ij,jk,ik->i", X, cov, X)
+        var = X2 @ cov if cov.ndim == 1 else row_variances(X, cov)
         value, d_mu, d_var = expected_margin_loss(self.loss, mu, var)
         terms = weights * value
         risk = float(terms.sum()) + self.constant

@@ -121,6 +121,9 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         ``deployed_certificate_`` its test-set bound on the other half,
         never looser than a test-set bound on the same rows). Not with
         ``pu_prior``.
+    verbose : bool or str, progress on stderr (``"bar"``, ``"lines"``):
+        per grid value and per fold while ``lam="cv"`` is chosen, then the
+        final fit.
 
     Attributes
     ----------
@@ -158,7 +161,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                  fit_intercept=True, standardize=True, vb_family="diagonal",
                  n_particles=200, len_chain=10, pu_prior=None, eps=0.05,
                  random_state=None, n_jobs=1, chains=1, backend="numba",
-                 deploy="all_rows"):
+                 deploy="all_rows", verbose=False):
         self._store_params(locals())
 
     def _check_params(self):
@@ -181,7 +184,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
             n_particles=self.n_particles, len_chain=self.len_chain,
             chains=self.chains, pu_prior=self.pu_prior, eps=self.eps,
             random_state=self.random_state, n_jobs=self.n_jobs,
-            backend=self.backend)
+            backend=self.backend, verbose=self.verbose)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "PACBayesClassifier":
         """Fit the Gibbs posterior (or its VB or EP approximation); returns

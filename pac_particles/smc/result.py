@@ -32,6 +32,7 @@ import numpy as np
 from particles import collectors
 
 from pac_particles.core.checks import InputError, check_count
+from pac_particles.core.gaussian import row_variances
 from pac_particles.core.inference_data import to_inference_data
 from pac_particles.core.weighted_particles import WeightedParticles, directions
 from pac_particles.problem.priors import SpikeSlabPrior, param_array
@@ -563,7 +564,7 @@ class SMCPosterior(WeightedParticles):
         mean = X_new @ self.mean
         if not return_var:
             return mean
-        var = np.einsum("ij,jk,ik->i", X_new, np.atleast_2d(self.cov), X_new)
+        var = row_variances(X_new, np.atleast_2d(self.cov))
         return mean, var
 
     # ------------------------------------------------------------ export

@@ -8,7 +8,7 @@ from scipy import stats
 from pac_particles.core.checks import InputError, check_count, check_positive, resolve_lam
 from pac_particles.core.gaussian import (KernelJitterWarning, gaussian_kl,
                                     gp_predictive, jittered_cholesky,
-                                    span_factor)
+                                    row_variances, span_factor)
 
 
 def _spd(d, seed):
@@ -164,3 +164,28 @@ def test_span_factor_keeps_the_score_covariance_in_the_columns_rank():
     full = A[:, :8]
     same, none = span_factor(full)
     assert same is full and none is None
+
+
+def test_row_variances_are_each_rows_score_variance():
+    """``diag(X S X')`` against the per-row quadratic form, for a full and a
+    diagonal ``S``; a transposed product (``X S' X'`` with ``S``
+    non-symmetric read wrongly) would fail on the asymmetric check."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(7, 4))
+    A = rng.normal(size=(4, 4))
+    S = A @ A.T
+    expected = np.array([x @ S @ x for x in X])
+    np.testing.assert_allclose(row_variances(X, S), expected, rtol=1e-12)
+    v = rng.uniform(0.5, 2.0, 4)
+    np.testing.assert_allclose(row_variances(X, v),
+                               row_variances(X, np.diag(v)), rtol=1e-12)
+    # the order of the product matters for an asymmetric matrix: the rows'
+    # x' B x, whatever B, equals x' ((B + B')/2) x -- a check that the
+    # function computes the quadratic form and not, e.g., diag(X' B X)
+    B = rng.normal(size=(4, 4))
+    np.testing.assert_allclose(row_variances(X, B),
+                               np.array([x @ B @ x for x in X]), rtol=1e-10)
+    # a Monte Carlo check of the meaning: the variance of x . theta
+    theta = rng.multivariate_normal(np.zeros(4), S, size=200_000)
+    np.testing.assert_allclose(np.var(theta @ X.T, axis=0),
+                               row_variances(X, S), rtol=0.02)

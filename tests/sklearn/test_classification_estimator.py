@@ -113,3 +113,17 @@ def test_bad_parameters_are_refused(kwargs, match):
         PACBayesClassifier(**kwargs).fit(X, y)
     with pytest.raises(InputError, match="binary"):
         PACBayesClassifier(lam=1.0).fit(X, np.arange(30) % 3)
+
+
+@pytest.mark.parametrize("verbose, expect", [("lines", True), (False, False)])
+def test_the_choice_of_lam_reports_each_grid_value(capsys, verbose, expect):
+    """``verbose`` reaches the classifier's folds: one line per fold and
+    grid value scored, none when quiet."""
+    X, y = two_d_problem(n=120)
+    est = PACBayesClassifier(method="vb", grid_size=4, n_folds=3,
+                             random_state=0, verbose=verbose).fit(X, y)
+    lines = [line for line in capsys.readouterr().err.splitlines()
+             if "accuracy" in line and "lam " in line]
+    assert len(lines) == (3 * len(est.cv_.grid) if expect else 0)
+    assert all(f"fold (seed {k})" in "".join(lines) for k in range(3)
+               if expect)

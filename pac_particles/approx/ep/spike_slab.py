@@ -36,6 +36,7 @@ import numpy as np
 from scipy import linalg
 
 from pac_particles.core.checks import InputError
+from pac_particles.core.gaussian import row_variances
 from pac_particles.problem.problem import as_problem
 from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.approx.ep.base import _EPBase, _maximise
@@ -200,4 +201,4 @@ class EPSpikeSlab(_EPBase):
         mean = Xn @ self.result_.mean
         if not return_var:
             return mean
-        return mean, np.einsum("ij,jk,ik->i", Xn, self.result_.cov, Xn)
+        return mean, row_variances(Xn, self.result_.cov)

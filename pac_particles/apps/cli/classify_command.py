@@ -43,8 +43,8 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
                  save_model_to=None, csv_options=None, deploy="all_rows"):
     """The ``classify`` sub-command: returns the summary it writes as JSON.
 
-    ``verbose`` is accepted for the shared options; the classifier reports
-    no progress. ``save_model_to``: a path for the model file
+    ``verbose``: the classifier's progress (per grid value and fold, then
+    the final fit). ``save_model_to``: a path for the model file
     (:func:`pac_particles.sklearn.model_file.save_model`); ``deploy``: the
     rule ``predict`` and the model file use
     (:class:`~pac_particles.sklearn.classifier.PACBayesClassifier`'s
@@ -65,7 +65,7 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
     estimator = cli.PACBayesClassifier(
         method=method, loss=loss, lam=lam, pu_prior=pu_prior,
         n_particles=n_particles, len_chain=len_chain, random_state=seed,
-        n_jobs=check_count(n_jobs, "n_jobs"), deploy=deploy)
+        n_jobs=check_count(n_jobs, "n_jobs"), deploy=deploy, verbose=verbose)
     X_tr, X_te, y_tr, y_te, fit_seconds = _fit_on_split(
         estimator, X, y, test_size, seed, classes)
     summary = {
