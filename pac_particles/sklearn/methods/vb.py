@@ -229,11 +229,12 @@ class VB(GaussianMethod):
                 # its problem is set up once, from the validated rows (the
                 # split's own, drawn again) where ``X`` holds them all
                 if not (last and last[0] is X_tr and last[1] is y_tr):
-                    train = np.zeros(data.n, dtype=bool)
-                    train[holdout_split(data.y, HOLDOUT_FRACTION,
-                                        options.random_state)[0]] = True
-                    same = (data.in_memory and len(X) == data.n
-                            and np.array_equal(data.y[train], y_tr))
+                    same = data.in_memory and len(X) == data.n
+                    if same:
+                        train = np.zeros(data.n, dtype=bool)
+                        train[holdout_split(data.y, HOLDOUT_FRACTION,
+                                            options.random_state)[0]] = True
+                        same = np.array_equal(data.y[train], y_tr)
                     last[:] = [X_tr, y_tr, problem.part(train) if same
                                else part(X_tr, y_tr, lam)]
                 return self.approximation(last[2].at(lam), options, hyper,
