@@ -29,20 +29,19 @@ Example
     data.transform(X[:5])                   # same preprocessing for new inputs
 """
 
-import math
-import numbers
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from pac_particles.problem.cells import check_columns
 from pac_particles.problem.row_pools import InMemoryRows, shuffled_rows
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.compat import moved_names
 
 __all__ = ["AUCData", "DesignData", "validate_xy", "binary_labels",
            "is_dask_collection", "classification_data",
-           "check_lam", "kept_columns", "check_columns"]
+           "check_lam", "kept_columns", "check_columns", "column_extremes"]
 
 
 def is_dask_collection(obj):
@@ -223,7 +222,8 @@ class AUCData:
         ordered = self.__dict__.get("ordered")
         if ordered is None or "X" in self.__dict__:
             return self.X[mask]
-        return ordered[self._ordered_positions()[mask]]
+        # np.take gathers rows faster than fancy indexing
+        return np.take(ordered, self._ordered_positions()[mask], axis=0)
 
     def class_rows(self, mask: np.ndarray) -> tuple:
         """``(rows, n_pos)``: the rows of ``X`` where the (n,) bool ``mask``
@@ -235,8 +235,30 @@ class AUCData:
         n_pos = int(np.count_nonzero(of_pos))
         ordered = self.__dict__.get("ordered")
         if ordered is not None:
-            return ordered[np.concatenate([of_pos, of_neg])], n_pos
+            # np.take gathers rows faster than a boolean mask
+            return np.take(ordered, np.flatnonzero(np.concatenate(
+                [of_pos, of_neg])), axis=0), n_pos
         return np.concatenate([self.X_pos[of_pos], self.X_neg[of_neg]]), n_pos
+
+    def part(self, mask: np.ndarray, standardize: bool = False) -> "AUCData":
+        """The rows where the (n,) bool ``mask`` is True as data of their
+        own (a held-out split's training part), in class order, in one
+        gather (:meth:`class_rows`) and no second validation.
+        ``standardize``: centred and scaled on these rows' own moments, as
+        :func:`validate_xy` of their raw values would give to rounding
+        (``transform`` then maps raw rows to them); a column constant on
+        these rows is kept, at 0 (no pair differs in it: the one dropped by
+        :func:`validate_xy` of the rows)."""
+        rows, n_pos = self.class_rows(mask)
+        center, scale = self.center, self.scale
+        if standardize:
+            part_center, part_scale = _standardize_in_place(
+                rows, *column_extremes(rows))
+            center, scale = center + scale * part_center, scale * part_scale
+        return AUCData(X=None, y=np.arange(rows.shape[0]) < n_pos,
+                       columns=self.columns, center=center, scale=scale,
+                       feature_names=self.feature_names,
+                       n_raw_features=self.n_raw_features, ordered=rows)
 
     def transform(self, X_new):
         """Apply the training preprocessing to new inputs of the raw width."""
@@ -281,101 +303,7 @@ class AUCData:
         return coef, -slope @ self.center
 
 
-#: what to do about each kind of bad cell, in the messages of
-#: :func:`check_columns`
-_FIXES = {
-    "text": "encode it as numbers (one column per category, e.g. with "
-            "pandas.get_dummies) or leave the column out",
-    "NaN": "fill the missing values (e.g. sklearn.impute.SimpleImputer in "
-           "a Pipeline) or drop those rows",
-    "inf": "replace the infinite values or drop those rows",
-}
-
-
-def _bad_cell(values):
-    """``(row, kind, value)`` of the first cell of the 1-D array ``values``
-    that is not a finite number (``kind``: ``"text"``, ``"NaN"`` or
-    ``"inf"``), or None; None too for cells that are other objects (their
-    conversion's own error is clearer than a guess)."""
-    kind = values.dtype.kind
-    if kind in "biuc":
-        return None
-    if kind == "f":
-        bad = ~np.isfinite(values)
-        if not bad.any():
-            return None
-        row = int(np.argmax(bad))
-        return row, "NaN" if np.isnan(values[row]) else "inf", values[row]
-    for row, value in enumerate(values):
-        if value is None or type(value).__name__ == "NAType":
-            return row, "NaN", value
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                return row, "text", value
-        elif not isinstance(value, numbers.Real):
-            return None
-        if math.isnan(value):
-            return row, "NaN", value
-        if math.isinf(value):
-            return row, "inf", value
-    return None
-
-
-def check_columns(X, name="X"):
-    """InputError naming the first cell of ``X`` that is not a finite
-    number: its column and its row (by name and index label for a pandas
-    DataFrame, by 0-based index otherwise) and what to do; a 1-D ``X`` is refused
-    saying how to reshape it. Other inputs (sparse matrices, Dask
-    collections, objects that are not numbers or strings) pass, to the
-    caller's own checks.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> check_columns(pd.DataFrame({"age": [31, 40], "region": ["north", "south"]}))
-    Traceback (most recent call last):
-    ...
-    pac_particles.core.checks.InputError: X column 'region' is not numeric: the row at index 0 holds 'north'; encode it as numbers (one column per category, e.g. with pandas.get_dummies) or leave the column out
-    """
-    rows = None
-    if hasattr(X, "iloc") and hasattr(X, "columns"):       # a DataFrame
-        cells = ((repr(column), X.iloc[:, k].to_numpy())
-                 for k, column in enumerate(X.columns))
-        rows = X.index                      # rows by their index labels
-    elif hasattr(X, "__array__") or isinstance(X, (list, tuple)):
-        if hasattr(X, "dask") or hasattr(X, "tocsr"):     # Dask, sparse
-            return
-        try:
-            table = np.asarray(X)
-        except (TypeError, ValueError):
-            return
-        if table.ndim == 1 and table.dtype.kind in "biufOUS":
-            raise InputError(
-                f"{name} must be 2-D (rows x features), got a 1-D array of "
-                f"{table.size} values: reshape your data with "
-                f"{name}.reshape(-1, 1) for one feature, or "
-                f"{name}.reshape(1, -1) for one row")
-        if table.ndim != 2:
-            return
-        cells = ((f"{k} ({name}[:, {k}])", table[:, k])
-                 for k in range(table.shape[1]))
-    else:
-        return
-    for column, values in cells:
-        bad = _bad_cell(values)
-        if bad is None:
-            continue
-        row, kind, value = bad
-        at = f"the row at index {row if rows is None else rows[row]!r}"
-        what = {"text": f"is not numeric: {at} holds {value!r}",
-                "NaN": f"holds NaN (a missing value) in {at}",
-                "inf": f"holds {value!r} (an infinite value) in {at}"}[kind]
-        raise InputError(f"{name} column {column} {what}; {_FIXES[kind]}")
-
-
-def _as_design_matrix(X, name="X"):
+def _as_design_matrix(X, name="X", check_finite=True):
     try:
         X = np.asarray(X, dtype=float)
     except (TypeError, ValueError):
@@ -387,9 +315,23 @@ def _as_design_matrix(X, name="X"):
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise InputError(f"{name} is empty: shape {X.shape}")
     # min and max propagate NaN and inf: two passes, no n x d mask
-    if not (np.isfinite(X.min()) and np.isfinite(X.max())):
+    if check_finite and not (np.isfinite(X.min()) and np.isfinite(X.max())):
         check_columns(X, name)
     return X
+
+
+def column_extremes(X: np.ndarray, slab: int = 256) -> tuple:
+    """``(X.min(axis=0), X.max(axis=0))``, exactly (NaN propagates), in
+    elementwise min/max over slabs of ``slab`` rows: NumPy's column-wise
+    reduction of a C-ordered array was 4 times slower (docs/benchmarks.md,
+    "The data's setup at large n")."""
+    k = X.shape[0] // slab
+    if k < 2 or not X.flags.c_contiguous:
+        return X.min(axis=0), X.max(axis=0)
+    slabs, tail = X[:k * slab].reshape(k, slab, -1), X[k * slab:]
+    low = np.concatenate([np.minimum.reduce(slabs, axis=0), tail]).min(axis=0)
+    high = np.concatenate([np.maximum.reduce(slabs, axis=0), tail]).max(axis=0)
+    return low, high
 
 
 # Largest |x| the models accept after preprocessing: Gram matrices and
@@ -425,15 +367,23 @@ def _class_ordered(X, positives, columns):
 
 def _standardized(X, columns, low, high, positives):
     """``(Xs, center, scale)``: the ``columns`` of ``X`` centred and scaled
-    to unit standard deviation, the rows in class order
-    (:func:`_class_ordered`), in one copy of ``X`` (every copy counts at
-    a million rows). Columns whose largest value would over- or underflow
-    when squared (``X * 1e200`` has a finite mean and sd) are first divided
-    by it, and their moments multiplied back. ``low``, ``high``: the
-    columns' minima and maxima (a constant column centres to exactly 0 with
-    scale 1: its mean may be an ulp off its value)."""
+    to unit standard deviation (:func:`_standardize_in_place`), the rows in
+    class order (:func:`_class_ordered`), in one copy of ``X`` (every copy
+    counts at a million rows). ``low``, ``high``: the columns' minima and
+    maxima."""
     Xs = _class_ordered(X, positives, columns)
-    low, high = low[columns], high[columns]
+    center, scale = _standardize_in_place(Xs, low[columns], high[columns])
+    return Xs, center, scale
+
+
+def _standardize_in_place(Xs, low, high):
+    """``(center, scale)``: the columns of ``Xs`` centred and scaled to unit
+    standard deviation in place, ``Xs = (Xs_before - center) / scale``.
+    Columns whose largest value would over- or underflow when squared
+    (``X * 1e200`` has a finite mean and sd) are first divided by it, and
+    their moments multiplied back. ``low``, ``high``: the columns' minima
+    and maxima (a constant column centres to exactly 0 with scale 1: its
+    mean may be an ulp off its value)."""
     top = np.maximum(np.abs(low), np.abs(high))
     top[top == 0] = 1.0
     extreme = (top >= _MAX_ABS) | (top <= 1e-150)
@@ -451,7 +401,7 @@ def _standardized(X, columns, low, high, positives):
     # new rows are mapped in raw units (AUCData.transform): the columns'
     # extremes must survive x - center there
     _scaled(np.vstack([low, high]), center, scale, "X", True)
-    return Xs, center, scale
+    return center, scale
 
 
 def _scaled(X, center, scale, name, standardized):
@@ -516,7 +466,8 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
         mismatch, labels that are not binary, one class only, all columns
         constant.
     """
-    X = _as_design_matrix(X)
+    # the columns' extremes check finiteness too (they propagate NaN, inf)
+    X = _as_design_matrix(X, check_finite=False)
     y_arr = np.asarray(y)
     if y_arr.ndim == 2 and y_arr.shape[1] == 1:
         y_arr = y_arr[:, 0]
@@ -531,7 +482,9 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
              else [f"x{k + 1}" for k in range(n_raw)])
     if len(names) != n_raw:
         raise InputError(f"{len(names)} feature names for {n_raw} columns")
-    low, high = X.min(axis=0), X.max(axis=0)
+    low, high = column_extremes(X)
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        check_columns(X)
     columns = (kept_columns(low, high, names) if drop_constant
                else np.arange(n_raw))
     if standardize:

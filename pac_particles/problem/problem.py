@@ -129,6 +129,26 @@ class GibbsProblem:
     def fit_intercept(self) -> bool:
         return self.task == "classification" and self.data.intercept
 
+    def part(self, mask: np.ndarray) -> "GibbsProblem":
+        """The ranking problem of the rows where the (n,) bool ``mask`` is
+        True (a held-out split's training part) at the same ``lam``: their
+        data taken from this problem's validated rows, standardised on their
+        own (:meth:`~pac_particles.problem.data.AUCData.part`: as
+        :meth:`ranking` of their raw values, to rounding, without validating
+        them again), the pair risk of their labels.
+
+        Raises
+        ------
+        InputError
+            for a classification problem or rows on a Dask cluster.
+        """
+        if self.task != "ranking" or not self.data.in_memory:
+            raise InputError("GibbsProblem.part takes a ranking problem of "
+                             "rows in memory: set the part up from its rows "
+                             "with GibbsProblem.ranking")
+        data = self.data.part(np.asarray(mask, dtype=bool), self.standardize)
+        return dataclasses.replace(self, data=data, risk=AUCRisk(data.y))
+
     def at(self, lam: float) -> "GibbsProblem":
         """The same data and risk at another ``lam`` (as given: PU-resolved
         like the original)."""

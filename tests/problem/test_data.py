@@ -298,3 +298,55 @@ def test_new_rows_are_scaled_like_the_training_rows_and_never_modified():
     X[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         data.transform(X)
+
+
+@pytest.mark.parametrize("n", [1, 255, 512, 1000])
+def test_column_extremes_are_numpys_column_min_and_max(n):
+    # slabs of 256 rows, a tail, a NaN, an infinity, a Fortran-ordered copy
+    from pac_particles.problem.data import column_extremes
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 5)) * [1, 1e-200, 1e200, 1, 1]
+    X[-1, 3], X[n // 2, 4] = np.nan, -np.inf
+    for table in (X, np.asfortranarray(X)):
+        low, high = column_extremes(table)
+        np.testing.assert_array_equal(low, X.min(axis=0))
+        np.testing.assert_array_equal(high, X.max(axis=0))
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_a_part_of_the_data_is_the_validated_data_of_its_rows(standardize):
+    # what validate_xy of the part's raw rows gives, to rounding: the rows
+    # (class order), the labels, and new rows mapped to the same values
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(700, 4)) * [1.0, 5.0, 0.01, 2.0] + [0.0, 3.0, -1.0, 7.0]
+    y = rng.random(700) < 0.3
+    mask = rng.random(700) < 0.8
+    data = validate_xy(X, y, standardize=standardize)
+    part = data.part(mask, standardize)
+    ref = validate_xy(X[mask], y[mask], standardize=standardize)
+    np.testing.assert_allclose(part.X_pos, ref.X_pos, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(part.X_neg, ref.X_neg, rtol=0, atol=1e-12)
+    assert part.n_pos == ref.n_pos and part.n_neg == ref.n_neg
+    np.testing.assert_array_equal(part.X[part.y], part.X_pos)
+    new = rng.normal(size=(30, 4)) * 3
+    np.testing.assert_allclose(part.transform(new), ref.transform(new),
+                               rtol=0, atol=1e-12)
+    if standardize:
+        np.testing.assert_allclose(np.concatenate(
+            [part.X_pos, part.X_neg]).std(axis=0), 1.0, atol=1e-12)
+    # the full data are left as they were
+    np.testing.assert_array_equal(data.X, validate_xy(X, y, standardize).X)
+
+
+def test_a_column_constant_on_a_part_is_kept_at_zero():
+    # validate_xy of the part's rows would drop it (no pair differs in it)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 3))
+    y = np.arange(200) % 3 == 0
+    mask = np.arange(200) < 150
+    X[mask, 1] = 2.5
+    part = validate_xy(X, y, standardize=True).part(mask, True)
+    assert part.d == 3
+    np.testing.assert_array_equal(part.X[:, 1], 0.0)
+    np.testing.assert_allclose(part.transform(X[mask])[:, 1], 0.0, atol=1e-12)
+    assert part.scale[1] > 0 and np.isfinite(part.center[1])

@@ -84,3 +84,20 @@ def test_prior_hyperparameters_as_the_parameters_give_them():
     assert slab["p"] == pytest.approx(1.0 - np.exp(-0.1))
     assert prior_hyperparameters(10, prior="spike_slab",
                                  spike_slab=(0.2, 0.0, 2.0))["v0"] == 0.0
+
+
+def test_a_part_of_a_ranking_problem_keeps_lam_and_pairs_its_own_rows():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(300, 3))
+    y = rng.random(300) < 0.4
+    mask = rng.random(300) < 0.8
+    problem = GibbsProblem.ranking(X, y, lam=40.0, pu_prior=0.2)
+    part = problem.part(mask)
+    assert (part.lam, part.lam_pn, part.pu_prior) == (50.0, 40.0, 0.2)
+    assert part.data.n == mask.sum()
+    assert part.risk.n_pairs == (y & mask).sum() * (~y & mask).sum()
+    ref = GibbsProblem.ranking(X[mask], y[mask], lam=40.0, pu_prior=0.2)
+    np.testing.assert_allclose(part.data.X_pos, ref.data.X_pos, atol=1e-12)
+    assert part.at(10.0).lam == ref.at(10.0).lam
+    with pytest.raises(InputError, match="ranking problem"):
+        GibbsProblem.classification(X, y, lam=1.0).part(mask)

@@ -38,7 +38,7 @@ from pac_particles.sklearn.methods.base import FitOptions, Method, MethodFit
 from pac_particles.sklearn.methods.ep import LOO_GRID_STRIDE
 from pac_particles.sklearn.methods.gaussian import GaussianMethod
 from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
-                                             holdout_path_choice,
+                                             holdout_path_choice, holdout_split,
                                              kfold_path_choice,
                                              vb_loo_choice)
 
@@ -226,9 +226,17 @@ class VB(GaussianMethod):
 
             def make_on_path(X_tr, y_tr, lam):
                 # every value of the path refits the same training part:
-                # its problem (validated, standardised) is set up once
+                # its problem is set up once, from the validated rows (the
+                # split's own, drawn again) where ``X`` holds them all
                 if not (last and last[0] is X_tr and last[1] is y_tr):
-                    last[:] = [X_tr, y_tr, part(X_tr, y_tr, lam)]
+                    same = data.in_memory and len(X) == data.n
+                    if same:
+                        train = np.zeros(data.n, dtype=bool)
+                        train[holdout_split(data.y, HOLDOUT_FRACTION,
+                                            options.random_state)[0]] = True
+                        same = np.array_equal(data.y[train], y_tr)
+                    last[:] = [X_tr, y_tr, problem.part(train) if same
+                               else part(X_tr, y_tr, lam)]
                 return self.approximation(last[2].at(lam), options, hyper,
                                           tol=VB_CV_TOL,
                                           max_iter=VB_PATH_STEPS)
