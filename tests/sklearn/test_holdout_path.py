@@ -376,11 +376,10 @@ def test_the_folds_fits_take_one_sample_of_pairs_above_the_limit(
         monkeypatch):
     """On the K-fold path, a fold's fit with more than
     KFOLD_SAMPLE_ABOVE_PAIRS pairs (and at most VB_LOO_MAX_FEATURES
-    features for the full family) is L-BFGS on one sample of
-    AUTO_PAIRS_PER_POINT pairs per member of the larger class, the same
-    sample at every grid value; at or below the limit, or with more
-    features and the full family, on all pairs (limits lowered to keep the
-    data small)."""
+    features) is L-BFGS on one sample of AUTO_PAIRS_PER_POINT pairs per
+    member of the larger class, the same sample at every grid value; at or
+    below the limit, or with more features, on all pairs (limits lowered
+    to keep the data small)."""
     from pac_particles.approx.vb import AUTO_PAIRS_PER_POINT, GaussianVB
     from pac_particles.sklearn.estimator import PACBayesAUC
     import pac_particles.sklearn.methods.vb as vb_method
@@ -399,11 +398,11 @@ def test_the_folds_fits_take_one_sample_of_pairs_above_the_limit(
 
     monkeypatch.setattr(GaussianVB, "_sampled_terms", recording)
 
-    def fit(limit, max_features=64, family="diagonal"):
+    def fit(limit, max_features=64):
         monkeypatch.setattr(vb_method, "KFOLD_SAMPLE_ABOVE_PAIRS", limit)
         monkeypatch.setattr(vb_method, "VB_LOO_MAX_FEATURES", max_features)
         samples.clear()
-        return PACBayesAUC(method="vb", n_folds=3, n_jobs=1, vb_family=family,
+        return PACBayesAUC(method="vb", n_folds=3, n_jobs=1,
                            random_state=0).fit(X, y)
 
     sampled = fit(0)
@@ -419,10 +418,8 @@ def test_the_folds_fits_take_one_sample_of_pairs_above_the_limit(
                     if tuple(key[:2]) == fold}) == 1
     fold_pairs = min(n_pos * n_neg for n_pos, n_neg in folds)
     for limit, max_features in ((fold_pairs * 10, 64), (0, 2)):
-        fit(limit, max_features, family="full")
+        fit(limit, max_features)
         assert samples == []         # all pairs: no sample drawn
-    fit(0, 2)                        # the diagonal family: any d
-    assert len(samples) == len(sampled.cv_.fold_auc.ravel())
 
 
 def test_the_classifier_climbs_the_folds_and_scores_every_value_when_small(

@@ -101,12 +101,9 @@ KFOLD_PATH_MIN_PAIRS = 50_000
 #: path's gains stay paired): a quarter of the 650,000 pairs of a fold at
 #: 10,000 rows with 100 positives, the same choice on ten draws. Smaller
 #: folds keep all pairs (at 3,000 rows with 5 % positives the sample moved
-#: one choice of five, for little time), and so do more features with the
-#: full family, whose sampled-pair kernel costs O(B d^2) where the
-#: all-pairs kernel was the faster (docs/benchmarks.md, "The folds of a
-#: small class and Corollary 19 on sampled pairs"); the diagonal and
-#: isotropic families' costs O(B d) and the sample is the faster at any d
-#: (the same choices: "The K-fold path at small and unbalanced sizes")
+#: one choice of five, for little time), and so do more features, where
+#: the all-pairs kernel was the faster (docs/benchmarks.md, "The folds of a
+#: small class and Corollary 19 on sampled pairs")
 KFOLD_SAMPLE_ABOVE_PAIRS = 500_000
 #: the K-fold path of ranking climbs from the largest value it scores at or
 #: below this many times the number of features ``d``, not from the grid's
@@ -114,9 +111,9 @@ KFOLD_SAMPLE_ABOVE_PAIRS = 500_000
 #: so the probit risk's curvature in the mean matches the prior's only
 #: from ``lam`` of the order of ``d``; below it the fits' mean keeps the
 #: direction of the risk's gradient at the prior, and the folds' AUC curve
-#: is flat (the values skipped stay in the certificate's grid). It starts
-#: the climb above the grid's smallest value only with more features than
-#: the grid's bottom, ``n / 200``: few rows and many features
+#: is flat (the values skipped stay in the certificate's grid). It moves
+#: the start only where ``d`` is above the grid's bottom (``n / 200`` by
+#: default): few rows and many features
 #: (docs/benchmarks.md, "The K-fold path at small and unbalanced sizes")
 KFOLD_CLIMB_FROM_PER_FEATURE = 1.0
 #: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
@@ -150,16 +147,14 @@ def _on_loo(data: Any, sampled: bool) -> bool:
             and not sampled)
 
 
-def _fold_pairs(data: Any, family: str) -> dict:
-    """The pairs of a K-fold path's fit of ``family`` on ``data`` (a
-    fold's training part), as keyword arguments of
-    :meth:`VB.approximation`: one sample of
+def _fold_pairs(data: Any) -> dict:
+    """The pairs of a K-fold path's fit on ``data`` (a fold's training
+    part), as keyword arguments of :meth:`VB.approximation`: one sample of
     :data:`~pac_particles.approx.vb.AUTO_PAIRS_PER_POINT` pairs per member
     of the larger class, fitted by L-BFGS, where all pairs number more than
-    :data:`KFOLD_SAMPLE_ABOVE_PAIRS`, with at most
-    :data:`VB_LOO_MAX_FEATURES` features for the full family; else
-    ``n_pairs="auto"``."""
-    if ((family == "full" and data.d > VB_LOO_MAX_FEATURES)
+    :data:`KFOLD_SAMPLE_ABOVE_PAIRS` with at most
+    :data:`VB_LOO_MAX_FEATURES` features; else ``n_pairs="auto"``."""
+    if (data.d > VB_LOO_MAX_FEATURES
             or data.n_pos * data.n_neg <= KFOLD_SAMPLE_ABOVE_PAIRS
             or auto_pairs(data.n_pos, data.n_neg) is not None):
         return {}
@@ -256,8 +251,7 @@ class VB(GaussianMethod):
             fold = part(X_tr, y_tr, lam)
             return self.approximation(fold, part_options, hyper,
                                       tol=VB_CV_TOL, max_iter=VB_PATH_STEPS,
-                                      **_fold_pairs(fold.data,
-                                                    part_options.vb_family))
+                                      **_fold_pairs(fold.data))
         if _on_holdout_path(data, sampled):
             # a fit on sampled pairs costs the same at every n, so K refits
             # per grid value would cost K fits each: one held-out split,
