@@ -220,6 +220,73 @@ def test_the_k_folds_climb_together_past_a_flat_bottom_and_stop_where_the_mean_f
     assert held.best_lam < grid[3]
 
 
+def test_the_k_folds_climb_from_a_given_value_and_return_their_mean_fit():
+    """climb_from: the climb starts at the largest value it scores at or
+    below it (cold), the values below never fitted; return_start: the
+    folds' mean of their fits' means and covariances at the chosen value
+    (here each fit's mean is (lam, training rows): their mean is known)."""
+    X, y = _data(n=2000)
+    grid = lam_grid(1e4, 13)
+    log = []
+    cv, start = kfold_path_choice(X, y, grid, _angles(grid[3], grid[7], log),
+                                  n_folds=4, seed=0, climb_from=grid[5] * 1.5,
+                                  return_start=True)
+    # every other value from grid[4] (grid[6] is above 1.5 grid[5])
+    np.testing.assert_allclose(cv.grid, grid[[4, 6, 8]])
+    assert min(lam for lam, _, _ in log) == pytest.approx(grid[4])
+    assert all(init is None for lam, _, init in log if lam == grid[4])
+    assert cv.best_lam == pytest.approx(grid[6])
+    rows = [r for lam, r, _ in log if lam == grid[6]]
+    assert len(rows) == 4
+    np.testing.assert_allclose(start.mean, [grid[6], np.mean(rows)])
+    np.testing.assert_allclose(start.cov, np.ones(2))
+    # below the smallest value: from the smallest, as without it
+    log.clear()
+    low = kfold_path_choice(X, y, grid, _angles(grid[3], grid[7], log),
+                            n_folds=4, seed=0, climb_from=grid[0] / 2)
+    np.testing.assert_allclose(low.grid, grid[[0, 2, 4, 6, 8]])
+
+
+def test_the_vb_k_fold_path_climbs_from_d_and_polishes_the_folds_mean_fit(
+        monkeypatch):
+    """PACBayesAUC's K-fold path (many features): the climb starts at the
+    largest value it scores at or below KFOLD_CLIMB_FROM_PER_FEATURE d, and
+    the final fit on every row starts at the folds' mean fit at the chosen
+    lam (not from the class means); no leave-one-out score after folds."""
+    from pac_particles.approx.vb import GaussianVB
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    import pac_particles.sklearn.methods.vb as vb_method
+    monkeypatch.setattr(vb_method, "VB_LOO_MAX_FEATURES", 2)
+    monkeypatch.setattr(vb_method, "KFOLD_PATH_MIN_PAIRS", 0)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 30))
+    y = (X[:, :2].sum(axis=1) + rng.normal(size=400) > 0.5).astype(int)
+    fits = []
+    real = GaussianVB.fit
+
+    def recording(vb, init=None):
+        result = real(vb, init)
+        fits.append((vb.data.n, vb.lam, init, result))
+        return result
+
+    monkeypatch.setattr(GaussianVB, "fit", recording)
+    est = PACBayesAUC(method="vb", n_folds=3, n_jobs=1, lam_max=2000.0,
+                      grid_size=13, random_state=0).fit(X, y)
+    grid = lam_grid(2000.0, 13)
+    climb = grid[[k for k in range(0, 13, 2)
+                  if grid[k] <= vb_method.KFOLD_CLIMB_FROM_PER_FEATURE * 30][-1]]
+    assert climb > grid[0]
+    assert est.cv_.grid[0] == pytest.approx(climb)
+    *folds, (n, lam, init, _) = fits
+    assert n == 400 and lam == pytest.approx(est.lam_)
+    chosen = [result for _, fold_lam, _, result in folds
+              if fold_lam == pytest.approx(est.lam_)]
+    assert len(chosen) == 3
+    np.testing.assert_allclose(init.mean,
+                               np.mean([r.mean for r in chosen], axis=0))
+    assert getattr(est, "cv_auc_", None) is None
+
+
 def test_a_k_fold_curve_that_keeps_rising_is_climbed_to_the_top():
     X, y = _data(n=1000)
     grid = lam_grid(1e4, 7)

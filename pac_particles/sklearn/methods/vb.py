@@ -13,8 +13,10 @@ class too small to hold a fifth out), climbed together along the same
 warm-started path until their mean curve is flat within its standard
 error (:func:`~pac_particles.sklearn.selection.kfold_path_choice`; below
 :data:`KFOLD_PATH_MIN_PAIRS` pairs every grid value is scored, above
-:data:`KFOLD_SAMPLE_ABOVE_PAIRS` a fold's fit takes one sample of pairs); the
-only method for rows on a Dask cluster. Classification:
+:data:`KFOLD_SAMPLE_ABOVE_PAIRS` a fold's fit takes one sample of pairs),
+from the value :data:`KFOLD_CLIMB_FROM_PER_FEATURE` places, the final fit
+warm-started at the folds' mean fit at the chosen ``lam``; the only method
+for rows on a Dask cluster. Classification:
 :class:`~pac_particles.approx.classification_vb.ClassificationVB` for every loss, ``lam``
 by K-fold accuracy, the folds climbed together as for ranking (every grid
 value below :data:`KFOLD_PATH_MIN_PAIRS` positive-negative pairs; on the
@@ -45,7 +47,8 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
 __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
            "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
            "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL", "KFOLD_PATH_MIN_PAIRS",
-           "VB_LOO_MAX_ROWS", "KFOLD_SAMPLE_ABOVE_PAIRS"]
+           "VB_LOO_MAX_ROWS", "KFOLD_SAMPLE_ABOVE_PAIRS",
+           "KFOLD_CLIMB_FROM_PER_FEATURE"]
 
 #: L-BFGS tolerance of the VB fits that choose lam (the final fit: 1e-6):
 #: the leave-one-out AUCs agree to 4 digits with those at 1e-3, the same lam
@@ -102,6 +105,17 @@ KFOLD_PATH_MIN_PAIRS = 50_000
 #: the all-pairs kernel was the faster (docs/benchmarks.md, "The folds of a
 #: small class and Corollary 19 on sampled pairs")
 KFOLD_SAMPLE_ABOVE_PAIRS = 500_000
+#: the K-fold path of ranking climbs from the largest value it scores at or
+#: below this many times the number of features ``d``, not from the grid's
+#: smallest: a standardised pair difference has squared norm about ``2 d``,
+#: so the probit risk's curvature in the mean matches the prior's only
+#: from ``lam`` of the order of ``d``; below it the fits' mean keeps the
+#: direction of the risk's gradient at the prior, and the folds' AUC curve
+#: is flat (the values skipped stay in the certificate's grid). It moves
+#: the start only where ``d`` is above the grid's bottom (``n / 200`` by
+#: default): few rows and many features
+#: (docs/benchmarks.md, "The K-fold path at small and unbalanced sizes")
+KFOLD_CLIMB_FROM_PER_FEATURE = 1.0
 #: Adam steps (or L-BFGS iterations) of a fit along the held-out path, each
 #: warm-started at the previous one's optimum: the held-out AUC reads the
 #: mean's direction only, which a continuation step settles in fewer steps
@@ -117,6 +131,20 @@ def _on_holdout_path(data: Any, sampled: bool = False) -> bool:
     :data:`HOLDOUT_MIN_MINORITY` members of each class."""
     return ((sampled or data.n > HOLDOUT_ABOVE_ROWS)
             and min(data.n_pos, data.n_neg) >= HOLDOUT_MIN_MINORITY)
+
+
+def _on_kfold_path(data: Any) -> bool:
+    """Whether ``lam='cv'`` of ranking takes ``n_folds`` folds on
+    ``data``: neither the leave-one-out nor the held-out path
+    (:meth:`VB.choose_lam`)."""
+    sampled = auto_pairs(data.n_pos, data.n_neg) is not None
+    return not (_on_loo(data, sampled) or _on_holdout_path(data, sampled))
+
+
+def _on_loo(data: Any, sampled: bool) -> bool:
+    """Whether ``lam='cv'`` of ranking takes VB's leave-one-out."""
+    return (data.d <= VB_LOO_MAX_FEATURES and data.n <= VB_LOO_MAX_ROWS
+            and not sampled)
 
 
 def _fold_pairs(data: Any) -> dict:
@@ -135,26 +163,33 @@ def _fold_pairs(data: Any) -> dict:
 
 
 def _kfold_choice(X: Any, data: Any, grid: np.ndarray, make: Any,
-                  options: FitOptions, metric: str) -> Any:
+                  options: FitOptions, metric: str,
+                  climb_from: Optional[float] = None,
+                  return_start: bool = False) -> Any:
     """``lam`` by ``n_folds`` folds of ``make``'s fits under ``metric``:
     climbed together along the warm-started grid until their mean curve is
     flat (:func:`~pac_particles.sklearn.selection.kfold_path_choice`), or
     every grid value below :data:`KFOLD_PATH_MIN_PAIRS` positive-negative
     pairs, where the refits are cheap and the paired test that ends the
     climb has too few validation rows to trust (each fold along the whole
-    grid, warm-started, in one job); concurrent folds share the cores."""
+    grid, warm-started, in one job); concurrent folds share the cores.
+    ``climb_from`` and ``return_start``: the path's
+    (:func:`~pac_particles.sklearn.selection.kfold_path_choice`; the start
+    None where every value is scored)."""
     jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
     if data.n_pos * data.n_neg < KFOLD_PATH_MIN_PAIRS:
-        return cross_validate_lam(
+        cv = cross_validate_lam(
             X, data.y, grid,
             RefitScorer(make, warm_start=True, threads=threads,
                         metric=metric, verbose=options.verbose),
             n_folds=options.n_folds, seed=options.random_state, n_jobs=jobs,
             verbose=options.verbose)
+        return (cv, None) if return_start else cv
     return kfold_path_choice(X, data.y, grid, make, n_folds=options.n_folds,
                              seed=options.random_state, metric=metric,
                              stride=LOO_GRID_STRIDE, n_jobs=jobs,
-                             threads=threads, verbose=options.verbose)
+                             threads=threads, verbose=options.verbose,
+                             climb_from=climb_from, return_start=return_start)
 
 
 class VB(GaussianMethod):
@@ -188,8 +223,7 @@ class VB(GaussianMethod):
                    hyper: dict, grid: np.ndarray, X: Any) -> tuple:
         data = problem.data
         sampled = auto_pairs(data.n_pos, data.n_neg) is not None
-        if (data.d <= VB_LOO_MAX_FEATURES and data.n <= VB_LOO_MAX_ROWS
-                and not sampled):
+        if _on_loo(data, sampled):
             # the climb stops where the leave-one-out curve is flat: the
             # fits above it, the costliest, are not made
             cv, failed, path_fit = vb_loo_choice(
@@ -249,9 +283,14 @@ class VB(GaussianMethod):
             # (approx.variational.stop_threshold)
             return cv, np.empty(0), self._polish(problem, options, hyper,
                                                  path_fit)
-        # many features, or many rows with a small class: K folds
-        return (_kfold_choice(X, data, grid, make, options, "auc"),
-                np.empty(0), None)
+        # many features, or many rows with a small class: K folds, the
+        # final fit warm-started at their mean fit at the chosen lam (each
+        # fold standardised on its own rows: close scales, a start only)
+        cv, start = _kfold_choice(
+            X, data, grid, make, options, "auc", return_start=True,
+            climb_from=KFOLD_CLIMB_FROM_PER_FEATURE * data.d)
+        return cv, np.empty(0), (None if start is None else self._polish(
+            problem, options, hyper, lambda lam: start))
 
     def _polish(self, problem: GibbsProblem, options: FitOptions,
                 hyper: dict, path_fit: Any) -> Any:
@@ -267,6 +306,11 @@ class VB(GaussianMethod):
         """VB's leave-one-out AUC on all pairs (None on sampled pairs, or
         where its Hessian is not positive definite)."""
         if approx.n_pairs is not None:
+            return None
+        if options.choose_lam and _on_kfold_path(approx.data):
+            # the folds' mean AUC at lam is the held-out AUC, and the final
+            # fit's leave-one-out would cost O(n d^3) where the folds were
+            # chosen for many features
             return None
         try:
             return approx.loo_auc()

@@ -20,7 +20,12 @@ levels cancel). A value whose gains are below :data:`FLAT_TOL` in root
 mean square counts neither way: at the bottom of the grid,
 where the prior dominates, the fits barely move and the curve can be flat
 there before it rises. The climb stops once ``patience`` values since the
-last improvement were flat or falling.
+last improvement were flat or falling. With ``climb_from`` the climb
+starts at the largest of its values at or below it instead of the
+smallest (for a caller that knows the values below leave the fits'
+direction where the prior puts it, their curve flat); with
+``return_start`` it also returns the folds' mean of their fits at the
+chosen value, a warm start for the final fit on every row.
 
 Either way the choice is the best value scored; the values the rule
 skipped stay in the grid fixed in advance, so a certificate at the chosen
@@ -166,7 +171,9 @@ def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
                       seed: Optional[int] = None, metric: str = "auc",
                       stride: int = 2, patience: int = 1,
                       tol: float = FLAT_TOL, n_jobs: int = 1,
-                      threads: Optional[int] = None, verbose=False):
+                      threads: Optional[int] = None, verbose=False,
+                      climb_from: Optional[float] = None,
+                      return_start: bool = False):
     """Choose ``lam`` on ``grid`` by ``n_folds`` stratified folds climbed
     together along a warm-started path, stopping where the mean curve over
     the folds is flat within its standard error (module docstring,
@@ -193,11 +200,18 @@ def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     threads : int, optional; numba and BLAS threads of each fold's fit.
     verbose : bool or str, one progress line (or bar step) per grid value
         (:mod:`pac_particles.core.progress`).
+    climb_from : float, optional; the climb starts at the largest value it
+        scores at or below this one (default: the smallest).
+    return_start : bool, also return the folds' mean fit at ``best_lam``.
 
     Returns
     -------
-    :class:`~pac_particles.sklearn.selection.folds.LamCVResult` on the
-    values scored (one row per fold; ``best_lam`` the highest mean).
+    cv : :class:`~pac_particles.sklearn.selection.folds.LamCVResult` on the
+        values scored (one row per fold; ``best_lam`` the highest mean).
+    start : with ``return_start``, the folds' mean of their fits' means
+        and covariances at ``best_lam`` (``mean`` and ``cov`` attributes:
+        an ``init`` of ``fit``); each fold's problem is its own, so this is
+        a start, not a fit.
     """
     grid = np.asarray(grid, dtype=float)
     metric = check_choice(metric, "metric", tuple(METRICS))
@@ -206,10 +220,10 @@ def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     positives = binary_labels(y)
     folds = stratified_folds(positives, n_folds, seed)
     X = np.asarray(X, dtype=float)
-    order = coarse_indices(grid.size, stride)
+    order = _climb(grid, coarse_indices(grid.size, stride), climb_from)
     starts = [None] * len(folds)
     scored = {}
-    best = None
+    best = best_start = None
     with Progress(verbose, total=len(order), desc=f"lam grid ({len(folds)} "
                   f"folds)", unit="lam") as progress, \
             Parallel(n_jobs=n_jobs) as parallel:
@@ -223,16 +237,33 @@ def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
                 f"lam {position + 1}/{len(order)} = {grid[k]:.4g}: mean "
                 f"{metric} {scores.mean():.4f} over {len(folds)} folds "
                 f"({progress.elapsed:.1f} s)"))
-            if best is None:
+            flat = best is not None and stop.after_step(
+                paired_step(scored[best], scores, stop.tol))
+            if best is None or scores.mean() > scored[best].mean():
                 best = k
-                continue
-            flat = stop.after_step(paired_step(scored[best], scores,
-                                               stop.tol))
-            if scores.mean() > scored[best].mean():
-                best = k
+                if return_start:
+                    best_start = _mean_start(starts)
             if flat:
                 break
     kept = np.array(sorted(scored), dtype=int)
-    return on_grid(grid[kept], [(grid[kept], scored_at)
-                                for scored_at in np.array(
-                                    [scored[k] for k in kept]).T])
+    cv = on_grid(grid[kept], [(grid[kept], scored_at)
+                              for scored_at in np.array(
+                                  [scored[k] for k in kept]).T])
+    return (cv, best_start) if return_start else cv
+
+
+def _climb(grid, order, climb_from):
+    """The indices of ``order`` from the largest whose value is at or
+    below ``climb_from`` on (all of them for None or below the first)."""
+    if climb_from is None:
+        return order
+    below = [position for position, k in enumerate(order)
+             if grid[k] <= climb_from]
+    return order[below[-1]:] if below else order
+
+
+def _mean_start(starts):
+    """The folds' mean of their fits' means and covariances (the
+    starts :func:`_fold_step` returns)."""
+    return SimpleNamespace(mean=np.mean([s.mean for s in starts], axis=0),
+                           cov=np.mean([s.cov for s in starts], axis=0))
