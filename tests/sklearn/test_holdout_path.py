@@ -442,3 +442,25 @@ def test_the_classifier_climbs_the_folds_and_scores_every_value_when_small(
     assert climbed.cv_.fold_auc.shape == (3, climbed.cv_.grid.size)
     np.testing.assert_allclose(climbed.cv_.grid,
                                grid[::2][:climbed.cv_.grid.size])
+
+
+def test_a_k_fold_curve_that_no_value_moves_stops_after_a_decade():
+    """Fits whose scores are the same at every lam (the 0-1 loss's fold
+    accuracy where calling every row negative is best): the climb stops
+    once the unmoved values span UNCHANGED_DECADES, where without the rule
+    it fitted the whole grid; the choice, the smallest value, is the
+    same."""
+    from pac_particles.sklearn.selection.holdout_path import UNCHANGED_DECADES
+    X, y = _data(n=600)
+    grid = lam_grid(1e4, 13)            # four values a decade
+    log = []
+    same = _angles(10 * grid[-1], 100 * grid[-1], log)   # flat throughout
+    cv = kfold_path_choice(X, y, grid, same, n_folds=3, seed=0, stride=1)
+    assert cv.best_lam == pytest.approx(grid[0])
+    spanned = np.log10(cv.grid[-1] / grid[0])
+    assert UNCHANGED_DECADES <= spanned < UNCHANGED_DECADES + 0.3
+    assert cv.grid.size < grid.size
+    full = kfold_path_choice(X, y, grid, same, n_folds=3, seed=0, stride=1,
+                             unchanged_decades=None)
+    np.testing.assert_allclose(full.grid, grid)
+    assert full.best_lam == pytest.approx(grid[0])

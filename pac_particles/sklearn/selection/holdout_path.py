@@ -58,7 +58,8 @@ from typing import Callable, Optional
 import numpy as np
 from joblib import Parallel, delayed
 
-from pac_particles.core.checks import check_choice, check_count
+from pac_particles.core.checks import (check_choice, check_count,
+                                      check_positive)
 from pac_particles.core.parallel import limited_threads
 from pac_particles.core.progress import Progress
 from pac_particles.problem.data import binary_labels
@@ -68,7 +69,18 @@ from pac_particles.sklearn.selection.leave_one_out import (FLAT_TOL, FlatStop,
                                                            coarse_indices)
 from pac_particles.sklearn.selection.scorers import METRICS
 
-__all__ = ["FLAT_TOL", "holdout_path_choice", "paired_step", "kfold_path_choice"]
+__all__ = ["FLAT_TOL", "UNCHANGED_DECADES", "holdout_path_choice",
+           "paired_step", "kfold_path_choice"]
+
+
+#: the K folds' climb stops once the values in a row whose gains all
+#: counted neither way (:func:`paired_step` None) span this many decades of
+#: ``lam``: at the bottom of the grid the prior holds the fits for part of
+#: a decade before the curve rises, but a curve unmoved across a decade is
+#: one no value moves -- the 0-1 loss's fold accuracy with 1 % positives,
+#: the base rate at every value, whose climb otherwise fitted the whole
+#: grid (docs/benchmarks.md, "The classifier's accuracy and its ranking")
+UNCHANGED_DECADES = 1.0
 
 
 def _held_out(approx, X_val, y_val, metric):
@@ -173,6 +185,7 @@ def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
                       tol: float = FLAT_TOL, n_jobs: int = 1,
                       threads: Optional[int] = None, verbose=False,
                       climb_from: Optional[float] = None,
+                      unchanged_decades: Optional[float] = UNCHANGED_DECADES,
                       return_start: bool = False):
     """Choose ``lam`` on ``grid`` by ``n_folds`` stratified folds climbed
     together along a warm-started path, stopping where the mean curve over
@@ -200,6 +213,10 @@ def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     threads : int, optional; numba and BLAS threads of each fold's fit.
     verbose : bool or str, one progress line (or bar step) per grid value
         (:mod:`pac_particles.core.progress`).
+    unchanged_decades : float > 0 or None, the climb stops once the values
+        in a row that counted neither way (the folds' scores did not move)
+        span this many decades of ``lam`` from the value before them; None:
+        never (default :data:`UNCHANGED_DECADES`).
     climb_from : float, optional; the climb starts at the largest value it
         scores at or below this one (default: the smallest).
     return_start : bool, also return the folds' mean fit at ``best_lam``.
@@ -217,6 +234,9 @@ def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     metric = check_choice(metric, "metric", tuple(METRICS))
     stride = check_count(stride, "stride")
     stop = FlatStop(patience, tol)        # checks both
+    if unchanged_decades is not None:
+        unchanged_decades = check_positive(unchanged_decades,
+                                           "unchanged_decades")
     positives = binary_labels(y)
     folds = stratified_folds(positives, n_folds, seed)
     X = np.asarray(X, dtype=float)
@@ -237,8 +257,14 @@ def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
                 f"lam {position + 1}/{len(order)} = {grid[k]:.4g}: mean "
                 f"{metric} {scores.mean():.4f} over {len(folds)} folds "
                 f"({progress.elapsed:.1f} s)"))
-            flat = best is not None and stop.after_step(
-                paired_step(scored[best], scores, stop.tol))
+            step = (None if best is None
+                    else paired_step(scored[best], scores, stop.tol))
+            flat = best is not None and stop.after_step(step)
+            if step is not None or best is None:
+                moved_at = grid[k]       # the last value the folds moved
+            elif (unchanged_decades is not None and
+                  np.log10(grid[k] / moved_at) >= unchanged_decades):
+                flat = True
             if best is None or scores.mean() > scored[best].mean():
                 best = k
                 if return_start:
