@@ -92,16 +92,21 @@ from typing import Optional
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
+from sklearn.linear_model import LogisticRegression
 
 from pac_particles.bounds.certificates import (Certificate, held_out_bound,
                                                kl_bound)
-from pac_particles.bounds.derandomised import derandomised_bound, margin_rows
+from pac_particles.bounds.derandomised import (covariance_root,
+                                               derandomised_bound,
+                                               margin_rows)
+# the part-A prior, read here by name (its former home)
+from pac_particles.bounds.part_a import (PRIOR_VAR_FOLDS,  # noqa: F401
+                                         PRIOR_VAR_GRID, part_a_prior)
 from pac_particles.bounds.rescaled_kl import rescaled_kl
 from pac_particles.core.checks import (InputError, check_choice,
                                        check_fraction, check_probability)
 from pac_particles.problem.auc import auc_risk
-from pac_particles.problem.data import AUCData, binary_labels
+from pac_particles.problem.data import binary_labels
 from pac_particles.problem.probit_risk import expected_auc_risk
 
 __all__ = ["CertificateSpec", "CertificateSetting", "Candidate", "certify", "certificate_candidates",
@@ -113,11 +118,6 @@ __all__ = ["CertificateSpec", "CertificateSetting", "Candidate", "certify", "cer
 #: the first word of the certificate's seed sequence: its split and draws
 #: never share a stream with a fit seeded by the same ``seed``
 CERTIFICATE_STREAM = 0xCE27
-#: prior variances (the logistic regression's C) a cross-validation on A
-#: chooses among with ``prior_var="cv"``
-PRIOR_VAR_GRID = tuple(np.geomspace(1e-3, 1e2, 11))
-#: folds of that cross-validation (within A)
-PRIOR_VAR_FOLDS = 5
 #: which score a certificate certifies
 SCORES = ("randomised", "deployed", "part_a")
 
@@ -223,74 +223,6 @@ def prior_split(y, fraction=0.5, seed=0, stratified=True):
     return in_prior
 
 
-def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
-    """``(mean, cov, prior_var)`` of the part-A prior in the coordinates of
-    ``X`` (``prior_var`` the one used): the
-    Laplace approximation of the L2-penalised logistic regression (penalty
-    ``|w|^2 / (2 prior_var)``, intercept unpenalised) fitted on the rows
-    ``in_a`` centred and scaled with their own moments, mapped back
-    exactly (``theta = w / s_A``; with ``intercept`` the last column of
-    ``X`` is the constant 1 and takes ``b - w . c_A / s_A``). A column
-    constant on ``A`` is left unscaled. ``prior_var="cv"``: chosen among
-    :data:`PRIOR_VAR_GRID` by a cross-validated AUC within ``A``. ``X``:
-    an (n, d) array, or the validated data (``AUCData``: A's rows read
-    from its class-ordered copy, ``X`` in input order never built)."""
-    y = np.asarray(y, dtype=bool)
-    # A's rows, one copy centred and scaled in place (with the intercept
-    # column: a contiguous copy for the solver); a second buffer holds
-    # their squares (ndarray.std's), then the Hessian's weighted rows
-    part = (X.rows(in_a) if isinstance(X, AUCData)
-            else np.asarray(X, dtype=float)[in_a])
-    labels = y[in_a]
-    features = part[:, :-1] if intercept else part
-    centre = features.mean(axis=0)
-    Z = features - centre if intercept else np.subtract(part, centre,
-                                                        out=part)
-    squares = np.multiply(Z, Z)
-    scale = np.sqrt(np.add.reduce(squares, axis=0) / Z.shape[0])
-    scale[scale == 0] = 1.0
-    Z /= scale
-    if labels.all() or not labels.any():
-        # one class in A (a uniform split of a rare class): the zero score,
-        # a tie everywhere, and the penalty's Gaussian around it
-        prior_var = 1.0 if prior_var == "cv" else float(prior_var)
-        d = Z.shape[1] + int(intercept)
-        return np.zeros(d), np.diag(np.full(d, prior_var)), prior_var
-    if prior_var == "cv":
-        # chosen on A alone (A's folds, A's AUC): free in a bound on B
-        fit = LogisticRegressionCV(Cs=PRIOR_VAR_GRID, cv=PRIOR_VAR_FOLDS,
-                                   scoring="roc_auc", max_iter=2000).fit(
-                                       Z, labels)
-        prior_var = float(fit.C_[0])
-    else:
-        fit = LogisticRegression(C=float(prior_var), max_iter=2000).fit(
-            Z, labels)
-    w, b = fit.coef_[0], float(fit.intercept_[0])
-    p = fit.predict_proba(Z)[:, 1]
-    # the Hessian of [Z, 1] by blocks: no (n_A, d + 1) copy with the
-    # constant column
-    weight = p * (1 - p)
-    ZW = np.multiply(Z, weight[:, None], out=squares)
-    k = Z.shape[1]
-    H = np.empty((k + 1, k + 1))
-    H[:k, :k] = ZW.T @ Z
-    H[:k, k] = H[k, :k] = ZW.sum(axis=0)
-    H[k, k] = weight.sum()
-    H[np.diag_indices(k)] += 1.0 / float(prior_var)
-    if not intercept:
-        # the AUC ignores the intercept: the coefficients' marginal
-        cov_z = np.linalg.inv(H)[:-1, :-1]
-        return w / scale, cov_z / np.outer(scale, scale), prior_var
-    d = Z.shape[1]
-    T = np.zeros((d + 1, d + 1))
-    T[np.arange(d), np.arange(d)] = 1.0 / scale
-    T[d, :d] = -centre / scale
-    T[d, d] = 1.0
-    mean = T @ np.append(w, b)
-    cov = T @ np.linalg.inv(H) @ T.T
-    return mean, 0.5 * (cov + cov.T), prior_var
-
-
 class _Rows:
     """The certifying part ``B`` of a problem: its rows, labels, ``m`` and
     the empirical risk of a score vector (AUC risk or error)."""
@@ -332,9 +264,9 @@ class _Rows:
         return float(GaussianPointRisk(self.X, risk)(mean, cov,
                                                      need_grad=False)[0])
 
-    def margins(self, w, S, max_pairs, rng):
+    def margins(self, w, S, max_pairs, rng, root=None):
         if self.ranking:
-            return margin_rows(*self.classes(), w, S, max_pairs, rng)
+            return margin_rows(*self.classes(), w, S, max_pairs, rng, root)
         D = np.where(self.y[:, None], self.X, -self.X)
         return (D @ w, np.sqrt(np.maximum(np.einsum("kd,de,ke->k", D, S, D),
                                           0.0)), False)
@@ -550,11 +482,16 @@ def _deployed(posterior, problem, spec, setting=None):
     _, mu_a, cov_a, rows, common = _setting(problem, spec, setting)
     seed = certificate_stream(spec.seed).spawn(2)[1]
     w = posterior.linear_coefficients(posterior.point_estimate(spec.point))
-    S_inv = np.linalg.inv(cov_a)
+    # one factor of S = cov_a for the pairs' scales and the KL's precision
+    # (a Cholesky factor: its triangular solves, no inverse)
+    root = covariance_root(cov_a)
+    factored = not np.any(np.triu(root, 1))
     u, s, sampled = rows.margins(w, cov_a, spec.max_pairs,
-                                 np.random.default_rng(seed))
-    bound, how = derandomised_bound(u, s, sampled, w, mu_a, S_inv, rows.m,
-                                    spec.delta, spec.widths, spec.margins)
+                                 np.random.default_rng(seed), root)
+    bound, how = derandomised_bound(
+        u, s, sampled, w, mu_a, None if factored else np.linalg.inv(cov_a),
+        rows.m, spec.delta, spec.widths, spec.margins,
+        root=root if factored else None)
     empirical = rows.risk(rows.X @ w)
     return Certificate(
         name="derandomised kl", bound=bound, delta=spec.delta,

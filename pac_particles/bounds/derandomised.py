@@ -58,6 +58,7 @@ import math
 
 import numba
 import numpy as np
+from scipy import linalg
 from scipy.special import ndtr
 
 from pac_particles.bounds.kl import kl_inverse_upper, maurer_constant
@@ -88,7 +89,11 @@ def covariance_root(S):
                                     * np.sqrt(np.maximum(values, 0.0)))
 
 
-@numba.njit(cache=True, nogil=True)
+# fastmath "reassoc" (and "contract"): the pair's sum of squared differences
+# in SIMD lanes, about 2.5x faster at d = 100; a sum of non-negative terms
+# keeps a relative error below d epsilon in any order (rounding, not digits
+# lost), and equal rows still give exactly 0
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _margin_range(lo, hi, i, j, n_neg, v_pos, v_neg, R_pos, R_neg, q_pos,
                   q_neg, X_pos, X_neg, S, rtol, u, s):
     """Margins and scales of the pairs ``lo..hi-1``: ``d' S d`` of the pair
@@ -133,7 +138,7 @@ def _margin_rows_serial(i, j, n_neg, v_pos, v_neg, R_pos, R_neg, q_pos,
                   q_pos, q_neg, X_pos, X_neg, S, rtol, u, s)
 
 
-def margin_rows(X_pos, X_neg, w, S, max_pairs, rng):
+def margin_rows(X_pos, X_neg, w, S, max_pairs, rng, root=None):
     """``(u, s, sampled)``: the margins ``u = d . w`` and scales ``s =
     sqrt(d' S d)`` of the pair rows ``d = x_i - x_j`` (positive ``i``,
     negative ``j``), every pair (row-major: ``i`` slowest) when there are
@@ -144,7 +149,8 @@ def margin_rows(X_pos, X_neg, w, S, max_pairs, rng):
     ``s^2 = |R' x_i - R' x_j|^2`` with ``R R' = S``
     (:func:`covariance_root`): O(d) a pair instead of O(d^2), in one numba
     pass over the pairs; a pair whose projections cancel (equal rows: scale
-    0 exactly) is recomputed from its difference."""
+    0 exactly) is recomputed from its difference. ``root``: ``R`` if the
+    caller has it already."""
     X_pos = np.ascontiguousarray(X_pos, dtype=float)
     X_neg = np.ascontiguousarray(X_neg, dtype=float)
     n_pos, n_neg = len(X_pos), len(X_neg)
@@ -157,7 +163,7 @@ def margin_rows(X_pos, X_neg, w, S, max_pairs, rng):
         n = max_pairs
         sampled = True
     S = np.ascontiguousarray(S, dtype=float)
-    R = covariance_root(S)
+    R = covariance_root(S) if root is None else root
     u, s = np.empty(n), np.empty(n)
     kernel = parallel.dispatch(_margin_rows_serial, _margin_rows_parallel,
                                n * X_pos.shape[1])
@@ -234,7 +240,7 @@ PILOT_Z = 4.0
 
 
 def derandomised_bound(u, s, sampled, w, mu_a, S_inv, m, delta, widths,
-                       margins, sample_share=0.1):
+                       margins, sample_share=0.1, root=None):
     """The bound of the module docstring: ``(bound, details)``.
 
     ``u, s, sampled`` from :func:`margin_rows` (or the signed rows of a
@@ -245,11 +251,22 @@ def derandomised_bound(u, s, sampled, w, mu_a, S_inv, m, delta, widths,
     ``delta`` spent on the sampled rows' confidence bound when ``sampled``.
     ``details``: the chosen ``t``, ``gamma``, ``c``, KL, margin risk, the
     grid size and how many grid points were evaluated on every row (the
-    others ruled out by the pilot, module docstring)."""
-    Sw = S_inv @ w
-    c = max(float(w @ S_inv @ mu_a) / max(float(w @ Sw), 1e-300), 1e-12)
-    shift = c * w - mu_a
-    distance = float(shift @ S_inv @ shift)
+    others ruled out by the pilot, module docstring). ``root``: the lower
+    Cholesky factor ``L`` of ``S`` (``S = L L'``) in place of ``S_inv``
+    (None): ``x' S^-1 y = (L^-1 x) . (L^-1 y)``, two triangular solves
+    (O(d^2)) instead of an inverse (O(d^3))."""
+    if root is None:
+        Sw = S_inv @ w
+        c = max(float(w @ S_inv @ mu_a) / max(float(w @ Sw), 1e-300), 1e-12)
+        shift = c * w - mu_a
+        distance = float(shift @ S_inv @ shift)
+    else:
+        white_w, white_mu = linalg.solve_triangular(
+            root, np.column_stack([w, mu_a]), lower=True).T
+        c = max(float(white_w @ white_mu)
+                / max(float(white_w @ white_w), 1e-300), 1e-12)
+        shift = c * white_w - white_mu
+        distance = float(shift @ shift)
     grid = [(t, g) for t in widths for g in margins]
     k = len(grid)
     delta_kl = delta * (1.0 - sample_share) if sampled else delta

@@ -52,12 +52,15 @@ def test_part_a_prior_mean_is_the_standardised_logistic_regression_of_a():
     assert np.all(np.linalg.eigvalsh(cov) > 0)
 
 
+@pytest.mark.parametrize("shape", [(400, 4), (60, 80)])
 @pytest.mark.parametrize("intercept", [False, True])
-def test_part_a_prior_covariance_is_the_inverse_laplace_hessian(intercept):
+def test_part_a_prior_covariance_is_the_inverse_laplace_hessian(intercept,
+                                                                shape):
     """The covariance against the Hessian of the penalised log-likelihood
     formed directly, with the constant column, on A's standardised rows
-    (the plain reference)."""
-    X, y = _data()
+    (the plain reference): A with more rows than columns and with fewer
+    (30 rows, 80 columns: the Woodbury form)."""
+    X, y = _data(*shape)
     if intercept:
         X = np.column_stack([X, np.ones(len(y))])
     in_a = np.zeros(len(y), bool)
