@@ -300,8 +300,10 @@ def certificate_setting(problem, spec):
     ranking = problem.task == "ranking"
     in_a = certificate_split(y, spec, stratified=ranking)
     intercept = bool(getattr(data, "intercept", False))
-    mu_a, cov_a, prior_var = part_a_prior(data, y, in_a, spec.prior_var,
-                                          intercept)
+    # A's rows gathered here, so that the prior's fit reads a copy of them
+    # and not the data
+    mu_a, cov_a, prior_var = part_a_prior(data.rows(in_a), y[in_a], None,
+                                          spec.prior_var, intercept)
     rows = _Rows(problem, ~in_a)
     tuned = spec.prior_var == "cv"
     split = (f"prior fitted on {spec.prior_fraction:.0%} of "

@@ -66,15 +66,20 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
     constant on ``A`` is left unscaled. ``prior_var="cv"``: chosen among
     :data:`PRIOR_VAR_GRID` by a cross-validated AUC within ``A``. ``X``:
     an (n, d) array, or the validated data (``AUCData``: A's rows read
-    from its class-ordered copy, ``X`` in input order never built). The
+    from its class-ordered copy, ``X`` in input order never built); with
+    ``in_a=None``, A's rows and labels themselves, a float array the
+    function may overwrite (the certificate's own gather of them). The
     covariance by blocks of the Hessian (module docstring)."""
     y = np.asarray(y, dtype=bool)
     # A's rows, one copy centred and scaled in place (with the intercept
     # column: a contiguous copy for the solver); a second buffer holds
     # their squares (ndarray.std's), then the Hessian's weighted rows
-    part = (X.rows(in_a) if isinstance(X, AUCData)
-            else np.asarray(X, dtype=float)[in_a])
-    labels = y[in_a]
+    if in_a is None:
+        part, labels = X, y
+    else:
+        part = (X.rows(in_a) if isinstance(X, AUCData)
+                else np.asarray(X, dtype=float)[in_a])
+        labels = y[in_a]
     features = part[:, :-1] if intercept else part
     centre = features.mean(axis=0)
     Z = features - centre if intercept else np.subtract(part, centre,
