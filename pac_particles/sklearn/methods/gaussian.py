@@ -90,10 +90,13 @@ class GaussianMethod(Method):
                 f"{self.name.upper()} fit at lam = {fit.lam:.4g} on "
                 f"{problem.data.n:,} rows done ({progress.elapsed:.1f} s)"))
         self.check_usable(fit)
-        if polish is not None or not options.choose_lam:
-            # after K-fold refits the folds' mean AUC at lam is the held-out
-            # AUC, and the final fit's leave-one-out would cost O(n d^3)
-            # where the folds were chosen for many features
+        # after K-fold refits (more than one row of scores, or no path to
+        # polish) the folds' mean AUC at lam is the held-out AUC, and the
+        # final fit's leave-one-out would cost O(n d^3) where the folds
+        # were chosen for many features
+        by_folds = options.choose_lam and (polish is None
+                                           or len(fit.cv.fold_auc) > 1)
+        if not by_folds:
             fit.loo_score = self.loo_score(fit.approximation, options)
         return fit
 

@@ -133,14 +133,6 @@ def _on_holdout_path(data: Any, sampled: bool = False) -> bool:
             and min(data.n_pos, data.n_neg) >= HOLDOUT_MIN_MINORITY)
 
 
-def _on_kfold_path(data: Any) -> bool:
-    """Whether ``lam='cv'`` of ranking takes ``n_folds`` folds on
-    ``data``: neither the leave-one-out nor the held-out path
-    (:meth:`VB.choose_lam`)."""
-    sampled = auto_pairs(data.n_pos, data.n_neg) is not None
-    return not (_on_loo(data, sampled) or _on_holdout_path(data, sampled))
-
-
 def _on_loo(data: Any, sampled: bool) -> bool:
     """Whether ``lam='cv'`` of ranking takes VB's leave-one-out."""
     return (data.d <= VB_LOO_MAX_FEATURES and data.n <= VB_LOO_MAX_ROWS
@@ -306,11 +298,6 @@ class VB(GaussianMethod):
         """VB's leave-one-out AUC on all pairs (None on sampled pairs, or
         where its Hessian is not positive definite)."""
         if approx.n_pairs is not None:
-            return None
-        if options.choose_lam and _on_kfold_path(approx.data):
-            # the folds' mean AUC at lam is the held-out AUC, and the final
-            # fit's leave-one-out would cost O(n d^3) where the folds were
-            # chosen for many features
             return None
         try:
             return approx.loo_auc()
