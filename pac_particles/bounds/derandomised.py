@@ -255,18 +255,17 @@ def derandomised_bound(u, s, sampled, w, mu_a, S_inv, m, delta, widths,
     Cholesky factor ``L`` of ``S`` (``S = L L'``) in place of ``S_inv``
     (None): ``x' S^-1 y = (L^-1 x) . (L^-1 y)``, two triangular solves
     (O(d^2)) instead of an inverse (O(d^3))."""
+    # the Gram matrix of (w, mu_a) in the precision S^-1, from S^-1 or from
+    # L^-1 (w, mu_a); the distance |c w - mu_a|^2 in it expanded
+    pair = np.column_stack([w, mu_a])
     if root is None:
-        Sw = S_inv @ w
-        c = max(float(w @ S_inv @ mu_a) / max(float(w @ Sw), 1e-300), 1e-12)
-        shift = c * w - mu_a
-        distance = float(shift @ S_inv @ shift)
+        gram = pair.T @ S_inv @ pair
     else:
-        white_w, white_mu = linalg.solve_triangular(
-            root, np.column_stack([w, mu_a]), lower=True).T
-        c = max(float(white_w @ white_mu)
-                / max(float(white_w @ white_w), 1e-300), 1e-12)
-        shift = c * white_w - white_mu
-        distance = float(shift @ shift)
+        white = linalg.solve_triangular(root, pair, lower=True)
+        gram = white.T @ white
+    c = max(float(gram[0, 1]) / max(float(gram[0, 0]), 1e-300), 1e-12)
+    distance = max(float(c * c * gram[0, 0] - 2.0 * c * gram[0, 1]
+                         + gram[1, 1]), 0.0)
     grid = [(t, g) for t in widths for g in margins]
     k = len(grid)
     delta_kl = delta * (1.0 - sample_share) if sampled else delta
