@@ -123,7 +123,7 @@ class ClassificationVB(_GaussianVariational):
         res = self._require_fit()
         Z = self.data.transform(X_new)
         return positive_probability(Z @ res.mean,
-                                    row_variances(Z, res.cov))
+                                    row_variances(Z, res.compact_cov))
 
     def __repr__(self):
         state = (f", objective={self.result_.objective:.6g}"

@@ -45,7 +45,8 @@ from scipy.special import ndtr, ndtri
 
 from pac_particles.core import parallel
 from pac_particles.core.checks import InputError, check_choice, check_finite_array
-from pac_particles.core.posterior_result import GaussianPosterior, Fitter
+from pac_particles.core.posterior_result import (GaussianPosterior, Fitter,
+                                                start_moments)
 from pac_particles.problem.problem import check_problem
 
 __all__ = ["GaussianFamily", "VBResult", "FAMILIES", "LBFGS_MAX_ITER",
@@ -172,9 +173,7 @@ class GaussianFamily:
 
     def bounds(self):
         """The box of the parameters as ``(lo, hi)`` arrays: the log standard
-        deviations within :data:`_LOG_SD_BOUNDS`, the rest free. Arrays, not
-        the list of pairs L-BFGS-B also takes, which scipy converts in Python
-        on every call (docs/benchmarks.md, "Speed and accuracy tables")."""
+        deviations within :data:`_LOG_SD_BOUNDS`, the rest free."""
         lo = np.full(self.n_params, -np.inf)
         hi = np.full(self.n_params, np.inf)
         logs = (self.d + np.asarray(self.diag_pos) if self.name == "full"
@@ -228,7 +227,11 @@ class VBResult(GaussianPosterior):
     Attributes
     ----------
     mean : (d,) array ``m``, on the (standardised) scale of ``GaussianVB.data``.
-    cov : (d, d) array ``S``.
+    cov : (d, d) array ``S`` (a diagonal family's built on first read from
+        ``compact_cov``).
+    compact_cov : the family's own form of ``S``: its (d,) variances for the
+        isotropic and diagonal families, the (d, d) matrix for the full one
+        (what a warm start reads: no d x d matrix where ``S`` is diagonal).
     objective : float
         ``lam E_rho[R_n] + KL(rho || prior)`` at the optimum, computed exactly
         on all pairs, or (a stochastic fit above
@@ -266,7 +269,7 @@ class VBResult(GaussianPosterior):
     """
 
     mean: np.ndarray
-    cov: np.ndarray
+    compact_cov: np.ndarray
     lam: float
     prior_var: float
     family: str
@@ -298,10 +301,24 @@ class VBResult(GaussianPosterior):
     grad_norm = property(lambda self: self._reported()["grad_norm"])
     objective_se = property(lambda self: self._reported()["objective_se"])
 
+    @property
+    def cov(self) -> np.ndarray:
+        """The (d, d) covariance ``S``: a diagonal family's is built on
+        first read (a fit on many features read only for its mean and
+        variances, a warm start or a held-out score, never forms it)."""
+        if self.compact_cov.ndim == 2:
+            return self.compact_cov
+        dense = self.__dict__.get("_dense_cov")
+        if dense is None:
+            dense = self.__dict__["_dense_cov"] = np.diag(self.compact_cov)
+        return dense
+
     def __getstate__(self):
         # a pickle holds the values, not the fitter that computes them
+        # (nor the dense S a diagonal family rebuilds)
         self._reported()
-        return dict(self.__dict__)
+        return {key: value for key, value in self.__dict__.items()
+                if key != "_dense_cov"}
 
     @property
     def log_evidence(self):
@@ -391,7 +408,7 @@ class _GaussianVariational(Fitter):
         m, cov, _ = fam.unpack(x)
         converged, n_iter, n_fev, message = info
         self.result_ = VBResult(
-            mean=m.copy(), cov=np.diag(cov) if cov.ndim == 1 else cov,
+            mean=m.copy(), compact_cov=cov,
             lam=self.lam, prior_var=self.prior_var, family=self.family,
             converged=converged, n_iter=n_iter, n_fev=n_fev, message=message,
             risk_sd=self._risk_sd, data=self.data,
@@ -427,7 +444,7 @@ class _GaussianVariational(Fitter):
         d, v = self.data.d, self.prior_var
         if init is not None:
             try:  # any Gaussian's moments: a PosteriorResult or not
-                mean, cov = init.mean, init.cov
+                mean, cov = start_moments(init)
             except AttributeError:
                 raise InputError("init must have mean and cov attributes (a "
                                  "VBResult, EPResult or SMCPosterior)") from None
@@ -448,18 +465,26 @@ class _GaussianVariational(Fitter):
 
     def _lbfgs(self, fam, x0, pair_terms):
         lam, v = self.lam, self.prior_var
+        lo, hi = fam.bounds()
 
         def fun(x):
-            value, grad, _, _ = fam.objective(x, lam, v, pair_terms)
+            # the objective of the box's nearest point, flat beyond it (its
+            # gradient there zero): a line search past the box cannot
+            # overflow exp(2 log sigma), and the optimum is the box's. Not
+            # scipy's bounds, whose set-up loops in Python over every
+            # parameter at every call (2 d of them for F2): the K folds of
+            # thousands of features refit dozens of times
+            inside = np.clip(x, lo, hi)
+            value, grad, _, _ = fam.objective(inside, lam, v, pair_terms)
+            grad[inside != x] = 0.0
             return value, grad
 
         res = optimize.minimize(
             fun, x0, jac=True, method="L-BFGS-B",
-            bounds=optimize.Bounds(*fam.bounds()),
             options=dict(maxiter=self.max_iter or LBFGS_MAX_ITER, gtol=self.tol,
                          ftol=1e-12, maxcor=20))
-        return res.x, (bool(res.success), int(res.nit), int(res.nfev),
-                       str(res.message))
+        return np.clip(res.x, lo, hi), (bool(res.success), int(res.nit),
+                                        int(res.nfev), str(res.message))
 
     def _adam(self, fam, x0):
         """Adam on fresh minibatches each step, with iterate averaging.

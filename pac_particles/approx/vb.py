@@ -470,7 +470,7 @@ class GaussianVB(_GaussianVariational):
         # the Hessian is I / prior_var outside the span of the inputs, and
         # the step stays in it: r = rank(X) coordinates (span_factor)
         C, _ = span_factor(risk.ordered(self.data.X))
-        cov = np.diag(res.cov) if self.family != "full" else res.cov
+        cov = res.compact_cov
         w, u, mu = self._pairs.pair_terms(res.mean, cov)
         kappa = self.lam / risk.n_pairs
         W = 2.0 * kappa * u                   # d^2 Phi / dmu^2 = 2 dPhi/dvar

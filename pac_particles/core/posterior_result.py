@@ -74,7 +74,7 @@ from scipy.special import ndtri
 from pac_particles.core.checks import InputError, check_choice, check_count
 from pac_particles.core.gaussian import gaussian_draws
 
-__all__ = ["fitted_result", "Fitter", "PosteriorResult", "GaussianPosterior", "POINT_ESTIMATES",
+__all__ = ["fitted_result", "start_moments", "Fitter", "PosteriorResult", "GaussianPosterior", "POINT_ESTIMATES",
            "GAUSSIAN_DRAWS", "SPACES"]
 
 #: the point estimates of a posterior (:mod:`pac_particles.core.weighted_particles`)
@@ -264,6 +264,21 @@ class Fitter:
 
     #: the fitted :class:`PosteriorResult` (None until ``fit``)
     result_ = None
+
+
+def start_moments(start: Any) -> Tuple[Any, Any]:
+    """``(mean, cov)`` of a warm start ``start`` (any object with ``mean``
+    and ``cov``), the covariance in its compact form where the object keeps
+    one (``compact_cov``: a diagonal Gaussian's (d,) variances), so that a
+    start on many features never forms a d x d matrix it does not need.
+
+    Raises
+    ------
+    AttributeError
+        where ``start`` has no ``mean`` or no covariance.
+    """
+    compact = getattr(start, "compact_cov", None)
+    return start.mean, (start.cov if compact is None else compact)
 
 
 def fitted_result(posterior: Any) -> PosteriorResult:

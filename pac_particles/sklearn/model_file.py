@@ -78,7 +78,7 @@ import numpy as np
 
 from pac_particles import __version__
 from pac_particles.core.checks import InputError
-from pac_particles.core.gaussian import positive_probability
+from pac_particles.core.gaussian import positive_probability, row_variances
 from pac_particles.core.json_values import jsonable
 from pac_particles.core.posterior_result import GaussianPosterior
 from pac_particles.sklearn.classifier import PACBayesClassifier
@@ -505,8 +505,8 @@ class SavedClassifier(_SavedModel):
             p = expit(X @ self.coef_ + self.intercept_)
         elif self.predictive == "gaussian":
             Z = np.hstack([X, np.ones((X.shape[0], 1))])
-            p = positive_probability(Z @ self.mean_, np.einsum(
-                "ij,jk,ik->i", Z, self.cov_, Z))
+            p = positive_probability(Z @ self.mean_,
+                                     row_variances(Z, self.cov_))
         else:
             scores = X @ self.coef_.T + self.intercept_
             p = ((scores > 0) + 0.5 * (scores == 0)) @ self.weights_

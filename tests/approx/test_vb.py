@@ -171,6 +171,47 @@ def test_isotropic_and_diagonal_covariances_have_their_shape(pima_fits):
     assert not np.allclose(np.diag(diag), diag[0, 0])
 
 
+def test_diagonal_families_keep_their_variances_and_build_s_on_read(pima,
+                                                                     pima_fits):
+    import pickle
+    X, y = pima
+    diag = GaussianVB(X, y, family="diagonal").fit()
+    assert diag.compact_cov.shape == (X.shape[1],)
+    assert "_dense_cov" not in diag.__dict__
+    # a warm start reads the variances, not a d x d S
+    again = GaussianVB(X, y, family="diagonal").fit(init=diag)
+    assert "_dense_cov" not in diag.__dict__
+    assert np.allclose(again.mean, diag.mean, atol=1e-4)
+    assert np.array_equal(diag.cov, np.diag(diag.compact_cov))
+    assert diag.cov is diag.cov                     # built once
+    restored = pickle.loads(pickle.dumps(diag))
+    assert "_dense_cov" not in restored.__dict__
+    assert np.array_equal(restored.cov, diag.cov)
+    full = pima_fits["full"]
+    assert full.cov is full.compact_cov and full.cov.shape == (X.shape[1],) * 2
+
+
+def test_lbfgs_optimum_is_the_box_optimum_where_the_box_binds():
+    """A prior variance of 1e-26 puts the optimal log standard deviations
+    near -30, below the box's -25: the fit must stop on the box, at scipy's
+    bounded L-BFGS-B optimum (an unclipped extension would leave the box,
+    a wrong clip would leave the mean elsewhere)."""
+    from scipy import optimize
+    X, y = toy_data(40, 3, seed=4)
+    vb = GaussianVB(X, y, lam=20.0, family="diagonal", prior_var=1e-26)
+    res = vb.fit()
+    fam = GaussianFamily("diagonal", vb.data.d)
+    lo, hi = fam.bounds()
+    x = np.concatenate([res.mean, 0.5 * np.log(res.compact_cov)])
+    assert np.all(x[vb.data.d:] == lo[vb.data.d:])      # on the box
+    ref = optimize.minimize(
+        lambda z: fam.objective(z, vb.lam, vb.prior_var, vb._expected)[:2],
+        vb._initial_point(fam, None), jac=True, method="L-BFGS-B",
+        bounds=optimize.Bounds(lo, hi),
+        options=dict(gtol=1e-6, ftol=1e-12, maxcor=20))
+    assert np.allclose(x, ref.x, rtol=1e-4, atol=1e-16)
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_elbo_is_below_quadrature_log_z_in_two_dimensions(family):
     rng = np.random.default_rng(3)

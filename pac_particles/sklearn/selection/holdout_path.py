@@ -61,6 +61,7 @@ from joblib import Parallel, delayed
 from pac_particles.core.checks import (check_choice, check_count,
                                       check_positive)
 from pac_particles.core.parallel import limited_threads
+from pac_particles.core.posterior_result import start_moments
 from pac_particles.core.progress import Progress
 from pac_particles.problem.data import binary_labels
 from pac_particles.sklearn.selection.folds import (holdout_split, on_grid,
@@ -175,7 +176,8 @@ def _fold_step(make, X, positives, train, val, lam, init, metric, threads):
         approx = make(X[train], positives[train], lam)
         fitted = approx.fit(init=init)
         score = _held_out(approx, X[val], positives[val], metric)
-    return score, SimpleNamespace(mean=fitted.mean, cov=fitted.cov)
+    mean, cov = start_moments(fitted)
+    return score, SimpleNamespace(mean=mean, cov=cov)
 
 
 def kfold_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
