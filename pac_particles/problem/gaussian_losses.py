@@ -17,7 +17,9 @@ with their gradients in ``m`` and ``S``::
     d/dm = sum_i w_i y_i (dE/dmu)_i x_i = X' (w y dE/dmu),
     d/dS = sum_i w_i (dE/dv)_i x_i x_i' = X' diag(w dE/dv) X,
 
-one BLAS pass, O(n d) (O(n d^2) for a full ``S``), and an unbiased estimate
+one pass over the rows for a diagonal ``S``
+(:func:`~pac_particles.problem.point_kernels.moment_sums`), O(n d)
+(BLAS, O(n d^2), for a full ``S``), and an unbiased estimate
 on a minibatch of points drawn uniformly with replacement (the stochastic
 optimiser of :class:`pac_particles.approx.classification_vb.ClassificationVB`). Rows ``x_i = 0``
 have margin 0 whatever ``theta`` and add the constant ``w_i loss(0)``.
@@ -42,6 +44,7 @@ import numpy as np
 from pac_particles.core.checks import InputError
 from pac_particles.core.gaussian import row_variances
 from pac_particles.problem.losses import get_loss
+from pac_particles.problem.point_kernels import margin_moments, moment_sums
 from pac_particles.problem.risks import ClassificationRisk
 
 __all__ = ["expected_margin_loss", "GaussianPointRisk"]
@@ -92,15 +95,14 @@ class GaussianPointRisk:
         self.constant = risk.offset + float(np.sum(risk.weights[zero])
                                             * loss_at_zero)
         keep = ~zero
-        self.X = np.ascontiguousarray(X[keep])
+        # every row kept (no all-zero row): the design itself, no copy
+        self.X = X if keep.all() else np.ascontiguousarray(X[keep])
         self.signs = risk.signs[keep]
         self.weights = risk.weights[keep]
         self.n = self.X.shape[0]
-        # squared inputs: the margin variances of diagonal covariances
-        self.X2 = self.X * self.X
 
     def __call__(self, m, cov, need_grad=True):
-        return self._terms(self.X, self.X2, self.signs, self.weights, m, cov,
+        return self._terms(self.X, self.signs, self.weights, m, cov,
                            need_grad)[:3]
 
     def sampled(self, idx, m, cov, need_grad=True):
@@ -108,20 +110,30 @@ class GaussianPointRisk:
         replacement): ``(risk, dE/dm, dE/dS, sd)``, ``sd`` the standard
         deviation of the per-point terms ``n w_i E_i``."""
         scale = self.n / idx.size
-        return self._terms(self.X[idx], self.X2[idx], self.signs[idx],
+        return self._terms(self.X[idx], self.signs[idx],
                            scale * self.weights[idx], m, cov, need_grad)
 
-    def _terms(self, X, X2, signs, weights, m, cov, need_grad):
+    def _terms(self, X, signs, weights, m, cov, need_grad):
         cov = np.asarray(cov, dtype=float)
-        mu = signs * (X @ m)
-        var = X2 @ cov if cov.ndim == 1 else row_variances(X, cov)
+        m = np.asarray(m, dtype=float)
+        diagonal = cov.ndim == 1
+        # a diagonal S: the means and variances of the margins, then their
+        # gradients' sums, in one pass over the rows each (point_kernels)
+        if diagonal:
+            scores, var = margin_moments(X, m, cov)
+        else:
+            scores, var = X @ m, row_variances(X, cov)
+        mu = signs * scores
         value, d_mu, d_var = expected_margin_loss(self.loss, mu, var)
         terms = weights * value
         risk = float(terms.sum()) + self.constant
         sd = float(np.std(terms * terms.size))
         if not need_grad:
             return risk, None, None, sd
-        g_m = X.T @ (weights * signs * d_mu)
+        a = weights * signs * d_mu
         wv = weights * d_var
-        g_cov = X2.T @ wv if cov.ndim == 1 else (X.T * wv) @ X
+        if diagonal:
+            g_m, g_cov = moment_sums(X, a, wv)
+        else:
+            g_m, g_cov = X.T @ a, (X.T * wv) @ X
         return risk, g_m, g_cov, sd
