@@ -105,6 +105,7 @@ from pac_particles.bounds.part_a import (PRIOR_VAR_FOLDS,  # noqa: F401
 from pac_particles.bounds.rescaled_kl import rescaled_kl
 from pac_particles.core.checks import (InputError, check_choice,
                                        check_fraction, check_probability)
+from pac_particles.core.gaussian import row_variances
 from pac_particles.problem.auc import auc_risk
 from pac_particles.problem.data import binary_labels
 from pac_particles.problem.probit_risk import expected_auc_risk
@@ -267,9 +268,11 @@ class _Rows:
     def margins(self, w, S, max_pairs, rng, root=None):
         if self.ranking:
             return margin_rows(*self.classes(), w, S, max_pairs, rng, root)
-        D = np.where(self.y[:, None], self.X, -self.X)
-        return (D @ w, np.sqrt(np.maximum(np.einsum("kd,de,ke->k", D, S, D),
-                                          0.0)), False)
+        # a margin's variance is its score's (the sign squares away): no
+        # signed copy of the rows
+        signs = np.where(self.y, 1.0, -1.0)
+        return (signs * (self.X @ w),
+                np.sqrt(np.maximum(row_variances(self.X, S), 0.0)), False)
 
 
 def _clip(value):
