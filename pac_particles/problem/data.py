@@ -508,15 +508,56 @@ class DesignData(AUCData):
 
     def __init__(self, data, intercept):
         self.intercept = bool(intercept)
-        X = data.X
         names = list(data.feature_names)
+        # the design in input order and its intercept column in one
+        # allocation: one copy of the validated rows (no input-order copy
+        # of them first, no copy per class: :meth:`__post_init__`)
+        d = data.d
+        X = np.empty((data.n, d + int(self.intercept)))
+        if "X" in data.__dict__:
+            X[:, :d] = data.X
+        else:
+            X[data.y, :d], X[~data.y, :d] = data.X_pos, data.X_neg
         if self.intercept:
-            X = np.hstack([X, np.ones((X.shape[0], 1))])
+            X[:, d] = 1.0
             names.append("intercept")
-        super().__init__(X=np.ascontiguousarray(X), y=data.y,
-                         columns=data.columns, center=data.center,
-                         scale=data.scale, feature_names=names,
+        super().__init__(X=X, y=data.y, columns=data.columns,
+                         center=data.center, scale=data.scale,
+                         feature_names=names,
                          n_raw_features=data.n_raw_features)
+
+    def __post_init__(self):
+        # a point risk reads the rows in input order: each class's rows
+        # (a certificate's parts) are copied out on first use only
+        pass
+
+    def __getattr__(self, name):
+        if name not in ("X_pos", "X_neg"):
+            return super().__getattr__(name)
+        of_class = self.y if name == "X_pos" else ~self.y
+        rows = self.__dict__[name] = np.ascontiguousarray(self.X[of_class])
+        return rows
+
+    @property
+    def n_pos(self):
+        return int(np.count_nonzero(self.y))
+
+    @property
+    def n_neg(self):
+        return self.n - self.n_pos
+
+    @property
+    def d(self):
+        return self.X.shape[1]
+
+    @property
+    def mean_difference(self):
+        """The positives' mean row minus the negatives' (:class:`AUCData`),
+        by one product with the design (no copy of either class)."""
+        n_pos, n_neg = self.n_pos, self.n_neg
+        if not (n_pos and n_neg):
+            return super().mean_difference
+        return np.where(self.y, 1.0 / n_pos, -1.0 / n_neg) @ self.X
 
     def transform(self, X_new):
         Z = super().transform(X_new)

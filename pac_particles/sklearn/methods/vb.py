@@ -311,13 +311,19 @@ class VB(GaussianMethod):
         if options.choose_lam:
             fit.grid = self.grid(options, problem.data.n, problem.task)
 
+            last: list = []
+
             def make(X_tr, y_tr, lam):
-                return ClassificationVB(
-                    X_tr, y_tr, lam=lam, loss=options.loss,
-                    prior_var=options.prior_var, family=options.vb_family,
-                    fit_intercept=options.fit_intercept,
-                    standardize=options.standardize,
-                    pu_prior=options.pu_prior)
+                # the held-out path refits the same rows at every value:
+                # their problem is set up once (a fold's rows, a new array
+                # each time, anew)
+                if not (last and last[0] is X_tr):
+                    last[:] = [X_tr, GibbsProblem.classification(
+                        X_tr, y_tr, lam, options.loss, options.standardize,
+                        options.fit_intercept, options.pu_prior)]
+                return ClassificationVB.from_problem(
+                    last[1].at(lam), prior_var=options.prior_var,
+                    family=options.vb_family)
             data = problem.data
             if _on_holdout_path(data):
                 # K refits per grid value would cost K fits each
