@@ -316,27 +316,35 @@ class VB(GaussianMethod):
             def make(X_tr, y_tr, lam):
                 # the held-out path refits the same rows at every value:
                 # their problem is set up once (a fold's rows, a new array
-                # each time, anew)
+                # each time, anew); at VB_CV_TOL, as for ranking: the same
+                # choices as at the final fit's tolerance
+                # (docs/benchmarks.md, "The classifier at large n")
                 if not (last and last[0] is X_tr):
                     last[:] = [X_tr, GibbsProblem.classification(
                         X_tr, y_tr, lam, options.loss, options.standardize,
                         options.fit_intercept, options.pu_prior)]
                 return ClassificationVB.from_problem(
                     last[1].at(lam), prior_var=options.prior_var,
-                    family=options.vb_family)
+                    family=options.vb_family, tol=VB_CV_TOL)
             data = problem.data
             if _on_holdout_path(data):
                 # K refits per grid value would cost K fits each
-                fit.cv, _ = holdout_path_choice(
+                fit.cv, path_fit = holdout_path_choice(
                     X, data.y, fit.grid, make, metric="accuracy",
                     holdout=HOLDOUT_FRACTION, seed=options.random_state,
                     stride=LOO_GRID_STRIDE, verbose=options.verbose)
             else:
-                fit.cv = _kfold_choice(X, data, fit.grid, make, options,
-                                       "accuracy")
+                fit.cv, start = _kfold_choice(X, data, fit.grid, make,
+                                              options, "accuracy",
+                                              return_start=True)
+                path_fit = None if start is None else (lambda lam: start)
             fit.lam = float(fit.cv.best_lam)
         fit.approximation = ClassificationVB.from_problem(
             problem.at(fit.lam), prior_var=options.prior_var,
             family=options.vb_family)
-        fit.posterior = fit.approximation.fit()
+        # warm-started, as for ranking, at the path's fit at the chosen lam
+        # (the held-out part's, or the folds' mean)
+        fit.posterior = fit.approximation.fit(
+            init=None if not options.choose_lam or path_fit is None
+            else path_fit(fit.lam))
         return fit
