@@ -103,7 +103,7 @@ class GaussianPointRisk:
 
     def __call__(self, m, cov, need_grad=True):
         return self._terms(self.X, self.signs, self.weights, m, cov,
-                           need_grad)[:3]
+                           need_grad, spread=False)[:3]
 
     def sampled(self, idx, m, cov, need_grad=True):
         """Unbiased estimate from the points ``idx`` (drawn uniformly with
@@ -113,7 +113,7 @@ class GaussianPointRisk:
         return self._terms(self.X[idx], self.signs[idx],
                            scale * self.weights[idx], m, cov, need_grad)
 
-    def _terms(self, X, signs, weights, m, cov, need_grad):
+    def _terms(self, X, signs, weights, m, cov, need_grad, spread=True):
         cov = np.asarray(cov, dtype=float)
         m = np.asarray(m, dtype=float)
         diagonal = cov.ndim == 1
@@ -127,7 +127,9 @@ class GaussianPointRisk:
         value, d_mu, d_var = expected_margin_loss(self.loss, mu, var)
         terms = weights * value
         risk = float(terms.sum()) + self.constant
-        sd = float(np.std(terms * terms.size))
+        # the terms' spread: a minibatch's standard error (none for a sum
+        # over every point)
+        sd = float(np.std(terms * terms.size)) if spread else None
         if not need_grad:
             return risk, None, None, sd
         a = weights * signs * d_mu

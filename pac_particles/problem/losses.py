@@ -140,10 +140,10 @@ def _ramp(u):
 
 
 def _normal(t):
-    """``Phi(t)`` and ``phi(t)``, arrays."""
-    import numpy as np
-    from scipy.special import ndtr
-    return ndtr(t), np.exp(-0.5 * t * t) / math.sqrt(2.0 * math.pi)
+    """``Phi(t)`` and ``phi(t)``, arrays (one pass, one exponential each:
+    :func:`~pac_particles.core.normal.cdf_pdf_array`)."""
+    from pac_particles.core.normal import cdf_pdf_array
+    return cdf_pdf_array(t)
 
 
 def _sd(var):
