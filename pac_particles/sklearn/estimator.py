@@ -138,7 +138,9 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         unlabelled being positive: ``lam / (1 - pu_prior)`` on the observed
         risk, and every AUC figure corrected to the positive-vs-negative
         scale (:mod:`pac_particles.problem.auc`).
-    random_state : int, optional; n_jobs : int or None (folds, grid runs, chains).
+    random_state : int, optional; n_jobs : int or None (folds, grid runs,
+        chains; None: one per core up to their number, but VB's folds in
+        this process).
     chains : int >= 1, SMC: independent runs at ``lam_`` for ArviZ's ``r_hat``.
     verbose : bool or str, progress on stderr (``"bar"``, ``"lines"``).
     backend : {'numba', 'jax'}, where SMC's risk runs: the host's cores or

@@ -167,8 +167,14 @@ def _kfold_choice(X: Any, data: Any, grid: np.ndarray, make: Any,
     grid, warm-started, in one job); concurrent folds share the cores.
     ``climb_from`` and ``return_start``: the path's
     (:func:`~pac_particles.sklearn.selection.kfold_path_choice`; the start
-    None where every value is scored)."""
-    jobs, threads = concurrent_folds(options.n_folds, options.n_jobs)
+    None where every value is scored). The folds run in this process, one
+    after another, unless ``n_jobs`` is given: each fit's kernels use every
+    core already, and worker processes would first have to start and load
+    them, seconds on a process's first fit for warm fits no faster
+    (docs/benchmarks.md, "The classifier at large n and VB's folds in
+    process")."""
+    jobs, threads = concurrent_folds(
+        options.n_folds, 1 if options.n_jobs is None else options.n_jobs)
     if data.n_pos * data.n_neg < KFOLD_PATH_MIN_PAIRS:
         cv = cross_validate_lam(
             X, data.y, grid,
@@ -317,8 +323,9 @@ class VB(GaussianMethod):
                 # the held-out path refits the same rows at every value:
                 # their problem is set up once (a fold's rows, a new array
                 # each time, anew); at VB_CV_TOL, as for ranking: the same
-                # choices as at the final fit's tolerance
-                # (docs/benchmarks.md, "The classifier at large n")
+                # choices as at the final fit's tolerance (docs/
+                # benchmarks.md, "The classifier at large n and VB's
+                # folds in process")
                 if not (last and last[0] is X_tr):
                     last[:] = [X_tr, GibbsProblem.classification(
                         X_tr, y_tr, lam, options.loss, options.standardize,
