@@ -25,6 +25,7 @@ import pandas as pd
 from scipy import optimize
 from sklearn.metrics import roc_curve
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
+from sklearn.utils.validation import check_is_fitted
 
 from pac_particles.core.checks import (InputError, check_choice, check_count,
                                        check_positive, check_probability,
@@ -58,6 +59,14 @@ class BinaryEstimatorMixin:
         ``locals()``)."""
         for name in self._get_param_names():
             setattr(self, name, values[name])
+
+    @property
+    def log_evidence_(self) -> float:
+        """The posterior's ``log_evidence``, read on first use: a VB fit's
+        is an estimate over its pairs or points that a fit read only for its
+        scores need not pay for."""
+        check_is_fitted(self, "posterior_")
+        return float(self.posterior_.log_evidence)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

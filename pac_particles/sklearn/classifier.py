@@ -214,7 +214,6 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         self.data_ = problem.data
         self.posterior_, self.posteriors_ = fit.posterior, fit.posteriors
         self.approximation_ = fit.approximation
-        self.log_evidence_ = float(self.posterior_.log_evidence)
         # coef_, intercept_ of x -> transform(x) . mean on raw inputs
         self.coef_, intercept = self.posterior_.raw_coefficients()
         self.intercept_ = float(intercept)

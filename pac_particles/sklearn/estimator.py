@@ -275,7 +275,6 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
                 setattr(self, name, value)
         if self.prior == "spike_slab":
             self.inclusion_probs_ = post.inclusion_probs
-        self.log_evidence_ = float(post.log_evidence)
         se = post.log_evidence_se
         self.log_evidence_se_ = None if se is None else float(se)
         self.kept_columns_ = problem.data.columns
