@@ -333,6 +333,18 @@ class CertificateSetting:
     def __init__(self, problem, spec: CertificateSpec):
         self._problem, self._spec = problem, spec
         self._parts = None
+        self._prior = None
+
+    def without_rows(self) -> "CertificateSetting":
+        """This setting with the split, the part-A prior and the shared
+        fields it has computed (None of them yet: computed on first use),
+        but not ``B``'s gathered rows, which its next use gathers again:
+        what a certificate computed later keeps in the meantime."""
+        light = CertificateSetting(self._problem, self._spec)
+        if self._parts is not None:
+            in_a, mu_a, cov_a, _, common = self._parts
+            light._prior = (in_a, mu_a, cov_a, common)
+        return light
 
     def parts(self, problem, spec: CertificateSpec):
         """:func:`certificate_setting` of ``(problem, spec)``, which must be
@@ -343,7 +355,10 @@ class CertificateSetting:
             raise InputError("this CertificateSetting was made for other "
                              "rows or another split: make one for these "
                              "(CertificateSetting(problem, spec))")
-        if self._parts is None:
+        if self._parts is None and self._prior is not None:
+            in_a, mu_a, cov_a, common = self._prior
+            self._parts = in_a, mu_a, cov_a, _Rows(own, ~in_a), common
+        elif self._parts is None:
             self._parts = certificate_setting(own, self._spec)
         return self._parts
 

@@ -336,6 +336,48 @@ def test_a_shared_setting_fits_the_part_a_prior_once_and_changes_nothing(
         certify(est.posterior_, other_rows, certificate_spec(est), setting)
 
 
+def test_the_deployed_certificate_is_computed_when_first_read(monkeypatch):
+    """The fit leaves the derandomised certificate to its first read (no
+    pair margin in the fit, the part-A prior fitted once all the same), and
+    that read, a pickled copy's and a setting without B's rows give the
+    certificate computed on its own; ``deploy='certified'`` computes its
+    certificate in the fit (its score is the deployed one)."""
+    import pickle
+    from pac_particles.bounds import certification
+    from pac_particles.bounds.certification import CertificateSetting
+    X, y = _data(n=400)
+    margins, priors = [], []
+    real_margins, real_prior = (certification.margin_rows,
+                                certification.part_a_prior)
+    monkeypatch.setattr(certification, "margin_rows", lambda *a, **k:
+                        margins.append(1) or real_margins(*a, **k))
+    monkeypatch.setattr(certification, "part_a_prior", lambda *a, **k:
+                        priors.append(1) or real_prior(*a, **k))
+    est = PACBayesAUC(method="ep", lam=100.0, random_state=0).fit(X, y)
+    assert not margins and len(priors) == 1
+    copied = pickle.loads(pickle.dumps(est))
+    problem = GibbsProblem.ranking(X, y, 100.0)
+    spec = certificate_spec(est, "deployed")
+    alone = certify(est.posterior_, problem, spec)
+    cert = est.deployed_certificate_
+    assert len(margins) == 2 and len(priors) == 2
+    assert cert is est.deployed_certificate_ and len(margins) == 2
+    for got in (cert, copied.deployed_certificate_):
+        assert got.name == "derandomised kl"
+        assert got.bound == pytest.approx(alone.bound, rel=1e-12)
+        assert got.posterior == alone.posterior
+    setting = CertificateSetting(problem, certificate_spec(est))
+    certify(est.posterior_, problem, certificate_spec(est), setting)
+    light = setting.without_rows()
+    assert light._parts is None and light._prior[0] is setting._parts[0]
+    again = certify(est.posterior_, problem, spec, light)
+    assert again.bound == pytest.approx(alone.bound, rel=1e-12)
+    assert len(priors) == 3
+    eager = PACBayesAUC(method="ep", lam=100.0, random_state=0,
+                        deploy="certified").fit(X, y)
+    assert eager.__dict__["_deployed_certificate"].name == "held_out"
+
+
 def test_a_default_smc_fit_fits_its_part_a_prior_once(monkeypatch):
     """The certified choice of lam (a certificate per tempering step) and
     the fit's own certificates share one CertificateSetting: the part-A
