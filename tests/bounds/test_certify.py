@@ -411,3 +411,34 @@ def test_the_part_a_prior_of_the_validated_data_is_the_one_of_its_rows():
     certify(est.posterior_, fresh, CertificateSpec(seed=0))
     certify(est.posterior_, fresh, CertificateSpec(seed=0, score="deployed"))
     assert "X" not in fresh.data.__dict__
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_the_certifying_rows_scores_are_those_of_their_gathered_rows(ordered):
+    """B's scores from each class's rows, B's picked (no gather), are those
+    of B's gathered rows, positives first, whether the data hold a
+    class-ordered copy or rows in input order; B's rows in input order (a
+    wrong variant) are told apart."""
+    from pac_particles.bounds.certification import certificate_setting
+    from pac_particles.problem.data import AUCData
+    X, y = _data(n=300)
+    problem = GibbsProblem.ranking(X, y, 50.0)
+    if not ordered:
+        data = problem.data
+        problem = dataclasses.replace(problem, data=AUCData(
+            X=np.array(data.X), y=data.y, columns=data.columns,
+            center=data.center, scale=data.scale))
+    assert ("ordered" in problem.data.__dict__
+            and problem.data.ordered is not None) == ordered
+    in_a, _, _, rows, _ = certificate_setting(problem, CertificateSpec(seed=3))
+    in_b = ~in_a
+    w = np.random.default_rng(0).normal(size=X.shape[1])
+    got = rows.scores(w)
+    assert "X" not in rows.__dict__
+    want = rows.X @ w
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(rows.y, np.arange(in_b.sum()) < np.count_nonzero(
+        in_b & problem.data.y))
+    in_input_order = problem.data.X[in_b] @ w
+    assert not np.allclose(in_input_order, want)
+    np.testing.assert_allclose(rows.scores(w), want, rtol=1e-12, atol=1e-12)
