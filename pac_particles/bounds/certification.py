@@ -88,6 +88,7 @@ Gaussian process classification. JMLR 3, 233-269.
 """
 
 import dataclasses
+import functools
 from typing import Optional
 from dataclasses import dataclass
 
@@ -225,16 +226,20 @@ def prior_split(y, fraction=0.5, seed=0, stratified=True):
 
 
 class _Rows:
-    """The certifying part ``B`` of a problem: its rows, labels, ``m`` and
-    the empirical risk of a score vector (AUC risk or error)."""
+    """The certifying part ``B`` of a problem: its rows (the AUC's gathered
+    when first used), labels, ``m`` and the empirical risk of a score
+    vector (AUC risk or error)."""
 
     def __init__(self, problem, in_b):
         data = problem.data
         self.ranking = problem.task == "ranking"
+        self._data, self._in_b = data, in_b
         if self.ranking:
-            # B's positives, then its negatives: their pairs read views
-            self.X, n_pos = data.class_rows(in_b)
-            self.y = np.arange(self.X.shape[0]) < n_pos
+            # B's positives, then its negatives (their pairs read views of
+            # the rows, :attr:`X`)
+            labels = np.asarray(data.y, dtype=bool)
+            n_pos = int(np.count_nonzero(in_b[labels]))
+            self.y = np.arange(int(np.count_nonzero(in_b))) < n_pos
         else:
             self.X = data.rows(in_b)
             self.y = np.asarray(data.y[in_b], dtype=bool)
@@ -244,6 +249,21 @@ class _Rows:
         self.n_pairs = n_pos * n_neg if self.ranking else self.y.size
         self.trivial = 0.5
         self.what = "AUC" if self.ranking else "error"
+
+    @functools.cached_property
+    def X(self):
+        """B's rows, positives first (the AUC's: gathered on first use)."""
+        return self._data.class_rows(self._in_b)[0]
+
+    def scores(self, w):
+        """``x . w`` on B's rows, in their order: for the AUC without
+        gathering them (each class's scores, B's picked), unless they are
+        gathered already."""
+        if not self.ranking or "X" in self.__dict__:
+            return self.X @ w
+        data, labels = self._data, np.asarray(self._data.y, dtype=bool)
+        return np.concatenate([(data.X_pos @ w)[self._in_b[labels]],
+                               (data.X_neg @ w)[self._in_b[~labels]]])
 
     def risk(self, scores):
         if self.ranking:
@@ -336,6 +356,18 @@ class CertificateSetting:
     def __init__(self, problem, spec: CertificateSpec):
         self._problem, self._spec = problem, spec
         self._parts = None
+        self._prior = None
+
+    def without_rows(self) -> "CertificateSetting":
+        """This setting with the split, the part-A prior and the shared
+        fields it has computed (None of them yet: computed on first use),
+        but not ``B``'s gathered rows, which its next use gathers again:
+        what a certificate computed later keeps in the meantime."""
+        light = CertificateSetting(self._problem, self._spec)
+        if self._parts is not None:
+            in_a, mu_a, cov_a, _, common = self._parts
+            light._prior = (in_a, mu_a, cov_a, common)
+        return light
 
     def parts(self, problem, spec: CertificateSpec):
         """:func:`certificate_setting` of ``(problem, spec)``, which must be
@@ -346,7 +378,10 @@ class CertificateSetting:
             raise InputError("this CertificateSetting was made for other "
                              "rows or another split: make one for these "
                              "(CertificateSetting(problem, spec))")
-        if self._parts is None:
+        if self._parts is None and self._prior is not None:
+            in_a, mu_a, cov_a, common = self._prior
+            self._parts = in_a, mu_a, cov_a, _Rows(own, ~in_a), common
+        elif self._parts is None:
             self._parts = certificate_setting(own, self._spec)
         return self._parts
 
@@ -392,7 +427,7 @@ def certificate_candidates(posterior, problem, spec: CertificateSpec =
 
 def _part_a_candidate(mu_a, rows, common, delta):
     """The part-A score's test-set bound on ``B`` at ``delta``."""
-    held = held_out_bound(_clip(rows.risk(rows.X @ mu_a)), rows.m, delta,
+    held = held_out_bound(_clip(rows.risk(rows.scores(mu_a))), rows.m, delta,
                           trivial=rows.trivial)
     held = dataclasses.replace(
         held, posterior="the part-A score x . mu_A (fixed before B; "
@@ -497,7 +532,7 @@ def _deployed(posterior, problem, spec, setting=None):
         u, s, sampled, w, mu_a, None if factored else np.linalg.inv(cov_a),
         rows.m, spec.delta, spec.widths, spec.margins,
         root=root if factored else None)
-    empirical = rows.risk(rows.X @ w)
+    empirical = rows.risk(rows.scores(w))
     return Certificate(
         name="derandomised kl", bound=bound, delta=spec.delta,
         vacuous=bool(bound >= rows.trivial),

@@ -15,14 +15,18 @@ O(d^3) step. The map back to the coordinates of ``X`` (a diagonal scaling
 and, with the intercept, one row) is applied in O(d^2).
 """
 
+from typing import Optional
+
 import numpy as np
 from scipy import linalg
+from scipy.special import expit
+from sklearn import config_context
 from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
 
 from pac_particles.problem.data import AUCData
 
 __all__ = ["part_a_prior", "schur_covariance", "PRIOR_VAR_GRID",
-           "PRIOR_VAR_FOLDS"]
+           "PRIOR_VAR_FOLDS", "GRAM_BLOCK_ROWS"]
 
 #: prior variances (the logistic regression's C) a cross-validation on A
 #: chooses among with ``prior_var="cv"``
@@ -31,14 +35,26 @@ PRIOR_VAR_GRID = tuple(np.geomspace(1e-3, 1e2, 11))
 PRIOR_VAR_FOLDS = 5
 
 
-def schur_covariance(B: np.ndarray, prior_var: float) -> np.ndarray:
-    """``(I / prior_var + B' B)^-1`` for an ``(n, d)`` array ``B``, symmetric:
+#: rows per block of :func:`schur_covariance`'s weighted Gram matrix (a
+#: block of ``B``'s rows stays in cache between its forming and its product)
+GRAM_BLOCK_ROWS = 1024
+
+
+def schur_covariance(Z: np.ndarray, prior_var: float,
+                     shift: Optional[np.ndarray] = None,
+                     weight_root: Optional[np.ndarray] = None) -> np.ndarray:
+    """``(I / prior_var + B' B)^-1`` for the ``(n, d)`` array ``B =
+    diag(weight_root) (Z - shift)`` (``B = Z`` without them), symmetric:
     by the Woodbury identity (one ``n x n`` Cholesky factor) where ``n <
-    d``, else by a dense ``d x d`` inversion of ``B' B`` formed by a
-    symmetric rank-n update."""
-    n, d = B.shape
+    d``, else by a dense ``d x d`` inversion of ``B' B``, summed over
+    blocks of :data:`GRAM_BLOCK_ROWS` rows, each formed and multiplied
+    while in cache (one pass over ``Z``, no ``n x d`` copy of it)."""
+    n, d = Z.shape
     v = float(prior_var)
     if n < d:
+        B = Z if shift is None else Z - shift
+        if weight_root is not None:
+            B = B * weight_root[:, None]
         M = B @ B.T
         M *= v
         M[np.diag_indices(n)] += 1.0
@@ -46,12 +62,21 @@ def schur_covariance(B: np.ndarray, prior_var: float) -> np.ndarray:
         cov = C.T @ C
         cov *= -v * v
         cov[np.diag_indices(d)] += v
+        return 0.5 * (cov + cov.T)
+    if shift is None and weight_root is None:
+        P = Z.T @ Z                  # NumPy's symmetric rank-n update
     else:
-        # B' B's upper triangle (dsyrk: half a product's flops); B.T is
-        # Fortran-ordered, no copy
-        P = linalg.blas.dsyrk(1.0, B.T)
-        P[np.diag_indices(d)] += 1.0 / v
-        cov = np.linalg.inv(np.triu(P) + np.triu(P, 1).T)
+        P = np.zeros((d, d))
+        for start in range(0, n, GRAM_BLOCK_ROWS):
+            block = Z[start:start + GRAM_BLOCK_ROWS]
+            if shift is not None:
+                block = block - shift
+            if weight_root is not None:
+                block = block * weight_root[start:start + GRAM_BLOCK_ROWS,
+                                            None]
+            P += block.T @ block
+    P[np.diag_indices(d)] += 1.0 / v
+    cov = np.linalg.inv(0.5 * (P + P.T))
     return 0.5 * (cov + cov.T)
 
 
@@ -72,8 +97,8 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
     covariance by blocks of the Hessian (module docstring)."""
     y = np.asarray(y, dtype=bool)
     # A's rows, one copy centred and scaled in place (with the intercept
-    # column: a contiguous copy for the solver); a second buffer holds
-    # their squares (ndarray.std's), then the Hessian's weighted rows
+    # column: a contiguous copy for the solver); their squares summed
+    # without a buffer of them
     if in_a is None:
         part, labels = X, y
     else:
@@ -84,8 +109,7 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
     centre = features.mean(axis=0)
     Z = features - centre if intercept else np.subtract(part, centre,
                                                         out=part)
-    squares = np.multiply(Z, Z)
-    scale = np.sqrt(np.add.reduce(squares, axis=0) / Z.shape[0])
+    scale = np.sqrt(np.einsum("ij,ij->j", Z, Z) / Z.shape[0])
     scale[scale == 0] = 1.0
     Z /= scale
     if labels.all() or not labels.any():
@@ -94,25 +118,27 @@ def part_a_prior(X, y, in_a, prior_var=1.0, intercept=False):
         prior_var = 1.0 if prior_var == "cv" else float(prior_var)
         d = Z.shape[1] + int(intercept)
         return np.zeros(d), np.diag(np.full(d, prior_var)), prior_var
-    if prior_var == "cv":
-        # chosen on A alone (A's folds, A's AUC): free in a bound on B
-        fit = LogisticRegressionCV(Cs=PRIOR_VAR_GRID, cv=PRIOR_VAR_FOLDS,
-                                   scoring="roc_auc", max_iter=2000).fit(
-                                       Z, labels)
-        prior_var = float(fit.C_[0])
-    else:
-        fit = LogisticRegression(C=float(prior_var), max_iter=2000).fit(
-            Z, labels)
+    # Z is finite (validated rows, finite moments): scikit-learn's check of
+    # it, a pass over the rows, is skipped
+    with config_context(assume_finite=True):
+        if prior_var == "cv":
+            # chosen on A alone (A's folds, A's AUC): free in a bound on B
+            fit = LogisticRegressionCV(Cs=PRIOR_VAR_GRID, cv=PRIOR_VAR_FOLDS,
+                                       scoring="roc_auc", max_iter=2000).fit(
+                                           Z, labels)
+            prior_var = float(fit.C_[0])
+        else:
+            fit = LogisticRegression(C=float(prior_var), max_iter=2000).fit(
+                Z, labels)
     w, b = fit.coef_[0], float(fit.intercept_[0])
-    p = fit.predict_proba(Z)[:, 1]
+    # predict_proba's probabilities, without its validation pass
+    p = expit(Z @ w + b)
     weight = p * (1 - p)
     total = float(weight.sum())
     # the Hessian's intercept column over its corner: the weighted mean of
-    # Z's rows; B = W^1/2 (Z - that mean) in the squares' buffer
+    # Z's rows; B = W^1/2 (Z - that mean), formed a block at a time
     mean_z = (weight @ Z) / total
-    B = np.subtract(Z, mean_z, out=squares)
-    B *= np.sqrt(weight)[:, None]
-    cov_w = schur_covariance(B, prior_var)
+    cov_w = schur_covariance(Z, prior_var, mean_z, np.sqrt(weight))
     if not intercept:
         # the AUC ignores the intercept: the coefficients' marginal
         return w / scale, cov_w / np.outer(scale, scale), prior_var

@@ -80,6 +80,33 @@ HYPERPARAMETERS = ("fixed", "evidence")
 CV_RULES = ("certified", "best")
 
 
+class _OnFirstRead:
+    """A fitted attribute that a fit may set to a function of no argument,
+    evaluated (BLAS on one thread, as in the fit) and kept when the
+    attribute is first read: whoever reads it pays for it, not every fit.
+    It is stored under ``"_" + name`` (``bound_``: ``_bound``)."""
+
+    def __init__(self, doc: str):
+        self.__doc__ = doc
+        self.slot = ""
+
+    def __set_name__(self, owner: type, name: str):
+        self.slot = "_" + name.rstrip("_")
+
+    def __get__(self, est: object, owner: Optional[type] = None) -> object:
+        if est is None:
+            return self
+        check_is_fitted(est)
+        value = est.__dict__.get(self.slot)
+        if callable(value):
+            with one_blas_thread():
+                value = est.__dict__[self.slot] = value()
+        return value
+
+    def __set__(self, est: object, value: object):
+        est.__dict__[self.slot] = value
+
+
 class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
                   ClassifierMixin, BaseEstimator):
     """PAC-Bayesian AUC scoring (Ridgway, Alquier, Chopin & Liang, 2014).
@@ -169,9 +196,10 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         certifies where that is one fixed linear score (the part-A score),
         on raw inputs (:meth:`certified_decision_function`); None otherwise.
     deployed_certificate_ : the certificate of the score ``decision_function``
-        returns: derandomised (``deploy='all_rows'``; None for GP scores), or
-        the part-A score's test-set bound on the other half at the whole
-        ``eps``. The three are None for rows left on a Dask cluster.
+        returns: derandomised (``deploy='all_rows'``, computed when first
+        read; None for GP scores), or the part-A score's test-set bound on
+        the other half at the whole ``eps``. The three are None for rows
+        left on a Dask cluster.
     bound_ : the dissertation's Corollary 19 (for reference; None: reduced
         rank), evaluated on first read: no part of the certificate.
     train_auc_, heldout_auc_ : PU-corrected AUC on the training data, and of
@@ -303,13 +331,10 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         self.heldout_auc_ = heldout_auc(self, X, positives)
         return self
 
-    @property
-    def bound_(self) -> Optional[object]:
-        """Corollary 19 (:func:`_certify`), evaluated on first read."""
-        bound = check_is_fitted(self) or self.__dict__.get("_bound")
-        if callable(bound):
-            self._bound = bound = bound()
-        return bound
+    bound_ = _OnFirstRead("Corollary 19 (:func:`_certify`), evaluated on "
+                         "first read.")
+    deployed_certificate_ = _OnFirstRead(
+        "The deployed score's certificate (:func:`_certify`).")
 
     def _raw_scores(self, X):
         if self.kernel is None:
@@ -464,8 +489,9 @@ def _certify(est, fit, problem, grid, setting=None):
     ``certificate_``, ``certified_auc_risk_``
     and ``deployed_certificate_`` (:func:`pac_particles.bounds.certify`,
     through ``setting``, a :class:`~pac_particles.bounds.CertificateSetting`
-    of ``problem``, if one is shared); with ``deploy='certified'``,
-    ``coef_`` and the offset of the part-A score."""
+    of ``problem``, if one is shared; the derandomised one evaluated when
+    first read); with ``deploy='certified'``, ``coef_`` and the offset of
+    the part-A score (its certificate computed in the fit)."""
     post = fit.posterior
     if isinstance(problem.data, FeatureData):
         # the reduced-rank prior's features come from rows of the fit:
@@ -494,14 +520,20 @@ def _certify(est, fit, problem, grid, setting=None):
         if setting is None:
             setting = CertificateSetting(problem, spec)
         est.certificate_ = certify(post, problem, spec, setting)
-        deployed = "part_a" if est.deploy == "certified" else "deployed"
-        est.deployed_certificate_ = (None if post.is_gp else certify(
-            post, problem, certificate_spec(est, deployed), setting))
         if est.deploy == "certified":
-            # the deployed score is the part-A score it certifies
+            # the deployed score is the part-A score it certifies: now
+            est.deployed_certificate_ = certify(
+                post, problem, certificate_spec(est, "part_a"), setting)
             est.coef_, est._offset = problem.data.raw_linear(np.asarray(
                 est.deployed_certificate_.score_coefficients, dtype=float))
             est.coef_se_ = None
+        elif not post.is_gp:
+            # the derandomised certificate when first read (its pairs'
+            # margins cost as much as the rest of the certificates): the
+            # split and the part-A prior kept, B's rows gathered again then
+            est.deployed_certificate_ = partial(
+                certify, post, problem, certificate_spec(est, "deployed"),
+                setting.without_rows())
         est.certified_auc_risk_ = min(max(float(pu_corrected_risk(
             est.certificate_.bound, est.pu_prior)), 0.0), 1.0)
         fixed = est.certificate_.score_coefficients

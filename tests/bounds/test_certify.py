@@ -336,6 +336,48 @@ def test_a_shared_setting_fits_the_part_a_prior_once_and_changes_nothing(
         certify(est.posterior_, other_rows, certificate_spec(est), setting)
 
 
+def test_the_deployed_certificate_is_computed_when_first_read(monkeypatch):
+    """The fit leaves the derandomised certificate to its first read (no
+    pair margin in the fit, the part-A prior fitted once all the same), and
+    that read, a pickled copy's and a setting without B's rows give the
+    certificate computed on its own; ``deploy='certified'`` computes its
+    certificate in the fit (its score is the deployed one)."""
+    import pickle
+    from pac_particles.bounds import certification
+    from pac_particles.bounds.certification import CertificateSetting
+    X, y = _data(n=400)
+    margins, priors = [], []
+    real_margins, real_prior = (certification.margin_rows,
+                                certification.part_a_prior)
+    monkeypatch.setattr(certification, "margin_rows", lambda *a, **k:
+                        margins.append(1) or real_margins(*a, **k))
+    monkeypatch.setattr(certification, "part_a_prior", lambda *a, **k:
+                        priors.append(1) or real_prior(*a, **k))
+    est = PACBayesAUC(method="ep", lam=100.0, random_state=0).fit(X, y)
+    assert not margins and len(priors) == 1
+    copied = pickle.loads(pickle.dumps(est))
+    problem = GibbsProblem.ranking(X, y, 100.0)
+    spec = certificate_spec(est, "deployed")
+    alone = certify(est.posterior_, problem, spec)
+    cert = est.deployed_certificate_
+    assert len(margins) == 2 and len(priors) == 2
+    assert cert is est.deployed_certificate_ and len(margins) == 2
+    for got in (cert, copied.deployed_certificate_):
+        assert got.name == "derandomised kl"
+        assert got.bound == pytest.approx(alone.bound, rel=1e-12)
+        assert got.posterior == alone.posterior
+    setting = CertificateSetting(problem, certificate_spec(est))
+    certify(est.posterior_, problem, certificate_spec(est), setting)
+    light = setting.without_rows()
+    assert light._parts is None and light._prior[0] is setting._parts[0]
+    again = certify(est.posterior_, problem, spec, light)
+    assert again.bound == pytest.approx(alone.bound, rel=1e-12)
+    assert len(priors) == 3
+    eager = PACBayesAUC(method="ep", lam=100.0, random_state=0,
+                        deploy="certified").fit(X, y)
+    assert eager.__dict__["_deployed_certificate"].name == "held_out"
+
+
 def test_a_default_smc_fit_fits_its_part_a_prior_once(monkeypatch):
     """The certified choice of lam (a certificate per tempering step) and
     the fit's own certificates share one CertificateSetting: the part-A
@@ -369,3 +411,34 @@ def test_the_part_a_prior_of_the_validated_data_is_the_one_of_its_rows():
     certify(est.posterior_, fresh, CertificateSpec(seed=0))
     certify(est.posterior_, fresh, CertificateSpec(seed=0, score="deployed"))
     assert "X" not in fresh.data.__dict__
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_the_certifying_rows_scores_are_those_of_their_gathered_rows(ordered):
+    """B's scores from each class's rows, B's picked (no gather), are those
+    of B's gathered rows, positives first, whether the data hold a
+    class-ordered copy or rows in input order; B's rows in input order (a
+    wrong variant) are told apart."""
+    from pac_particles.bounds.certification import certificate_setting
+    from pac_particles.problem.data import AUCData
+    X, y = _data(n=300)
+    problem = GibbsProblem.ranking(X, y, 50.0)
+    if not ordered:
+        data = problem.data
+        problem = dataclasses.replace(problem, data=AUCData(
+            X=np.array(data.X), y=data.y, columns=data.columns,
+            center=data.center, scale=data.scale))
+    assert ("ordered" in problem.data.__dict__
+            and problem.data.ordered is not None) == ordered
+    in_a, _, _, rows, _ = certificate_setting(problem, CertificateSpec(seed=3))
+    in_b = ~in_a
+    w = np.random.default_rng(0).normal(size=X.shape[1])
+    got = rows.scores(w)
+    assert "X" not in rows.__dict__
+    want = rows.X @ w
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(rows.y, np.arange(in_b.sum()) < np.count_nonzero(
+        in_b & problem.data.y))
+    in_input_order = problem.data.X[in_b] @ w
+    assert not np.allclose(in_input_order, want)
+    np.testing.assert_allclose(rows.scores(w), want, rtol=1e-12, atol=1e-12)

@@ -26,6 +26,27 @@ def test_schur_covariance_is_the_plain_inverse(n, d):
     assert np.max(np.abs(wrong - plain)) > 1e-2
 
 
+@pytest.mark.parametrize("n, d", [(2500, 6), (8, 50)])
+def test_schur_covariance_of_weighted_centred_rows_is_that_of_their_copy(n, d):
+    """``B = diag(r) (Z - c)`` given as ``(Z, c, r)`` (the dense form sums
+    its Gram matrix over blocks of rows, here more than two) against the
+    plain inverse of ``I / v + B' B`` with ``B`` formed; the rows centred
+    but not weighted (a wrong variant) are told apart."""
+    from pac_particles.bounds.part_a import GRAM_BLOCK_ROWS
+    assert n < d or n > 2 * GRAM_BLOCK_ROWS
+    rng = np.random.default_rng(n + d)
+    Z = rng.normal(size=(n, d)) + 0.3
+    shift = rng.normal(size=d) * 0.2
+    root = rng.uniform(0.1, 0.5, size=n)
+    B = (Z - shift) * root[:, None]
+    plain = np.linalg.inv(np.eye(d) / 0.7 + B.T @ B)
+    got = schur_covariance(Z, 0.7, shift, root)
+    np.testing.assert_allclose(got, plain, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(got, got.T)
+    unweighted = schur_covariance(Z, 0.7, shift)
+    assert np.max(np.abs(unweighted - plain)) > 1e-3 * np.max(np.abs(plain))
+
+
 def test_part_a_prior_covariance_without_the_intercept_block_is_told_apart():
     """The coefficients' marginal is the inverse of the Schur complement
     (rows centred at their weighted mean); the uncentred block ``(I / v +
