@@ -19,6 +19,7 @@ at that cut).
 """
 
 import numbers
+from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -30,10 +31,11 @@ from sklearn.utils.validation import check_is_fitted
 from pac_particles.core.checks import (InputError, check_choice, check_count,
                                        check_positive, check_probability,
                                        check_pu_prior)
+from pac_particles.core.parallel import one_blas_thread
 from pac_particles.problem.accelerated_risk import check_backend
 from pac_particles.problem.data import check_columns
 
-__all__ = ["BinaryEstimatorMixin", "explain_rejected_rows",
+__all__ = ["BinaryEstimatorMixin", "OnFirstRead", "explain_rejected_rows",
            "check_shared_parameters", "youden_cut",
            "logistic_slope", "feature_series", "calibration_rows",
            "CALIBRATION_ROWS", "DEPLOYS"]
@@ -48,6 +50,33 @@ CALIBRATION_ROWS = 200_000
 #: the score an estimator deploys (its ``deploy``): the posterior fitted on
 #: every row, or the certified part-A score (held out from its certificate)
 DEPLOYS = ("all_rows", "certified")
+
+
+class OnFirstRead:
+    """A fitted attribute that a fit may set to a function of no argument,
+    evaluated (BLAS on one thread, as in the fit) and kept when the
+    attribute is first read: whoever reads it pays for it, not every fit.
+    It is stored under ``"_" + name`` (``bound_``: ``_bound``)."""
+
+    def __init__(self, doc: str):
+        self.__doc__ = doc
+        self.slot = ""
+
+    def __set_name__(self, owner: type, name: str):
+        self.slot = "_" + name.rstrip("_")
+
+    def __get__(self, est: object, owner: Optional[type] = None) -> object:
+        if est is None:
+            return self
+        check_is_fitted(est)
+        value = est.__dict__.get(self.slot)
+        if callable(value):
+            with one_blas_thread():
+                value = est.__dict__[self.slot] = value()
+        return value
+
+    def __set__(self, est: object, value: object):
+        est.__dict__[self.slot] = value
 
 
 class BinaryEstimatorMixin:

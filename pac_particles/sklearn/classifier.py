@@ -45,6 +45,7 @@ variational approximations of Gibbs posteriors. JMLR 17(239), 1-41.
 NIPS 13.
 """
 
+from functools import partial
 from typing import Any, Optional
 
 import numpy as np
@@ -58,7 +59,7 @@ from pac_particles.core.checks import ArrayLike, InputError, check_choice
 from pac_particles.core.inference_data import to_inference_data
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.risks import LOSSES
-from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
+from pac_particles.sklearn.binary import (BinaryEstimatorMixin, OnFirstRead,
                                           certificate_spec,
                                           check_shared_parameters,
                                           explain_rejected_rows)
@@ -150,7 +151,8 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         ``sign(x . coef_ + intercept_)``: with ``deploy="all_rows"`` the
         posterior mean's (``predict``'s for EP and VB, whose predictive
         probability passes 1/2 exactly there), derandomised
-        (:mod:`pac_particles.bounds.derandomised`); with
+        (:mod:`pac_particles.bounds.derandomised`), computed when first
+        read; with
         ``deploy="certified"`` the part-A rule's (``predict``'s), its
         test-set bound at the whole ``eps``. None with ``pu_prior``.
     certified_error_ : ``certificate_.bound`` (None when there is none).
@@ -219,21 +221,32 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         self.intercept_ = float(intercept)
         self.certificate_ = self.deployed_certificate_ = None
         if self.pu_prior is None:
-            deployed = "part_a" if self.deploy == "certified" else "deployed"
             setting = CertificateSetting(problem, certificate_spec(self))
-            self.certificate_, self.deployed_certificate_ = (
-                certify(self.posterior_, problem.at(self.lam_),
-                        certificate_spec(self, s), setting)
-                for s in ("randomised", deployed))
-        deployed_cert = self.deployed_certificate_
-        if self.deploy == "certified" and deployed_cert is not None:
-            # the deployed rule is the part-A rule it certifies
-            coef, intercept = problem.data.raw_linear(np.asarray(
-                deployed_cert.score_coefficients, dtype=float))
-            self.coef_, self.intercept_ = coef, float(intercept)
+            problem = problem.at(self.lam_)
+            self.certificate_ = certify(self.posterior_, problem,
+                                        certificate_spec(self), setting)
+            if self.deploy == "certified":
+                # the deployed rule is the part-A rule it certifies: now
+                deployed = self.deployed_certificate_ = certify(
+                    self.posterior_, problem,
+                    certificate_spec(self, "part_a"), setting)
+                coef, intercept = problem.data.raw_linear(np.asarray(
+                    deployed.score_coefficients, dtype=float))
+                self.coef_, self.intercept_ = coef, float(intercept)
+            else:
+                # the derandomised certificate when first read, as for
+                # ranking (the split and the part-A prior kept)
+                self.deployed_certificate_ = partial(
+                    certify, self.posterior_, problem,
+                    certificate_spec(self, "deployed"),
+                    setting.without_rows())
         self.certified_error_ = (None if self.certificate_ is None
                                  else self.certificate_.bound)
         return self
+
+    deployed_certificate_ = OnFirstRead(
+        "The deployed rule's certificate (derandomised, computed when first "
+        "read; the part-A rule's with ``deploy='certified'``).")
 
     def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Posterior predictive ``P(y = classes_[1] | x)`` of the randomised

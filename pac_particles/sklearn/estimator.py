@@ -59,7 +59,7 @@ from pac_particles.smc.posterior import POINT_ESTIMATES
 from pac_particles.problem.data import is_dask_collection
 from pac_particles.sklearn.dask_fit import (cluster_decision_function,
                                            cluster_problem)
-from pac_particles.sklearn.binary import (BinaryEstimatorMixin,
+from pac_particles.sklearn.binary import (BinaryEstimatorMixin, OnFirstRead,
                                           calibration_rows, certificate_spec,
                                           check_shared_parameters,
                                           explain_rejected_rows,
@@ -78,33 +78,6 @@ __getattr__ = moved_names(__name__, {
 PRIORS = ("gaussian", "spike_slab")
 HYPERPARAMETERS = ("fixed", "evidence")
 CV_RULES = ("certified", "best")
-
-
-class _OnFirstRead:
-    """A fitted attribute that a fit may set to a function of no argument,
-    evaluated (BLAS on one thread, as in the fit) and kept when the
-    attribute is first read: whoever reads it pays for it, not every fit.
-    It is stored under ``"_" + name`` (``bound_``: ``_bound``)."""
-
-    def __init__(self, doc: str):
-        self.__doc__ = doc
-        self.slot = ""
-
-    def __set_name__(self, owner: type, name: str):
-        self.slot = "_" + name.rstrip("_")
-
-    def __get__(self, est: object, owner: Optional[type] = None) -> object:
-        if est is None:
-            return self
-        check_is_fitted(est)
-        value = est.__dict__.get(self.slot)
-        if callable(value):
-            with one_blas_thread():
-                value = est.__dict__[self.slot] = value()
-        return value
-
-    def __set__(self, est: object, value: object):
-        est.__dict__[self.slot] = value
 
 
 class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
@@ -331,9 +304,9 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         self.heldout_auc_ = heldout_auc(self, X, positives)
         return self
 
-    bound_ = _OnFirstRead("Corollary 19 (:func:`_certify`), evaluated on "
+    bound_ = OnFirstRead("Corollary 19 (:func:`_certify`), evaluated on "
                          "first read.")
-    deployed_certificate_ = _OnFirstRead(
+    deployed_certificate_ = OnFirstRead(
         "The deployed score's certificate (:func:`_certify`).")
 
     def _raw_scores(self, X):

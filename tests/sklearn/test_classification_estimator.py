@@ -127,3 +127,36 @@ def test_the_choice_of_lam_reports_each_grid_value(capsys, verbose, expect):
     assert len(lines) == (3 * len(est.cv_.grid) if expect else 0)
     assert all(f"fold (seed {k})" in "".join(lines) for k in range(3)
                if expect)
+
+
+def test_the_deployed_certificate_is_computed_when_first_read(monkeypatch):
+    """As for ranking: the fit leaves the derandomised certificate to its
+    first read, which (and a pickled copy's) equals the certificate
+    computed on its own; ``deploy='certified'`` computes the part-A rule's
+    in the fit, whose coefficients it deploys."""
+    import pickle
+    from pac_particles.bounds import certification, certify
+    from pac_particles.problem.problem import GibbsProblem
+    from pac_particles.sklearn.binary import certificate_spec
+    X, y = two_d_problem(n=300, seed=3)[:2]
+    reads = []
+    real = certification.margin_rows
+    monkeypatch.setattr(certification, "margin_rows", lambda *a, **k:
+                        reads.append(1) or real(*a, **k))
+    real_deployed = certification._deployed
+    monkeypatch.setattr(certification, "_deployed", lambda *a, **k:
+                        reads.append(2) or real_deployed(*a, **k))
+    est = PACBayesClassifier(method="vb", lam=50.0, random_state=0).fit(X, y)
+    assert 2 not in reads
+    copied = pickle.loads(pickle.dumps(est))
+    problem = GibbsProblem.classification(X, y, 50.0)
+    alone = certify(est.posterior_, problem, certificate_spec(est, "deployed"))
+    first = est.deployed_certificate_
+    assert reads.count(2) == 2              # computed alone, then read
+    for got in (first, copied.deployed_certificate_):
+        assert got.bound == pytest.approx(alone.bound, rel=1e-12)
+        assert 0.0 <= got.bound <= 1.0
+    assert est.deployed_certificate_ is first and reads.count(2) == 3
+    eager = PACBayesClassifier(method="vb", lam=50.0, random_state=0,
+                               deploy="certified").fit(X, y)
+    assert eager.__dict__["_deployed_certificate"].name == "held_out"
