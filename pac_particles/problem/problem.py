@@ -129,13 +129,16 @@ class GibbsProblem:
     def fit_intercept(self) -> bool:
         return self.task == "classification" and self.data.intercept
 
-    def part(self, mask: np.ndarray) -> "GibbsProblem":
+    def part(self, mask: np.ndarray,
+             in_window_order: bool = False) -> "GibbsProblem":
         """The ranking problem of the rows where the (n,) bool ``mask`` is
         True (a held-out split's training part) at the same ``lam``: their
         data taken from this problem's validated rows, standardised on their
         own (:meth:`~pac_particles.problem.data.AUCData.part`: as
         :meth:`ranking` of their raw values, to rounding, without validating
-        them again), the pair risk of their labels.
+        them again), the pair risk of their labels; ``in_window_order``:
+        each class's rows in the minibatch windows' order (a part fitted on
+        sampled pairs then makes no shuffled copy of them).
 
         Raises
         ------
@@ -146,7 +149,8 @@ class GibbsProblem:
             raise InputError("GibbsProblem.part takes a ranking problem of "
                              "rows in memory: set the part up from its rows "
                              "with GibbsProblem.ranking")
-        data = self.data.part(np.asarray(mask, dtype=bool), self.standardize)
+        data = self.data.part(np.asarray(mask, dtype=bool), self.standardize,
+                              in_window_order)
         return dataclasses.replace(self, data=data, risk=AUCRisk(data.y))
 
     def at(self, lam: float) -> "GibbsProblem":

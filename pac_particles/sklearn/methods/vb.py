@@ -260,11 +260,12 @@ class VB(GaussianMethod):
             def make_on_path(train, lam):
                 # every value of the path refits the same training part:
                 # its problem is set up once, from the validated rows
-                # (``train`` indexes them: no copy of the raw rows)
+                # (``train`` indexes them: no copy of the raw rows), each
+                # class in the windows' order (no second copy for them)
                 if "part" not in parts:
                     mask = np.zeros(data.n, dtype=bool)
                     mask[train] = True
-                    parts["part"] = problem.part(mask)
+                    parts["part"] = problem.part(mask, in_window_order=True)
                 return self.approximation(parts["part"].at(lam), options,
                                           hyper, tol=VB_CV_TOL,
                                           max_iter=VB_PATH_STEPS)
