@@ -271,9 +271,7 @@ class AUCData:
                        columns=self.columns, center=center, scale=scale,
                        feature_names=self.feature_names,
                        n_raw_features=self.n_raw_features, ordered=rows)
-        if in_window_order:
-            # each class is its own window copy (no rows repeated past its
-            # end: a window that wraps is joined from two slices)
+        if in_window_order:   # its own window copy (a wrapped one: joined)
             data._shuffled = {"pos": data.X_pos, "neg": data.X_neg}
         return data
 
@@ -544,9 +542,7 @@ class DesignData(AUCData):
                          n_raw_features=data.n_raw_features)
 
     def __post_init__(self):
-        # a point risk reads the rows in input order: each class's rows
-        # (a certificate's parts) are copied out on first use only
-        pass
+        pass   # each class's rows (a certificate's parts) copied when read
 
     def __getattr__(self, name):
         if name not in ("X_pos", "X_neg"):
@@ -555,17 +551,10 @@ class DesignData(AUCData):
         rows = self.__dict__[name] = np.ascontiguousarray(self.X[of_class])
         return rows
 
-    @property
-    def n_pos(self):
-        return int(np.count_nonzero(self.y))
-
-    @property
-    def n_neg(self):
-        return self.n - self.n_pos
-
-    @property
-    def d(self):
-        return self.X.shape[1]
+    # counted from the labels and the design, not from the class copies
+    n_pos = property(lambda self: int(np.count_nonzero(self.y)))
+    n_neg = property(lambda self: self.n - self.n_pos)
+    d = property(lambda self: self.X.shape[1])
 
     @property
     def mean_difference(self):
