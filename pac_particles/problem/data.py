@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pac_particles.problem.cells import check_columns
-from pac_particles.problem.row_pools import (InMemoryRows, shuffled_rows,
-                                            window_order)
+from pac_particles.problem.row_pools import InMemoryRows, shuffled_rows
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.compat import moved_names
 
@@ -226,30 +225,22 @@ class AUCData:
         # np.take gathers rows faster than fancy indexing
         return np.take(ordered, self._ordered_positions()[mask], axis=0)
 
-    def class_rows(self, mask: np.ndarray,
-                   in_window_order: bool = False) -> tuple:
+    def class_rows(self, mask: np.ndarray) -> tuple:
         """``(rows, n_pos)``: the rows of ``X`` where the (n,) bool ``mask``
-        is True, its positives then its negatives (each in input order, or
-        with ``in_window_order`` in the minibatch windows' fixed order of
-        that many rows, :func:`~pac_particles.problem.row_pools.window_order`),
+        is True, its positives then its negatives (each in input order),
         in one C-contiguous copy whose first ``n_pos`` rows are the
         positives (``rows[:n_pos]``, ``rows[n_pos:]``: views, no further
         copy for a pair risk)."""
-        in_pos = np.flatnonzero(mask[self.y])
-        in_neg = np.flatnonzero(mask[~self.y])
-        if in_window_order:
-            in_pos = in_pos[window_order(in_pos.size)]
-            in_neg = in_neg[window_order(in_neg.size)]
+        of_pos, of_neg = mask[self.y], mask[~self.y]
+        n_pos = int(np.count_nonzero(of_pos))
         ordered = self.__dict__.get("ordered")
         if ordered is not None:
-            # np.take gathers rows faster than fancy indexing
-            return np.take(ordered, np.concatenate(
-                [in_pos, self.n_pos + in_neg]), axis=0), in_pos.size
-        return (np.concatenate([self.X_pos[in_pos], self.X_neg[in_neg]]),
-                in_pos.size)
+            # np.take gathers rows faster than a boolean mask
+            return np.take(ordered, np.flatnonzero(np.concatenate(
+                [of_pos, of_neg])), axis=0), n_pos
+        return np.concatenate([self.X_pos[of_pos], self.X_neg[of_neg]]), n_pos
 
-    def part(self, mask: np.ndarray, standardize: bool = False,
-             in_window_order: bool = False) -> "AUCData":
+    def part(self, mask: np.ndarray, standardize: bool = False) -> "AUCData":
         """The rows where the (n,) bool ``mask`` is True as data of their
         own (a held-out split's training part), in class order, in one
         gather (:meth:`class_rows`) and no second validation.
@@ -257,23 +248,17 @@ class AUCData:
         :func:`validate_xy` of their raw values would give to rounding
         (``transform`` then maps raw rows to them); a column constant on
         these rows is kept, at 0 (no pair differs in it: the one dropped by
-        :func:`validate_xy` of the rows). ``in_window_order``: each class's
-        rows in the minibatch windows' fixed order, so that the part is its
-        own shuffled copy (:meth:`pair_source` makes none: a part fitted on
-        sampled pairs costs one gather, not two)."""
-        rows, n_pos = self.class_rows(mask, in_window_order)
+        :func:`validate_xy` of the rows)."""
+        rows, n_pos = self.class_rows(mask)
         center, scale = self.center, self.scale
         if standardize:
             part_center, part_scale = _standardize_in_place(
                 rows, *column_extremes(rows))
             center, scale = center + scale * part_center, scale * part_scale
-        data = AUCData(X=None, y=np.arange(rows.shape[0]) < n_pos,
+        return AUCData(X=None, y=np.arange(rows.shape[0]) < n_pos,
                        columns=self.columns, center=center, scale=scale,
                        feature_names=self.feature_names,
                        n_raw_features=self.n_raw_features, ordered=rows)
-        if in_window_order:   # its own window copy (a wrapped one: joined)
-            data._shuffled = {"pos": data.X_pos, "neg": data.X_neg}
-        return data
 
     def transform(self, X_new):
         """Apply the training preprocessing to new inputs of the raw width."""
@@ -299,7 +284,7 @@ class AUCData:
                 continue
             if copy is None:
                 copies[side] = shuffled_rows(X, wrap=n_pairs)
-            elif copy is not X and copy.shape[0] < n + n_pairs:
+            elif copy.shape[0] < n + n_pairs:
                 # longer windows: repeat more of the same order (a copy in
                 # address order, not a new gather)
                 copies[side] = np.concatenate([copy[:n], copy[:n_pairs]])
@@ -542,7 +527,9 @@ class DesignData(AUCData):
                          n_raw_features=data.n_raw_features)
 
     def __post_init__(self):
-        pass   # each class's rows (a certificate's parts) copied when read
+        # a point risk reads the rows in input order: each class's rows
+        # (a certificate's parts) are copied out on first use only
+        pass
 
     def __getattr__(self, name):
         if name not in ("X_pos", "X_neg"):
@@ -551,10 +538,17 @@ class DesignData(AUCData):
         rows = self.__dict__[name] = np.ascontiguousarray(self.X[of_class])
         return rows
 
-    # counted from the labels and the design, not from the class copies
-    n_pos = property(lambda self: int(np.count_nonzero(self.y)))
-    n_neg = property(lambda self: self.n - self.n_pos)
-    d = property(lambda self: self.X.shape[1])
+    @property
+    def n_pos(self):
+        return int(np.count_nonzero(self.y))
+
+    @property
+    def n_neg(self):
+        return self.n - self.n_pos
+
+    @property
+    def d(self):
+        return self.X.shape[1]
 
     @property
     def mean_difference(self):

@@ -129,16 +129,13 @@ class GibbsProblem:
     def fit_intercept(self) -> bool:
         return self.task == "classification" and self.data.intercept
 
-    def part(self, mask: np.ndarray,
-             in_window_order: bool = False) -> "GibbsProblem":
+    def part(self, mask: np.ndarray) -> "GibbsProblem":
         """The ranking problem of the rows where the (n,) bool ``mask`` is
         True (a held-out split's training part) at the same ``lam``: their
         data taken from this problem's validated rows, standardised on their
         own (:meth:`~pac_particles.problem.data.AUCData.part`: as
         :meth:`ranking` of their raw values, to rounding, without validating
-        them again), the pair risk of their labels; ``in_window_order``:
-        each class's rows in the minibatch windows' order (a part fitted on
-        sampled pairs then makes no shuffled copy of them).
+        them again), the pair risk of their labels.
 
         Raises
         ------
@@ -149,8 +146,7 @@ class GibbsProblem:
             raise InputError("GibbsProblem.part takes a ranking problem of "
                              "rows in memory: set the part up from its rows "
                              "with GibbsProblem.ranking")
-        data = self.data.part(np.asarray(mask, dtype=bool), self.standardize,
-                              in_window_order)
+        data = self.data.part(np.asarray(mask, dtype=bool), self.standardize)
         return dataclasses.replace(self, data=data, risk=AUCRisk(data.y))
 
     def at(self, lam: float) -> "GibbsProblem":

@@ -57,7 +57,7 @@ import numpy as np
 from pac_particles.core.checks import check_count
 
 __all__ = ["InMemoryRows", "RowPools", "POOL_REUSE", "shuffled_rows",
-           "window_order", "SHUFFLE_SEED", "pairs_by_positive"]
+           "SHUFFLE_SEED", "pairs_by_positive"]
 
 #: Steps per round of :class:`RowPools`: one fetch from the cluster serves
 #: this many steps (each with its own rows).
@@ -69,14 +69,6 @@ POOL_REUSE = 20
 SHUFFLE_SEED = 20161130
 
 
-def window_order(n: int, seed: int = SHUFFLE_SEED) -> np.ndarray:
-    """The fixed pseudo-random order of ``n`` rows of one class in the
-    windows of :class:`InMemoryRows` (:func:`shuffled_rows`; a part of the
-    data gathered in it is its own shuffled copy:
-    :meth:`~pac_particles.problem.data.AUCData.part`)."""
-    return np.random.default_rng(seed).permutation(n)
-
-
 def shuffled_rows(X: np.ndarray, wrap: int = 0,
                   seed: int = SHUFFLE_SEED) -> np.ndarray:
     """A C-contiguous copy of the rows of ``X`` in a fixed pseudo-random
@@ -85,7 +77,7 @@ def shuffled_rows(X: np.ndarray, wrap: int = 0,
     ``wrap`` rows that wraps around the end is one slice (no copy a
     step)."""
     n = X.shape[0]
-    order = window_order(n, seed)
+    order = np.random.default_rng(seed).permutation(n)
     order = np.concatenate([order, order[:min(int(wrap), n)]])
     # np.take gathers rows faster than fancy indexing
     return np.ascontiguousarray(np.take(X, order, axis=0))

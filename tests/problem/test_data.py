@@ -350,36 +350,3 @@ def test_a_column_constant_on_a_part_is_kept_at_zero():
     np.testing.assert_array_equal(part.X[:, 1], 0.0)
     np.testing.assert_allclose(part.transform(X[mask])[:, 1], 0.0, atol=1e-12)
     assert part.scale[1] > 0 and np.isfinite(part.center[1])
-
-
-def test_a_part_in_window_order_is_its_own_shuffled_copy():
-    """``in_window_order``: each class's rows of the part in the windows'
-    fixed order (the same rows as in input order, permuted by
-    ``window_order``), which the minibatch windows then read without a
-    copy; a wrapped window joins the end of the class to its start."""
-    from pac_particles.problem.row_pools import window_order
-    rng = np.random.default_rng(6)
-    X = rng.normal(size=(900, 3))
-    y = rng.random(900) < 0.4
-    mask = rng.random(900) < 0.8
-    data = validate_xy(X, y, standardize=False)
-    plain = data.part(mask)
-    part = data.part(mask, in_window_order=True)
-    for got, want in ((part.X_pos, plain.X_pos), (part.X_neg, plain.X_neg)):
-        np.testing.assert_array_equal(got, want[window_order(len(want))])
-    # a different order (not the windows') is rejected
-    assert not np.array_equal(part.X_pos, plain.X_pos)
-    source = part.pair_source(np.random.default_rng(0), 100)
-    assert source.shuffled[0] is part.X_pos
-    assert source.shuffled[1] is part.X_neg
-    # the input-order part copies each class once, in the windows' order
-    copied = plain.pair_source(np.random.default_rng(0), 100).shuffled[0]
-    np.testing.assert_array_equal(copied[:plain.n_pos], part.X_pos)
-    # every window, wrapped or not, is the class's rows from its start on
-    windows = source.shuffled[0]
-    n = part.n_pos
-    for _ in range(50):
-        rows, index = source._side(part.X_pos, windows, 100)
-        start = int(np.flatnonzero((part.X_pos == rows[0]).all(axis=1))[0])
-        np.testing.assert_array_equal(
-            rows[index], part.X_pos[(start + np.arange(100)) % n])

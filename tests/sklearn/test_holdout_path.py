@@ -64,35 +64,6 @@ def test_the_path_stops_where_the_held_out_curve_is_flat_and_warm_starts():
     np.testing.assert_allclose([lam for lam, _ in log], grid[[0, 2, 4, 6]])
 
 
-def test_the_path_by_index_hands_make_the_split_s_training_rows():
-    """``by_index``: ``make(train, lam)`` receives the training part's
-    indices, those of the split the rows' form would have copied, and the
-    choice is the same."""
-    from pac_particles.sklearn.selection import holdout_split
-    X, y = _data()
-    grid = lam_grid(1e4, 13)
-    got, log = [], []
-
-    def by_index(train, lam):
-        got.append(train)
-        return _Direction(lam, grid[4], log)
-
-    cv, _ = holdout_path_choice(X, y, grid, by_index, seed=3, by_index=True)
-    rows = []
-
-    def by_rows(X_tr, y_tr, lam):
-        rows.append(X_tr)
-        return _Direction(lam, grid[4], log)
-
-    same, _ = holdout_path_choice(X, y, grid, by_rows, seed=3)
-    train = holdout_split(y, 0.2, 3)[0]
-    assert all(np.array_equal(t, train) for t in got) and got
-    np.testing.assert_array_equal(rows[0], X[train])
-    assert not np.array_equal(train, holdout_split(y, 0.2, 4)[0])
-    assert cv.best_lam == same.best_lam
-    np.testing.assert_array_equal(cv.fold_auc, same.fold_auc)
-
-
 def test_a_curve_that_keeps_rising_is_climbed_to_the_top():
     X, y = _data()
     grid = lam_grid(1e4, 7)

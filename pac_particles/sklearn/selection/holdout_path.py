@@ -94,8 +94,7 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
                         make: Callable, metric: str = "auc",
                         holdout: float = 0.2, seed: Optional[int] = None,
                         stride: int = 2, patience: int = 1,
-                        tol: float = FLAT_TOL, verbose=False,
-                        by_index: bool = False):
+                        tol: float = FLAT_TOL, verbose=False):
     """Choose ``lam`` on ``grid`` on one held-out split, along a
     warm-started path with an early stop (module docstring).
 
@@ -117,9 +116,6 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     tol : float >= 0, the improvement that counts.
     verbose : bool or str, one progress line (or bar step) per grid value
         (:mod:`pac_particles.core.progress`).
-    by_index : bool, call ``make(train, lam)`` with the training part's
-        (sorted) row indices into ``X`` instead of its rows: for a caller
-        that holds the rows set up already (no copy of them is made here).
 
     Returns
     -------
@@ -133,22 +129,14 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     stride = check_count(stride, "stride")
     positives = binary_labels(y)
     train, val = holdout_split(positives, holdout, seed)
-    X_val, y_val = X[val], positives[val]
-    if by_index:
-        def fit_at(lam):
-            return make(train, lam)
-    else:
-        X_tr, y_tr = X[train], positives[train]
-
-        def fit_at(lam):
-            return make(X_tr, y_tr, lam)
+    X_tr, y_tr, X_val, y_val = X[train], positives[train], X[val], positives[val]
     order = coarse_indices(grid.size, stride)
     scored, fits = {}, {}
     stop, previous = FlatStop(patience, tol), None
     with Progress(verbose, total=len(order), desc="lam grid (held out)",
                   unit="lam") as progress:
         for position, k in enumerate(order):
-            approx = fit_at(grid[k])
+            approx = make(X_tr, y_tr, grid[k])
             previous = fits[k] = approx.fit(init=previous)
             value = scored[k] = _held_out(approx, X_val, y_val, metric)
             progress.update(advance=1, text=(
