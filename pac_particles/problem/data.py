@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pac_particles.problem.cells import check_columns
-from pac_particles.problem.row_pools import InMemoryRows, shuffled_rows
+from pac_particles.problem.row_pools import (InMemoryRows, shuffled_rows,
+                                             window_order)
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.compat import moved_names
 
@@ -115,6 +116,10 @@ class AUCData:
         negatives (each in input order); ``X_pos`` and ``X_neg`` are then
         views of it. :func:`validate_xy` builds this one copy of the data:
         a fit at scale never asks for ``X`` in input order.
+    window_ordered : whether each class's rows are in the fixed order of
+        the pair windows (:func:`~pac_particles.problem.row_pools.window_order`,
+        as a part's are: :meth:`part`); :meth:`pair_source` then reads
+        them directly, no shuffled copy.
     columns : indices of the columns of the raw input that were kept.
     center, scale : (d,) arrays; ``X = (X_raw[:, columns] - center) / scale``.
     feature_names : list of the kept columns' names.
@@ -128,6 +133,7 @@ class AUCData:
     feature_names: list = field(default_factory=list)
     n_raw_features: int = 0
     ordered: np.ndarray = None
+    window_ordered: bool = False
 
     #: the rows are arrays in this process (a Dask collection's are not:
     #: :class:`pac_particles.problem.dask_data.DaskAUCData`)
@@ -205,7 +211,8 @@ class AUCData:
         return AUCData(X=ordered, y=np.arange(self.n) < self.n_pos,
                        columns=self.columns, center=self.center,
                        scale=self.scale, feature_names=self.feature_names,
-                       n_raw_features=self.n_raw_features, ordered=ordered)
+                       n_raw_features=self.n_raw_features, ordered=ordered,
+                       window_ordered=self.window_ordered)
 
     def _ordered_positions(self):
         """Position in ``ordered`` of each row of the input order."""
@@ -242,14 +249,31 @@ class AUCData:
 
     def part(self, mask: np.ndarray, standardize: bool = False) -> "AUCData":
         """The rows where the (n,) bool ``mask`` is True as data of their
-        own (a held-out split's training part), in class order, in one
-        gather (:meth:`class_rows`) and no second validation.
+        own (a held-out split's training part): its positives, then its
+        negatives, each in the windows' fixed order of its own rows
+        (``window_order(k)`` of the class's ``k`` rows of the part in input
+        order), in one gather and no second validation. A risk, a
+        standardisation and a fit read a class's rows in any order; the
+        part's pair windows (:meth:`pair_source`) then read these rows
+        themselves, no shuffled copy of them.
         ``standardize``: centred and scaled on these rows' own moments, as
         :func:`validate_xy` of their raw values would give to rounding
         (``transform`` then maps raw rows to them); a column constant on
         these rows is kept, at 0 (no pair differs in it: the one dropped by
         :func:`validate_xy` of the rows)."""
-        rows, n_pos = self.class_rows(mask)
+        of_pos, of_neg = mask[self.y], mask[~self.y]
+        at_pos, at_neg = np.flatnonzero(of_pos), np.flatnonzero(of_neg)
+        at_pos = at_pos[window_order(at_pos.size)]
+        at_neg = at_neg[window_order(at_neg.size)]
+        n_pos = at_pos.size
+        ordered = self.__dict__.get("ordered")
+        if ordered is not None:
+            # one gather from the class-ordered copy
+            rows = np.take(ordered, np.concatenate(
+                [at_pos, self.n_pos + at_neg]), axis=0)
+        else:
+            rows = np.concatenate([np.take(self.X_pos, at_pos, axis=0),
+                                   np.take(self.X_neg, at_neg, axis=0)])
         center, scale = self.center, self.scale
         if standardize:
             part_center, part_scale = _standardize_in_place(
@@ -258,7 +282,8 @@ class AUCData:
         return AUCData(X=None, y=np.arange(rows.shape[0]) < n_pos,
                        columns=self.columns, center=center, scale=scale,
                        feature_names=self.feature_names,
-                       n_raw_features=self.n_raw_features, ordered=rows)
+                       n_raw_features=self.n_raw_features, ordered=rows,
+                       window_ordered=True)
 
     def transform(self, X_new):
         """Apply the training preprocessing to new inputs of the raw width."""
@@ -275,19 +300,14 @@ class AUCData:
     def pair_source(self, rng, n_pairs):
         """Where a stochastic optimiser draws its ``n_pairs`` fresh pairs a
         step: from the class arrays, a class of at least ``n_pairs`` rows in
-        windows of its shuffled copy, made once for these rows
-        (:class:`~pac_particles.problem.row_pools.InMemoryRows`)."""
+        windows of its shuffled copy, made once for these rows whatever
+        ``n_pairs`` (:class:`~pac_particles.problem.row_pools.InMemoryRows`),
+        or of its rows themselves when they are in the windows' order
+        (``window_ordered``)."""
         copies = self.__dict__.setdefault("_shuffled", {})
         for side, X in (("pos", self.X_pos), ("neg", self.X_neg)):
-            n, copy = X.shape[0], copies.get(side)
-            if n < n_pairs:
-                continue
-            if copy is None:
-                copies[side] = shuffled_rows(X, wrap=n_pairs)
-            elif copy.shape[0] < n + n_pairs:
-                # longer windows: repeat more of the same order (a copy in
-                # address order, not a new gather)
-                copies[side] = np.concatenate([copy[:n], copy[:n_pairs]])
+            if X.shape[0] >= n_pairs and side not in copies:
+                copies[side] = X if self.window_ordered else shuffled_rows(X)
         return InMemoryRows(self.X_pos, self.X_neg, rng,
                             (copies.get("pos"), copies.get("neg")))
 

@@ -45,7 +45,11 @@ two classes' starts are independent: each pair is uniform over all pairs,
 and a step's starts are fresh, independent of the iterate (unbiased as
 above). The shuffled order only keeps a window's rows as varied as a
 random sample when the data arrive sorted; a row appears at most once in a
-step's pairs, as in ``B`` pairs drawn among ``B`` rows.
+step's pairs, as in ``B`` pairs drawn among ``B`` rows. A window that
+wraps is read through indices (its rows modulo ``n``, in the same order):
+the same pairs, and no copy of the window or rows repeated past the end.
+Rows already stored in that order (a held-out part gathered in it,
+:meth:`pac_particles.problem.data.AUCData.part`) are their own copy.
 
 [CCB16] Clemencon, S., Colin, I. and Bellet, A. (2016). Scaling-up empirical
 risk minimization: optimization of incomplete U-statistics. JMLR 17(76),
@@ -57,7 +61,7 @@ import numpy as np
 from pac_particles.core.checks import check_count
 
 __all__ = ["InMemoryRows", "RowPools", "POOL_REUSE", "shuffled_rows",
-           "SHUFFLE_SEED", "pairs_by_positive"]
+           "window_order", "SHUFFLE_SEED", "pairs_by_positive"]
 
 #: Steps per round of :class:`RowPools`: one fetch from the cluster serves
 #: this many steps (each with its own rows).
@@ -69,16 +73,23 @@ POOL_REUSE = 20
 SHUFFLE_SEED = 20161130
 
 
+def window_order(n: int, seed: int = SHUFFLE_SEED) -> np.ndarray:
+    """The fixed pseudo-random order of ``n`` rows that the windows of
+    :class:`InMemoryRows` read (a permutation of ``range(n)``, the same
+    for the same ``n`` and ``seed``)."""
+    return np.random.default_rng(seed).permutation(n)
+
+
 def shuffled_rows(X: np.ndarray, wrap: int = 0,
                   seed: int = SHUFFLE_SEED) -> np.ndarray:
-    """A C-contiguous copy of the rows of ``X`` in a fixed pseudo-random
-    order (the windows of :class:`InMemoryRows`), followed by its first
-    ``wrap`` rows again (at most ``len(X)``), so that a window of up to
-    ``wrap`` rows that wraps around the end is one slice (no copy a
-    step)."""
+    """A C-contiguous copy of the rows of ``X`` in the windows' fixed
+    order (:func:`window_order`), followed by its first ``wrap`` rows
+    again (at most ``len(X)``); a window that wraps around the end needs
+    none (:class:`InMemoryRows` reads it through indices)."""
     n = X.shape[0]
-    order = np.random.default_rng(seed).permutation(n)
-    order = np.concatenate([order, order[:min(int(wrap), n)]])
+    order = window_order(n, seed)
+    if wrap:
+        order = np.concatenate([order, order[:min(int(wrap), n)]])
     # np.take gathers rows faster than fancy indexing
     return np.ascontiguousarray(np.take(X, order, axis=0))
 
@@ -109,7 +120,8 @@ class InMemoryRows:
     uniform with replacement, or, for a class given its ``shuffled`` copy
     (:func:`shuffled_rows`) with at least ``n_pairs`` rows, a window of
     that copy (module docstring: its rows past the class's, if any, repeat
-    its first); ``draw(rng, k_pos, k_neg)`` returns that
+    its first; the copy may be the class array itself, when its rows are
+    in the windows' order); ``draw(rng, k_pos, k_neg)`` returns that
     many rows of each class, i.i.d. uniform, in the order drawn (the source
     interface of :class:`RowPools`)."""
 
@@ -134,12 +146,13 @@ class InMemoryRows:
             return X, self.rng.integers(n, size=n_pairs)
         start = int(self.rng.integers(n))
         stop = start + n_pairs
-        # rows n, n + 1, ... of the copy, where present, repeat its first
-        window = (shuffled[start:stop] if stop <= shuffled.shape[0] else
-                  np.concatenate([shuffled[start:n], shuffled[:stop - n]]))
+        if stop > shuffled.shape[0]:
+            # the window wraps: its rows by index modulo n (rows past the
+            # class's, if any, repeat its first), no copy of them
+            return shuffled, (start + np.arange(n_pairs)) % n
         if self._aligned.size != n_pairs:
             self._aligned = np.arange(n_pairs)
-        return window, self._aligned
+        return shuffled[start:stop], self._aligned
 
     def draw(self, rng, k_pos, k_neg):
         return (self.X_pos[rng.integers(self.n_pos, size=k_pos)],

@@ -5,6 +5,7 @@ import pytest
 
 from pac_particles.problem.data import check_lam, validate_xy
 from pac_particles.problem.datasets import load_csv, load_dataset
+from pac_particles.problem.row_pools import InMemoryRows, window_order
 
 
 def _xy(n=20, d=3, seed=0):
@@ -316,7 +317,8 @@ def test_column_extremes_are_numpys_column_min_and_max(n):
 @pytest.mark.parametrize("standardize", [True, False])
 def test_a_part_of_the_data_is_the_validated_data_of_its_rows(standardize):
     # what validate_xy of the part's raw rows gives, to rounding: the rows
-    # (class order), the labels, and new rows mapped to the same values
+    # (class order, each class in the pair windows' fixed order of its own
+    # rows), the labels, and new rows mapped to the same values
     rng = np.random.default_rng(3)
     X = rng.normal(size=(700, 4)) * [1.0, 5.0, 0.01, 2.0] + [0.0, 3.0, -1.0, 7.0]
     y = rng.random(700) < 0.3
@@ -324,9 +326,12 @@ def test_a_part_of_the_data_is_the_validated_data_of_its_rows(standardize):
     data = validate_xy(X, y, standardize=standardize)
     part = data.part(mask, standardize)
     ref = validate_xy(X[mask], y[mask], standardize=standardize)
-    np.testing.assert_allclose(part.X_pos, ref.X_pos, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(part.X_neg, ref.X_neg, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(part.X_pos, ref.X_pos[window_order(ref.n_pos)],
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(part.X_neg, ref.X_neg[window_order(ref.n_neg)],
+                               rtol=0, atol=1e-12)
     assert part.n_pos == ref.n_pos and part.n_neg == ref.n_neg
+    assert part.window_ordered and not data.window_ordered
     np.testing.assert_array_equal(part.X[part.y], part.X_pos)
     new = rng.normal(size=(30, 4)) * 3
     np.testing.assert_allclose(part.transform(new), ref.transform(new),
@@ -350,3 +355,30 @@ def test_a_column_constant_on_a_part_is_kept_at_zero():
     np.testing.assert_array_equal(part.X[:, 1], 0.0)
     np.testing.assert_allclose(part.transform(X[mask])[:, 1], 0.0, atol=1e-12)
     assert part.scale[1] > 0 and np.isfinite(part.center[1])
+
+
+def test_a_part_pairs_its_own_rows_in_the_windows_of_its_shuffled_copy():
+    """The part's rows are its pair windows' copy (no second gather), and
+    its windows read the pairs the windows of its rows in input order
+    would: row for row, whatever the steps' starts. A part in input order
+    (a wrong variant) reads other rows."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(400, 3))
+    y = rng.random(400) < 0.3
+    mask = rng.random(400) < 0.8
+    data = validate_xy(X, y)
+    part = data.part(mask)
+    source = part.pair_source(np.random.default_rng(0), 50)
+    assert source.shuffled[0] is part.X_pos
+    assert source.shuffled[1] is part.X_neg
+    ref = validate_xy(X[mask], y[mask])
+    ref_source = ref.pair_source(np.random.default_rng(0), 50)
+    wrong = InMemoryRows(ref.X_pos, ref.X_neg, np.random.default_rng(0),
+                         (ref.X_pos, ref.X_neg))
+    for _ in range(30):
+        pos, neg, ip, jn = source.pairs(50)
+        ref_pos, ref_neg, ref_ip, ref_jn = ref_source.pairs(50)
+        np.testing.assert_array_equal(pos[ip], ref_pos[ref_ip])
+        np.testing.assert_array_equal(neg[jn], ref_neg[ref_jn])
+        wrong_pos, _, wrong_ip, _ = wrong.pairs(50)
+        assert not np.array_equal(pos[ip], wrong_pos[wrong_ip])

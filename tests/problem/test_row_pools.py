@@ -7,7 +7,8 @@ from scipy import stats
 
 from pac_particles.problem.probit_risk import GaussianPairRisk
 from pac_particles.problem.row_pools import (InMemoryRows, RowPools,
-                                            pairs_by_positive, shuffled_rows)
+                                            pairs_by_positive, shuffled_rows,
+                                            window_order)
 
 
 def _ids(n):
@@ -191,17 +192,40 @@ def test_the_data_reads_a_large_class_in_windows_of_one_shuffled_copy():
     source = data.pair_source(np.random.default_rng(0), 20)
     assert source.shuffled[0] is None
     copy = source.shuffled[1]
-    np.testing.assert_array_equal(np.sort(copy[:50], axis=0),
-                                  np.sort(data.X_neg, axis=0))
-    # the first rows repeated: a window that wraps is one slice
-    np.testing.assert_array_equal(copy[50:], copy[:20])
-    # made once for these rows, shared by every later source
+    # the negatives in the windows' fixed order, no rows repeated
+    np.testing.assert_array_equal(copy, data.X_neg[window_order(50)])
+    # made once for these rows, shared by every later source, whatever
+    # the windows' length
     assert data.pair_source(np.random.default_rng(1),
                             20).shuffled[1] is copy
-    # longer windows repeat more of the same order
-    longer = data.pair_source(np.random.default_rng(1), 30).shuffled[1]
-    np.testing.assert_array_equal(longer[:50], copy[:50])
-    np.testing.assert_array_equal(longer[50:], copy[:30])
+    assert data.pair_source(np.random.default_rng(1),
+                            30).shuffled[1] is copy
+
+
+def test_a_window_that_wraps_reads_the_rows_of_the_repeated_copy():
+    """A window past the end of the copy is read through indices modulo
+    the class size: row for row the window of a copy whose first rows are
+    repeated after its last (the one slice of before), with no copy."""
+    X_pos, X_neg = _ids(7), _ids(5)
+    wrapped = shuffled_rows(X_neg, wrap=5)
+    np.testing.assert_array_equal(wrapped[5:], wrapped[:5])
+    for seed in range(20):
+        plain = InMemoryRows(X_pos, X_neg, np.random.default_rng(seed),
+                             (None, shuffled_rows(X_neg)))
+        slices = InMemoryRows(X_pos, X_neg, np.random.default_rng(seed),
+                              (None, wrapped))
+        _, neg, _, jn = plain.pairs(4)
+        _, neg_slice, _, jn_slice = slices.pairs(4)
+        np.testing.assert_array_equal(neg[jn], neg_slice[jn_slice])
+        assert np.may_share_memory(neg, plain.shuffled[1])
+
+
+def test_window_order_is_one_fixed_permutation():
+    for n in (1, 7, 1000):
+        order = window_order(n)
+        np.testing.assert_array_equal(np.sort(order), np.arange(n))
+        np.testing.assert_array_equal(order, window_order(n))
+    assert not np.array_equal(window_order(1000), np.arange(1000))
 
 
 def test_pairs_by_positive_are_uniform_in_the_order_of_their_positives():

@@ -121,6 +121,64 @@ def test_k_fold_refits_report_each_grid_value_in_lines(capsys):
                for line in lines) == 2
 
 
+def test_the_path_hands_the_training_indices_by_index_and_chooses_the_same():
+    """With ``by_index`` the maker gets the training rows' indices (the
+    one split, the same object at every value, no copy of the rows) and
+    the choice is the one made on the copied rows."""
+    from pac_particles.sklearn.selection.folds import holdout_split
+    X, y = _data()
+    grid = lam_grid(1e4, 13)
+    seen, log = [], []
+
+    def make(train, y_tr, lam):
+        seen.append((train, y_tr))
+        return _Direction(lam, grid[4], log)
+    cv, _ = holdout_path_choice(X, y, grid, make, seed=3, by_index=True)
+    train = holdout_split(y.astype(bool), 0.2, 3)[0]
+    assert all(t is seen[0][0] for t, _ in seen)
+    np.testing.assert_array_equal(seen[0][0], train)
+    np.testing.assert_array_equal(seen[0][1], y[train] == 1)
+    copied, _ = holdout_path_choice(
+        X, y, grid, lambda X_tr, y_tr, lam: _Direction(lam, grid[4], []),
+        seed=3)
+    assert cv.best_lam == copied.best_lam
+    np.testing.assert_array_equal(cv.fold_auc, copied.fold_auc)
+
+
+def test_a_default_vb_path_fits_the_part_of_the_split_s_training_rows(
+        monkeypatch):
+    """VB's held-out path sets its part up once from the validated rows of
+    the split's training indices: the rows of ``X[train]`` in class order
+    (each class in the windows' order), not those of another split."""
+    from pac_particles.problem.problem import GibbsProblem
+    from pac_particles.problem.row_pools import window_order
+    from pac_particles.sklearn.estimator import PACBayesAUC
+    from pac_particles.sklearn.selection.folds import holdout_split
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=3000) > 0.0).astype(int)
+    parts = []
+    original = GibbsProblem.part
+
+    def part(self, mask):
+        parts.append((self, original(self, mask)))
+        return parts[-1][1]
+    monkeypatch.setattr(GibbsProblem, "part", part)
+    est = PACBayesAUC(method="vb", lam_max=3000.0, grid_size=5,
+                      random_state=4).fit(X, y)
+    assert est.approximation_.n_pairs is not None       # sampled: the path
+    assert len(parts) == 1
+    train = holdout_split(y == 1, 0.2, 4)[0]
+    whole, fold = parts[0]
+    Z = fold.data.transform(X[train])
+    pos, neg = Z[y[train] == 1], Z[y[train] == 0]
+    np.testing.assert_allclose(fold.data.X_pos,
+                               pos[window_order(len(pos))], atol=1e-9)
+    np.testing.assert_allclose(fold.data.X_neg,
+                               neg[window_order(len(neg))], atol=1e-9)
+    assert whole.data.n == len(y)
+
+
 def test_the_final_fit_after_a_sampled_path_stops_by_its_noise_rule():
     """On sampled pairs the final fit on every row, warm-started at the
     path's fit, runs Adam until the noise rule of its coordinates passes

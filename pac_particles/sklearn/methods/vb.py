@@ -40,7 +40,7 @@ from pac_particles.sklearn.methods.base import FitOptions, Method, MethodFit
 from pac_particles.sklearn.methods.ep import LOO_GRID_STRIDE
 from pac_particles.sklearn.methods.gaussian import GaussianMethod
 from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
-                                             holdout_path_choice, holdout_split,
+                                             holdout_path_choice,
                                              kfold_path_choice,
                                              vb_loo_choice)
 
@@ -256,26 +256,26 @@ class VB(GaussianMethod):
             # climbed until its curve is flat
             last: list = []
 
-            def make_on_path(X_tr, y_tr, lam):
-                # every value of the path refits the same training part:
-                # its problem is set up once, from the validated rows (the
-                # split's own, drawn again) where ``X`` holds them all
-                if not (last and last[0] is X_tr and last[1] is y_tr):
-                    same = data.in_memory and len(X) == data.n
-                    if same:
-                        train = np.zeros(data.n, dtype=bool)
-                        train[holdout_split(data.y, HOLDOUT_FRACTION,
-                                            options.random_state)[0]] = True
-                        same = np.array_equal(data.y[train], y_tr)
-                    last[:] = [X_tr, y_tr, problem.part(train) if same
-                               else part(X_tr, y_tr, lam)]
-                return self.approximation(last[2].at(lam), options, hyper,
+            def make_on_path(train, y_tr, lam):
+                # every value of the path refits the same training part
+                # (``train``: its rows' indices): its problem is set up
+                # once, from the validated rows where they are in memory
+                # (no copy of the raw rows)
+                if not (last and last[0] is train):
+                    if data.in_memory and len(X) == data.n:
+                        mask = np.zeros(data.n, dtype=bool)
+                        mask[train] = True
+                        fold = problem.part(mask)
+                    else:
+                        fold = part(X[train], y_tr, lam)
+                    last[:] = [train, fold]
+                return self.approximation(last[1].at(lam), options, hyper,
                                           tol=VB_CV_TOL,
                                           max_iter=VB_PATH_STEPS)
             cv, path_fit = holdout_path_choice(
                 X, data.y, grid, make_on_path, holdout=HOLDOUT_FRACTION,
                 seed=options.random_state, stride=LOO_GRID_STRIDE,
-                verbose=options.verbose)
+                verbose=options.verbose, by_index=True)
             # the final fit, warm-started at the path's fit at the chosen
             # lam, stops by the noise rule of its many coordinates
             # (approx.variational.stop_threshold)

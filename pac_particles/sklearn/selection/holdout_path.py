@@ -94,7 +94,8 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
                         make: Callable, metric: str = "auc",
                         holdout: float = 0.2, seed: Optional[int] = None,
                         stride: int = 2, patience: int = 1,
-                        tol: float = FLAT_TOL, verbose=False):
+                        tol: float = FLAT_TOL, verbose=False,
+                        by_index: bool = False):
     """Choose ``lam`` on ``grid`` on one held-out split, along a
     warm-started path with an early stop (module docstring).
 
@@ -106,7 +107,8 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
         ``make(X_train, y_train, lam)`` returns an unfitted approximation
         with ``fit(init=None)`` and ``predict(X_new)`` (``predict_proba``
         for ``metric="accuracy"``), as for
-        :class:`~pac_particles.sklearn.selection.scorers.RefitScorer`.
+        :class:`~pac_particles.sklearn.selection.scorers.RefitScorer`;
+        with ``by_index``, ``make(train, y_train, lam)``.
     metric : {'auc', 'accuracy'}
     holdout : float in (0, 1), the fraction of each class held out.
     seed : int, optional; the split.
@@ -116,6 +118,9 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     tol : float >= 0, the improvement that counts.
     verbose : bool or str, one progress line (or bar step) per grid value
         (:mod:`pac_particles.core.progress`).
+    by_index : bool, hand ``make`` the training rows' indices into ``X``
+        (increasing) instead of a copy of the rows: for a maker that takes
+        its part from rows it holds already.
 
     Returns
     -------
@@ -129,7 +134,8 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     stride = check_count(stride, "stride")
     positives = binary_labels(y)
     train, val = holdout_split(positives, holdout, seed)
-    X_tr, y_tr, X_val, y_val = X[train], positives[train], X[val], positives[val]
+    X_tr = train if by_index else X[train]
+    y_tr, X_val, y_val = positives[train], X[val], positives[val]
     order = coarse_indices(grid.size, stride)
     scored, fits = {}, {}
     stop, previous = FlatStop(patience, tol), None
