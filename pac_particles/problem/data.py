@@ -1,5 +1,5 @@
-"""Validation of ``(X, y)``, the positive/negative split, the design of
-classification.
+"""Validation of ``(X, y)``, the positive/negative split, parts of the rows
+(the design of classification: :mod:`pac_particles.problem.design`).
 
 The labels are read in one place, :func:`binary_labels`; whether the rows
 live on a Dask cluster, in one place, :func:`is_dask_collection` (the
@@ -40,8 +40,8 @@ from pac_particles.problem.row_pools import (InMemoryRows, shuffled_rows,
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.compat import moved_names
 
-__all__ = ["AUCData", "DesignData", "validate_xy", "binary_labels",
-           "is_dask_collection", "classification_data",
+__all__ = ["AUCData", "validate_xy", "binary_labels",
+           "is_dask_collection",
            "check_lam", "kept_columns", "check_columns", "column_extremes"]
 
 
@@ -520,85 +520,6 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
                    n_raw_features=n_raw, ordered=ordered)
 
 
-class DesignData(AUCData):
-    """Validated data of a classification model: :class:`AUCData` whose
-    design matrix ends with a constant intercept column when
-    ``intercept`` (never standardised, never dropped); :meth:`transform`
-    appends it to new inputs too."""
-
-    def __init__(self, data, intercept):
-        self.intercept = bool(intercept)
-        names = list(data.feature_names)
-        # the design in input order and its intercept column in one
-        # allocation: one copy of the validated rows (no input-order copy
-        # of them first, no copy per class: :meth:`__post_init__`)
-        d = data.d
-        X = np.empty((data.n, d + int(self.intercept)))
-        if "X" in data.__dict__:
-            X[:, :d] = data.X
-        else:
-            X[data.y, :d], X[~data.y, :d] = data.X_pos, data.X_neg
-        if self.intercept:
-            X[:, d] = 1.0
-            names.append("intercept")
-        super().__init__(X=X, y=data.y, columns=data.columns,
-                         center=data.center, scale=data.scale,
-                         feature_names=names,
-                         n_raw_features=data.n_raw_features)
-
-    def __post_init__(self):
-        # a point risk reads the rows in input order: each class's rows
-        # (a certificate's parts) are copied out on first use only
-        pass
-
-    def __getattr__(self, name):
-        if name not in ("X_pos", "X_neg"):
-            return super().__getattr__(name)
-        of_class = self.y if name == "X_pos" else ~self.y
-        rows = self.__dict__[name] = np.ascontiguousarray(self.X[of_class])
-        return rows
-
-    @property
-    def n_pos(self):
-        return int(np.count_nonzero(self.y))
-
-    @property
-    def n_neg(self):
-        return self.n - self.n_pos
-
-    @property
-    def d(self):
-        return self.X.shape[1]
-
-    @property
-    def mean_difference(self):
-        """The positives' mean row minus the negatives' (:class:`AUCData`),
-        by one product with the design (no copy of either class)."""
-        n_pos, n_neg = self.n_pos, self.n_neg
-        if not (n_pos and n_neg):
-            return super().mean_difference
-        return np.where(self.y, 1.0 / n_pos, -1.0 / n_neg) @ self.X
-
-    def transform(self, X_new):
-        Z = super().transform(X_new)
-        if self.intercept:
-            Z = np.hstack([Z, np.ones((Z.shape[0], 1))])
-        return Z
-
-    def raw_linear(self, theta):
-        coef, offset = super().raw_linear(theta)
-        if self.intercept:
-            offset = offset + np.asarray(theta, dtype=float)[..., -1]
-        return coef, offset
-
-
-def classification_data(X, y, standardize=True, fit_intercept=True):
-    """The validated :class:`DesignData` of every classification method:
-    no column dropped, an intercept column appended if asked."""
-    data = validate_xy(X, y, standardize=standardize, drop_constant=False)
-    return DesignData(data, fit_intercept)
-
-
 def check_lam(lam, name="lam"):
     """Return ``lam`` as a float, or raise InputError unless 0 < lam < inf."""
     return check_positive(lam, name)
@@ -609,6 +530,9 @@ def check_lam(lam, name="lam"):
 #: working, with a DeprecationWarning, loaded on first use (datasets.py
 #: imports pandas, which validation needs not)
 __getattr__ = moved_names(__name__, {
-    name: "pac_particles.problem.datasets" for name in (
+    **{name: "pac_particles.problem.datasets" for name in (
         "load_dataset", "load_csv", "load_csv_features", "read_csv_table",
-        "encode_labels", "CSVIndexWarning", "LabelChoiceWarning", "DATASETS")})
+        "encode_labels", "CSVIndexWarning", "LabelChoiceWarning",
+        "DATASETS")},
+    **{name: "pac_particles.problem.design" for name in (
+        "DesignData", "classification_data")}})

@@ -7,7 +7,7 @@ the data, the empirical risk ``r_n`` and the inverse temperature ``lam``
 
 * ``data`` -- :class:`~pac_particles.problem.data.AUCData` for ranking
   (constant columns dropped, optionally standardised),
-  :class:`~pac_particles.problem.data.DesignData` for classification (no
+  :class:`~pac_particles.problem.design.DesignData` for classification (no
   column dropped, an intercept column appended if asked);
 * ``risk`` -- :class:`~pac_particles.problem.risks.AUCRisk` (``1 - AUC``
   over the positive/negative pairs) or
@@ -46,8 +46,8 @@ import numpy as np
 from pac_particles.core.checks import InputError, resolve_lam
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.problem.dask_data import PairCounts, validate_dask_xy
-from pac_particles.problem.data import (classification_data, is_dask_collection,
-                                       validate_xy)
+from pac_particles.problem.data import is_dask_collection, validate_xy
+from pac_particles.problem.design import classification_data
 from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.problem.losses import get_loss
 from pac_particles.problem.risks import AUCRisk, ClassificationRisk

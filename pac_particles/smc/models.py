@@ -70,7 +70,7 @@ from particles import distributions as dists
 from particles import smc_samplers as ssp
 
 from pac_particles.core.checks import InputError
-from pac_particles.problem.data import DesignData, classification_data
+from pac_particles.problem.design import DesignData, classification_data
 from pac_particles.core.compat import moved_names
 from pac_particles.core.kernels import LinearKernel, SquaredExponential, gram_matrix
 from pac_particles.problem.priors import (CholeskyNormal, gaussian_prior,

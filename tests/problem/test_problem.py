@@ -6,7 +6,8 @@ import pytest
 
 from pac_particles.core.checks import InputError
 from pac_particles.core.kernels import SquaredExponential
-from pac_particles.problem.data import classification_data, validate_xy
+from pac_particles.problem.data import validate_xy
+from pac_particles.problem.design import classification_data
 from pac_particles.problem.problem import GibbsProblem, prior_hyperparameters
 from pac_particles.problem.risks import AUCRisk, ClassificationRisk
 from pac_particles.problem.row_pools import window_order
