@@ -135,7 +135,8 @@ class GibbsProblem:
         data taken from this problem's validated rows, standardised on their
         own (:meth:`~pac_particles.problem.data.AUCData.part`: as
         :meth:`ranking` of their raw values, to rounding, without validating
-        them again), the pair risk of their labels.
+        them again; each class's rows in the order its pair windows read),
+        the pair risk of their labels.
 
         Raises
         ------
