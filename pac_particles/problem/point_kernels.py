@@ -277,19 +277,31 @@ def gaussian_closed_form(loss: MarginLoss, mu: np.ndarray,
     return tuple(o.reshape(shape) for o in out)
 
 
+#: rows per block of the fused kernel: its rows stay in cache from the
+#: margins' pass to the gradients', and the closed form runs over the block
+#: as an independent loop (the rows' exponentials and divisions overlap;
+#: one row at a time waited on each row's dot product)
+_BLOCK = 256
+
+
 @numba.njit(cache=True, nogil=True)
 def _fused_range(X, m, var, signs, weights, loss, need_grad, lo, hi, out):
-    # the row stays in cache between the two short loops over its entries;
-    # the closed form (not fastmath: its tails) between them
     risk = 0.0
-    for i in range(lo, hi):
-        score, v = _row_moments(X, m, var, i)
-        w = weights[i]
-        y = signs[i]
-        value, d_mu, d_var = _gaussian(y * score, v, loss)
-        risk += w * value
+    mu = np.empty(_BLOCK)
+    v = np.empty(_BLOCK)
+    for start in range(lo, hi, _BLOCK):
+        stop = min(start + _BLOCK, hi)
+        for i in range(start, stop):
+            mu[i - start], v[i - start] = _row_moments(X, m, var, i)
+        for i in range(start, stop):
+            j = i - start
+            value, d_mu, d_var = _gaussian(signs[i] * mu[j], v[j], loss)
+            risk += weights[i] * value
+            mu[j] = weights[i] * signs[i] * d_mu
+            v[j] = weights[i] * d_var
         if need_grad:
-            _add_row(X, i, w * y * d_mu, w * d_var, out)
+            for i in range(start, stop):
+                _add_row(X, i, mu[i - start], v[i - start], out)
     return risk
 
 
