@@ -289,6 +289,8 @@ def _fused_range(X, m, var, signs, weights, loss, need_grad, lo, hi, out):
     risk = 0.0
     mu = np.empty(_BLOCK)
     v = np.empty(_BLOCK)
+    # the chunk's own sums, away from its neighbours' cache lines
+    acc = np.zeros_like(out)
     for start in range(lo, hi, _BLOCK):
         stop = min(start + _BLOCK, hi)
         for i in range(start, stop):
@@ -301,7 +303,8 @@ def _fused_range(X, m, var, signs, weights, loss, need_grad, lo, hi, out):
             v[j] = weights[i] * d_var
         if need_grad:
             for i in range(start, stop):
-                _add_row(X, i, mu[i - start], v[i - start], out)
+                _add_row(X, i, mu[i - start], v[i - start], acc)
+    out += acc
     return risk
 
 
