@@ -18,8 +18,8 @@ with their gradients in ``m`` and ``S``::
     d/dS = sum_i w_i (dE/dv)_i x_i x_i' = X' diag(w dE/dv) X,
 
 one pass over the rows for a diagonal ``S``, the margins, the closed form
-and both sums fused (:func:`~pac_particles.problem.point_kernels.gaussian_point_sums`;
-a loss with a numpy closed form only: the margins' and the sums' passes,
+and both sums fused
+(:func:`~pac_particles.problem.point_kernels.gaussian_point_sums`; a loss with a numpy closed form only: the margins' and the sums' passes,
 :func:`~pac_particles.problem.point_kernels.moment_sums`), O(n d)
 (BLAS, O(n d^2), for a full ``S``), and an unbiased estimate
 on a minibatch of points drawn uniformly with replacement (the stochastic
