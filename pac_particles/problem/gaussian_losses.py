@@ -19,7 +19,8 @@ with their gradients in ``m`` and ``S``::
 
 one pass over the rows for a diagonal ``S``, the margins, the closed form
 and both sums fused
-(:func:`~pac_particles.problem.point_kernels.gaussian_point_sums`; a loss with a numpy closed form only: the margins' and the sums' passes,
+(:func:`~pac_particles.problem.point_kernels.gaussian_point_sums`; a loss
+with a numpy closed form only: the margins' and the sums' passes,
 :func:`~pac_particles.problem.point_kernels.moment_sums`), O(n d)
 (BLAS, O(n d^2), for a full ``S``), and an unbiased estimate
 on a minibatch of points drawn uniformly with replacement (the stochastic
