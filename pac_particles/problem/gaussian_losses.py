@@ -17,8 +17,11 @@ with their gradients in ``m`` and ``S``::
     d/dm = sum_i w_i y_i (dE/dmu)_i x_i = X' (w y dE/dmu),
     d/dS = sum_i w_i (dE/dv)_i x_i x_i' = X' diag(w dE/dv) X,
 
-one pass over the rows for a diagonal ``S``
-(:func:`~pac_particles.problem.point_kernels.moment_sums`), O(n d)
+one pass over the rows for a diagonal ``S``, the margins, the closed form
+and both sums fused
+(:func:`~pac_particles.problem.point_kernels.gaussian_point_sums`; a loss
+with a numpy closed form only: the margins' and the sums' passes,
+:func:`~pac_particles.problem.point_kernels.moment_sums`), O(n d)
 (BLAS, O(n d^2), for a full ``S``), and an unbiased estimate
 on a minibatch of points drawn uniformly with replacement (the stochastic
 optimiser of :class:`pac_particles.approx.classification_vb.ClassificationVB`). Rows ``x_i = 0``
@@ -44,7 +47,9 @@ import numpy as np
 from pac_particles.core.checks import InputError
 from pac_particles.core.gaussian import row_variances
 from pac_particles.problem.losses import get_loss
-from pac_particles.problem.point_kernels import margin_moments, moment_sums
+from pac_particles.problem.point_kernels import (gaussian_closed_form,
+                                                gaussian_point_sums,
+                                                margin_moments, moment_sums)
 from pac_particles.problem.risks import ClassificationRisk
 
 __all__ = ["expected_margin_loss", "GaussianPointRisk"]
@@ -52,21 +57,28 @@ __all__ = ["expected_margin_loss", "GaussianPointRisk"]
 
 def expected_margin_loss(loss, mu, var):
     """``E[loss(u)]`` for ``u ~ N(mu, var)`` (arrays, ``var > 0``), with its
-    derivatives in ``mu`` and in ``var``: the loss's ``gaussian`` closed
-    form in :data:`pac_particles.problem.losses.LOSSES`.
+    derivatives in ``mu`` and in ``var``: the loss's closed form in
+    :data:`pac_particles.problem.losses.LOSSES`, its scalar
+    ``gaussian_point`` compiled over the arrays
+    (:func:`~pac_particles.problem.point_kernels.gaussian_closed_form`, the
+    function the fused point-risk kernel inlines), or else its numpy
+    ``gaussian``.
 
     Returns ``(value, d_mu, d_var)``, arrays of the shape of ``mu``.
     """
-    closed_form = get_loss(loss).gaussian
-    if closed_form is None:
+    entry = get_loss(loss)
+    if not entry.has_gaussian:
         raise InputError(f"the loss {loss!r} declares no Gaussian closed form "
-                         "(MarginLoss.gaussian): Gaussian VB cannot fit it; "
+                         "(MarginLoss.gaussian_point or .gaussian): "
+                         "Gaussian VB cannot fit it; "
                          "use method='smc'")
     mu = np.asarray(mu, dtype=float)
     var = np.asarray(var, dtype=float)
     if np.any(var <= 0):
         raise InputError("margin variances must be > 0")
-    return closed_form(mu, var)
+    if entry.gaussian_point is not None:
+        return gaussian_closed_form(entry, mu, var)
+    return entry.gaussian(mu, var)
 
 
 class GaussianPointRisk:
@@ -100,8 +112,20 @@ class GaussianPointRisk:
         self.signs = risk.signs[keep]
         self.weights = risk.weights[keep]
         self.n = self.X.shape[0]
+        # the closed form compiled into the one-pass kernel, or numpy's
+        self.fused = get_loss(self.loss).gaussian_point is not None
 
     def __call__(self, m, cov, need_grad=True):
+        cov = np.asarray(cov, dtype=float)
+        # a diagonal S > 0 (so every kept row's v_i > 0): the value and
+        # both gradients in one pass over the rows, no n-sized temporaries
+        if self.fused and cov.ndim == 1 and np.all(cov > 0):
+            risk, g_m, g_cov = gaussian_point_sums(
+                self.X, np.asarray(m, dtype=float), cov, self.signs,
+                self.weights, get_loss(self.loss), need_grad)
+            if not need_grad:
+                return risk + self.constant, None, None
+            return risk + self.constant, g_m, g_cov
         return self._terms(self.X, self.signs, self.weights, m, cov,
                            need_grad, spread=False)[:3]
 

@@ -8,9 +8,15 @@ of :data:`LOSSES`, with everything a backend needs:
   risk kernels of :mod:`~pac_particles.problem.point_kernels`);
 * ``jax_point``: ``l`` on an array, given the array module (``jax.numpy``:
   the accelerator backend, :mod:`~pac_particles.problem.accelerated_risk`);
-* ``gaussian``: ``E[l(u)]`` for ``u ~ N(mu, var)`` and its derivatives in
-  ``mu`` and ``var``, or None when there is no closed form (Gaussian VB,
+* ``gaussian_point``: ``E[l(u)]`` for ``u ~ N(mu, var)`` and its
+  derivatives in ``mu`` and ``var``, of one float pair, plain Python that
+  numba compiles like ``point`` (``Phi``/``phi`` from :func:`normal_cdf_pdf`):
+  the one implementation of the closed form, which the fused point-risk
+  kernel inlines and which evaluates arrays too (Gaussian VB,
   :mod:`~pac_particles.problem.gaussian_losses`);
+* ``gaussian``: the same on arrays, for a loss whose closed form is written
+  for numpy only (used when ``gaussian_point`` is None); both None: no
+  closed form;
 * ``bounded`` (``l`` in [0, 1]: the PAC-Bayes certificates' condition),
   ``convex``, ``symmetric`` (``l(u) + l(-u) = 1``: the PU risk of
   [dPNS14] is then unbiased) and ``scale_invariant`` (``l(c u) = l(u)`` for
@@ -62,7 +68,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple
 
-__all__ = ["MarginLoss", "LOSSES", "register_loss", "get_loss"]
+__all__ = ["MarginLoss", "LOSSES", "register_loss", "get_loss",
+           "normal_cdf_pdf"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,10 @@ class MarginLoss:
     jax_point : ``(xp, u) -> l(u)`` elementwise on an array, ``xp`` the
         array module (``jax.numpy``); None: no accelerator backend.
     gaussian : ``(mu, var) -> (value, d_value/d_mu, d_value/d_var)`` of
-        ``E[l(u)]``, ``u ~ N(mu, var)``, on arrays; None: no closed form.
+        ``E[l(u)]``, ``u ~ N(mu, var)``, on arrays; None: none on arrays.
+    gaussian_point : the same of one float pair ``(mu, var)``, written for
+        numba like ``point`` (``Phi``/``phi`` by :func:`normal_cdf_pdf`);
+        preferred to ``gaussian`` where both are given.
     bounded : ``l`` takes values in [0, 1].
     convex : ``l`` is convex.
     symmetric : ``l(u) + l(-u) = 1``.
@@ -93,6 +103,13 @@ class MarginLoss:
     convex: bool = False
     symmetric: bool = False
     scale_invariant: bool = False
+    gaussian_point: Optional[Callable[[float, float],
+                                      Tuple[float, float, float]]] = None
+
+    @property
+    def has_gaussian(self) -> bool:
+        """Whether ``E[l(u)]`` of a Gaussian margin has a closed form."""
+        return self.gaussian_point is not None or self.gaussian is not None
 
 
 #: the table: loss name -> :class:`MarginLoss`, in registration order
@@ -139,65 +156,63 @@ def _ramp(u):
     return 0.5 * max(0.0, min(2.0, 1.0 - u))
 
 
-def _normal(t):
-    """``Phi(t)`` and ``phi(t)``, arrays (one pass, one exponential each:
-    :func:`~pac_particles.core.normal.cdf_pdf_array`)."""
-    from pac_particles.core.normal import cdf_pdf_array
-    return cdf_pdf_array(t)
-
-
-def _sd(var):
-    import numpy as np
-    return np.sqrt(var)
-
-
-def _positive_part(a, s):
-    """``h(a, s) = E[max(0, a + s Z)]`` and its derivatives in ``a`` and
-    ``s``: ``Phi(a / s)`` and ``phi(a / s)``."""
-    cdf, pdf = _normal(a / s)
-    return a * cdf + s * pdf, cdf, pdf
+def normal_cdf_pdf(z):
+    """``(Phi(z), phi(z))`` of one float for the scalar closed forms:
+    :func:`pac_particles.core.normal.cdf_pdf`, which numba inlines in the
+    kernels (``point_kernels`` overloads this name) and Python calls here."""
+    # imported here: core.normal imports numpy and numba, which --help avoids
+    from pac_particles.core.normal import cdf_pdf
+    return cdf_pdf(z)
 
 
 def _gaussian_zero_one(mu, var):
-    s = _sd(var)
+    # Phi(-mu / s); d/dmu = -phi / s, d/dvar = phi t / (2 var), t = mu / s
+    s = math.sqrt(var)
     t = mu / s
-    cdf, pdf = _normal(-t)
+    cdf, pdf = normal_cdf_pdf(-t)
     return cdf, -pdf / s, 0.5 * pdf * t / var
 
 
 def _gaussian_hinge(mu, var):
-    # dh/dmu = -Phi(a / s) (a = 1 - mu), dh/dvar = phi(a / s) / (2 s)
-    s = _sd(var)
-    value, cdf, pdf = _positive_part(1.0 - mu, s)
-    return value, -cdf, 0.5 * pdf / s
+    # h(a, s) = a Phi(a / s) + s phi(a / s), a = 1 - mu:
+    # dh/dmu = -Phi(a / s), dh/dvar = phi(a / s) / (2 s)
+    s = math.sqrt(var)
+    a = 1.0 - mu
+    cdf, pdf = normal_cdf_pdf(a / s)
+    return a * cdf + s * pdf, -cdf, 0.5 * pdf / s
 
 
 def _gaussian_exponential(mu, var):
-    import numpy as np
-    value = np.exp(-mu + 0.5 * var)
+    value = math.exp(-mu + 0.5 * var)
     return value, -value, 0.5 * value
 
 
 def _gaussian_ramp(mu, var):
-    value, d_mu, d_var = _gaussian_hinge(mu, var)
-    s = _sd(var)
-    low, cdf_low, pdf_low = _positive_part(-1.0 - mu, s)
-    return (0.5 * (value - low), 0.5 * (d_mu + cdf_low),
-            0.5 * (d_var - 0.5 * pdf_low / s))
+    # (h(1 - mu, s) - h(-1 - mu, s)) / 2, each term as in the hinge's
+    s = math.sqrt(var)
+    a = 1.0 - mu
+    cdf, pdf = normal_cdf_pdf(a / s)
+    b = -1.0 - mu
+    cdf_low, pdf_low = normal_cdf_pdf(b / s)
+    return (0.5 * ((a * cdf + s * pdf) - (b * cdf_low + s * pdf_low)),
+            0.5 * (cdf_low - cdf), 0.25 * (pdf - pdf_low) / s)
 
 
 register_loss(MarginLoss(
     "zero_one", _zero_one,
     lambda xp, u: xp.where(u < 0.0, 1.0, xp.where(u == 0.0, 0.5, 0.0)),
-    _gaussian_zero_one, bounded=True, convex=False, symmetric=True,
-    scale_invariant=True))
+    gaussian_point=_gaussian_zero_one, bounded=True, convex=False,
+    symmetric=True, scale_invariant=True))
 register_loss(MarginLoss(
     "hinge", _hinge, lambda xp, u: xp.maximum(0.0, 1.0 - u),
-    _gaussian_hinge, bounded=False, convex=True, symmetric=False))
+    gaussian_point=_gaussian_hinge, bounded=False, convex=True,
+    symmetric=False))
 register_loss(MarginLoss(
     "exponential", _exponential, lambda xp, u: xp.exp(-u),
-    _gaussian_exponential, bounded=False, convex=True, symmetric=False))
+    gaussian_point=_gaussian_exponential, bounded=False, convex=True,
+    symmetric=False))
 register_loss(MarginLoss(
     "ramp", _ramp,
     lambda xp, u: 0.5 * xp.maximum(0.0, xp.minimum(2.0, 1.0 - u)),
-    _gaussian_ramp, bounded=True, convex=False, symmetric=True))
+    gaussian_point=_gaussian_ramp, bounded=True, convex=False,
+    symmetric=True))

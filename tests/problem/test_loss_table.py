@@ -16,7 +16,8 @@ from scipy.special import ndtr
 from pac_particles.apps.cli import build_parser
 from pac_particles.approx.classification_vb import ClassificationVB
 from pac_particles.core.checks import InputError
-from pac_particles.problem.gaussian_losses import expected_margin_loss
+from pac_particles.problem.gaussian_losses import (GaussianPointRisk,
+                                                   expected_margin_loss)
 from pac_particles.problem.losses import LOSSES, MarginLoss, get_loss, register_loss
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.risks import ClassificationRisk
@@ -209,3 +210,21 @@ def test_a_loss_registered_again_with_another_point_is_compiled_afresh():
         del LOSSES["probe"]
     assert first == pytest.approx(np.mean(numpy_squared_hinge(margins)))
     assert second == pytest.approx(np.mean(np.exp(-margins)))
+
+
+def test_a_registered_numpy_closed_form_gives_the_point_risk(toy_loss):
+    """A loss with a numpy ``gaussian`` only (no ``gaussian_point``): the
+    point risk of a diagonal S takes the n-vector path, its sum by hand."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 4))
+    risk = ClassificationRisk(rng.integers(0, 2, 200), toy_loss)
+    terms = GaussianPointRisk(X, risk)
+    assert not terms.fused
+    m, var = rng.normal(size=4), 0.1 * rng.gamma(2.0, size=4)
+    value, g_m, _ = terms(m, var)
+    mu = risk.signs * (X @ m)
+    closed = gaussian_squared_hinge(mu, (X * X) @ var)
+    assert value == pytest.approx(risk.weights @ closed[0] + risk.offset,
+                                  rel=1e-12)
+    np.testing.assert_allclose(g_m, X.T @ (risk.weights * risk.signs
+                                           * closed[1]), rtol=1e-10)
