@@ -24,7 +24,6 @@ Example
 
     from pac_particles.core.normal import cdf_pdf
     cdf, pdf = cdf_pdf(-1.5)          # inside a numba kernel, or from Python
-    cdf, pdf = cdf_pdf_array(z)       # arrays, both cores where large
 
 References
 ----------
@@ -42,10 +41,7 @@ import numpy as np
 from numpy.polynomial import chebyshev
 from scipy.special import erfcx
 
-from pac_particles.core import parallel
-
-__all__ = ["BREAKS", "DEGREE", "cdf_pdf", "cdf_pdf_array", "mills_ratio",
-           "mills_table"]
+__all__ = ["BREAKS", "DEGREE", "cdf_pdf", "mills_ratio", "mills_table"]
 
 #: The intervals of ``x = |z|`` with a polynomial of their own: half-width
 #: near 0, where ``M`` bends most, wider beyond; the last reaches the
@@ -114,29 +110,3 @@ def cdf_pdf(z):
             + (c[12] + c[13] * y) * y4)
     tail = pdf * (low + high * (y4 * y4))
     return (tail if z < 0.0 else 1.0 - tail), pdf
-
-
-@numba.njit(cache=True, nogil=True)
-def _cdf_pdf_serial(z, cdf, pdf):
-    for i in range(z.size):
-        cdf[i], pdf[i] = cdf_pdf(z[i])
-
-
-@numba.njit(cache=True, parallel=True)
-def _cdf_pdf_parallel(z, cdf, pdf):
-    for i in numba.prange(z.size):
-        cdf[i], pdf[i] = cdf_pdf(z[i])
-
-
-def cdf_pdf_array(z: np.ndarray) -> tuple:
-    """``(Phi(z), phi(z))`` of an array ``z``, elementwise, arrays of its
-    shape: :func:`cdf_pdf` over its entries (on both cores for many): one
-    pass and one exponential each, where ``ndtr`` and the density take a
-    pass and an exponential each."""
-    z = np.asarray(z, dtype=float)
-    flat = np.ascontiguousarray(z).reshape(-1)
-    cdf, pdf = np.empty_like(flat), np.empty_like(flat)
-    kernel = parallel.dispatch(_cdf_pdf_serial, _cdf_pdf_parallel,
-                               flat.size * parallel.NORMAL_CDF_ITEMS)
-    kernel(flat, cdf, pdf)
-    return cdf.reshape(z.shape), pdf.reshape(z.shape)

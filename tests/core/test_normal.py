@@ -68,19 +68,3 @@ def test_every_integer_part_maps_to_its_interval():
     for whole in range(int(2 * normal.BREAKS[-1])):
         k = index[whole]
         assert lower[k] <= whole / 2 < lower[k] + 2.0 / inv_half[k]
-
-
-@pytest.mark.parametrize("mode", ["serial", "parallel"])
-def test_array_version_is_the_scalar_kernel_in_any_shape(mode):
-    from pac_particles.core import parallel
-    rng = np.random.default_rng(0)
-    z = rng.normal(scale=6.0, size=(300, 7))
-    z[0, :3] = [math.nan, math.inf, -math.inf]
-    with parallel.forced(mode):
-        cdf, pdf = normal.cdf_pdf_array(z)
-    want_cdf, want_pdf = _both(z.ravel())
-    assert cdf.shape == pdf.shape == z.shape
-    np.testing.assert_array_equal(cdf.ravel(), want_cdf)
-    np.testing.assert_array_equal(pdf.ravel(), want_pdf)
-    finite = np.isfinite(z)
-    assert np.all(_relative_error(cdf[finite], ndtr(z[finite])) < 1e-12)
