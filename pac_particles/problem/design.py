@@ -11,7 +11,8 @@ y)`` for it with every column kept.
 
 import numpy as np
 
-from pac_particles.problem.data import AUCData, validate_xy
+from pac_particles.problem.data import (AUCData, _standardize_in_place,
+                                       column_extremes, validate_xy)
 
 __all__ = ["DesignData", "classification_data"]
 
@@ -46,6 +47,31 @@ class DesignData(AUCData):
         # a point risk reads the rows in input order: each class's rows
         # (a certificate's parts) are copied out on first use only
         pass
+
+    def part(self, mask: np.ndarray, standardize: bool = False
+             ) -> "DesignData":
+        """The rows where the (n,) bool ``mask`` is True as design data of
+        their own (a held-out split's training part), in input order, in
+        one gather and no second validation. ``standardize``: their columns
+        centred and scaled on these rows' own moments, as
+        :func:`classification_data` of their raw values would give to
+        rounding (``transform`` then maps raw rows to them; a column
+        constant on these rows at 0); the intercept column stays 1."""
+        rows = np.take(self.X, np.flatnonzero(mask), axis=0)
+        d = rows.shape[1] - int(self.intercept)
+        center, scale = self.center, self.scale
+        if standardize:
+            features = rows[:, :d]
+            part_center, part_scale = _standardize_in_place(
+                features, *column_extremes(features))
+            center, scale = center + scale * part_center, scale * part_scale
+        part = DesignData.__new__(DesignData)
+        part.intercept = self.intercept
+        AUCData.__init__(part, X=rows, y=self.y[mask], columns=self.columns,
+                         center=center, scale=scale,
+                         feature_names=list(self.feature_names),
+                         n_raw_features=self.n_raw_features)
+        return part
 
     def __getattr__(self, name):
         if name not in ("X_pos", "X_neg"):

@@ -130,24 +130,29 @@ class GibbsProblem:
         return self.task == "classification" and self.data.intercept
 
     def part(self, mask: np.ndarray) -> "GibbsProblem":
-        """The ranking problem of the rows where the (n,) bool ``mask`` is
-        True (a held-out split's training part) at the same ``lam``: their
-        data taken from this problem's validated rows, standardised on their
-        own (:meth:`~pac_particles.problem.data.AUCData.part`: as
-        :meth:`ranking` of their raw values, to rounding, without validating
-        them again; each class's rows in the order its pair windows read),
-        the pair risk of their labels.
+        """The problem of the rows where the (n,) bool ``mask`` is True (a
+        held-out split's training part) at the same ``lam``: their data
+        taken from this problem's validated rows, standardised on their own
+        (as :meth:`ranking` or :meth:`classification` of their raw values,
+        to rounding, without validating them again: for ranking
+        :meth:`~pac_particles.problem.data.AUCData.part`, each class's rows
+        in the order its pair windows read; for classification
+        :meth:`~pac_particles.problem.design.DesignData.part`, in input
+        order), the risk of their labels.
 
         Raises
         ------
         InputError
-            for a classification problem or rows on a Dask cluster.
+            for rows on a Dask cluster.
         """
-        if self.task != "ranking" or not self.data.in_memory:
-            raise InputError("GibbsProblem.part takes a ranking problem of "
-                             "rows in memory: set the part up from its rows "
-                             "with GibbsProblem.ranking")
+        if not self.data.in_memory:
+            raise InputError("GibbsProblem.part takes a problem of rows in "
+                             "memory: set the part up from its rows with "
+                             "GibbsProblem.ranking")
         data = self.data.part(np.asarray(mask, dtype=bool), self.standardize)
+        if self.task == "classification":
+            return dataclasses.replace(self, data=data, risk=(
+                ClassificationRisk(data.y, self.risk.loss, self.pu_prior)))
         return dataclasses.replace(self, data=data, risk=AUCRisk(data.y))
 
     def at(self, lam: float) -> "GibbsProblem":

@@ -103,5 +103,31 @@ def test_a_part_of_a_ranking_problem_keeps_lam_and_pairs_its_own_rows():
         part.data.X_pos,
         ref.data.X_pos[window_order(ref.data.n_pos)], atol=1e-12)
     assert part.at(10.0).lam == ref.at(10.0).lam
-    with pytest.raises(InputError, match="ranking problem"):
-        GibbsProblem.classification(X, y, lam=1.0).part(mask)
+
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_a_part_of_a_classification_problem_is_that_of_its_rows(standardize):
+    """The part's design (input order, intercept column at 1) and risk are
+    those of the classification problem of its raw rows, to rounding, and
+    new rows are mapped alike; a part without its own standardisation
+    (the full rows' scale) differs."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(400, 3)) * [1.0, 4.0, 0.1] + [2.0, -1.0, 5.0]
+    y = rng.random(400) < 0.35
+    mask = rng.random(400) < 0.8
+    problem = GibbsProblem.classification(X, y, 30.0, "hinge", standardize,
+                                          pu_prior=0.2)
+    part = problem.part(mask)
+    ref = GibbsProblem.classification(X[mask], y[mask], 30.0, "hinge",
+                                      standardize, pu_prior=0.2)
+    np.testing.assert_allclose(part.data.X, ref.data.X, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(part.data.X[:, -1], 1.0)
+    np.testing.assert_array_equal(part.data.y, ref.data.y)
+    assert (part.lam, part.pu_prior, part.loss) == (30.0, 0.2, "hinge")
+    np.testing.assert_allclose(part.risk.weights, ref.risk.weights)
+    new = rng.normal(size=(20, 3)) * 3
+    np.testing.assert_allclose(part.data.transform(new),
+                               ref.data.transform(new), rtol=0, atol=1e-12)
+    if standardize:
+        assert not np.allclose(part.data.X, problem.data.X[mask])

@@ -319,27 +319,39 @@ class VB(GaussianMethod):
 
             last: list = []
 
+            def fitter(part, lam):
+                # at VB_CV_TOL, as for ranking: the same choices as at the
+                # final fit's tolerance (docs/benchmarks.md, "The
+                # classifier at large n and VB's folds in process")
+                return ClassificationVB.from_problem(
+                    part.at(lam), prior_var=options.prior_var,
+                    family=options.vb_family, tol=VB_CV_TOL)
+
             def make(X_tr, y_tr, lam):
-                # the held-out path refits the same rows at every value:
-                # their problem is set up once (a fold's rows, a new array
-                # each time, anew); at VB_CV_TOL, as for ranking: the same
-                # choices as at the final fit's tolerance (docs/
-                # benchmarks.md, "The classifier at large n and VB's
-                # folds in process")
+                # a fold's refits along the grid share its problem, set up
+                # once (another fold's rows, a new array, anew)
                 if not (last and last[0] is X_tr):
                     last[:] = [X_tr, GibbsProblem.classification(
                         X_tr, y_tr, lam, options.loss, options.standardize,
                         options.fit_intercept, options.pu_prior)]
-                return ClassificationVB.from_problem(
-                    last[1].at(lam), prior_var=options.prior_var,
-                    family=options.vb_family, tol=VB_CV_TOL)
+                return fitter(last[1], lam)
+
+            def make_on_path(train, y_tr, lam):
+                # the held-out path refits the same training part: taken
+                # once from the validated rows (``train``: their indices)
+                if not last:
+                    mask = np.zeros(problem.data.n, dtype=bool)
+                    mask[train] = True
+                    last[:] = [train, problem.part(mask)]
+                return fitter(last[1], lam)
             data = problem.data
             if _on_holdout_path(data):
                 # K refits per grid value would cost K fits each
                 fit.cv, path_fit = holdout_path_choice(
-                    X, data.y, fit.grid, make, metric="accuracy",
+                    X, data.y, fit.grid, make_on_path, metric="accuracy",
                     holdout=HOLDOUT_FRACTION, seed=options.random_state,
-                    stride=LOO_GRID_STRIDE, verbose=options.verbose)
+                    stride=LOO_GRID_STRIDE, verbose=options.verbose,
+                    by_index=True)
             else:
                 fit.cv, start = _kfold_choice(X, data, fit.grid, make,
                                               options, "accuracy",
