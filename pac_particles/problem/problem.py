@@ -148,7 +148,7 @@ class GibbsProblem:
         if not self.data.in_memory:
             raise InputError("GibbsProblem.part takes a problem of rows in "
                              "memory: set the part up from its rows with "
-                             "GibbsProblem.ranking")
+                             f"GibbsProblem.{self.task}")
         data = self.data.part(np.asarray(mask, dtype=bool), self.standardize)
         if self.task == "classification":
             return dataclasses.replace(self, data=data, risk=(
