@@ -274,16 +274,25 @@ class AUCData:
         else:
             rows = np.concatenate([np.take(self.X_pos, at_pos, axis=0),
                                    np.take(self.X_neg, at_neg, axis=0)])
-        center, scale = self.center, self.scale
-        if standardize:
-            part_center, part_scale = _standardize_in_place(
-                rows, *column_extremes(rows))
-            center, scale = center + scale * part_center, scale * part_scale
+        center, scale = self.part_scaling(rows, standardize)
         return AUCData(X=None, y=np.arange(rows.shape[0]) < n_pos,
                        columns=self.columns, center=center, scale=scale,
                        feature_names=self.feature_names,
                        n_raw_features=self.n_raw_features, ordered=rows,
                        window_ordered=True)
+
+    def part_scaling(self, rows: np.ndarray, standardize: bool) -> tuple:
+        """``(center, scale)`` in raw units of a part's ``rows`` (of these
+        data, a view allowed): with ``standardize`` the rows are centred
+        and scaled on their own moments in place, and the two composed
+        with these data's, as :func:`validate_xy` of the part's raw values
+        would give to rounding; else these data's own."""
+        if not standardize:
+            return self.center, self.scale
+        part_center, part_scale = _standardize_in_place(
+            rows, *column_extremes(rows))
+        return (self.center + self.scale * part_center,
+                self.scale * part_scale)
 
     def transform(self, X_new):
         """Apply the training preprocessing to new inputs of the raw width."""

@@ -11,8 +11,7 @@ y)`` for it with every column kept.
 
 import numpy as np
 
-from pac_particles.problem.data import (AUCData, _standardize_in_place,
-                                       column_extremes, validate_xy)
+from pac_particles.problem.data import AUCData, validate_xy
 
 __all__ = ["DesignData", "classification_data"]
 
@@ -59,12 +58,7 @@ class DesignData(AUCData):
         constant on these rows at 0); the intercept column stays 1."""
         rows = np.take(self.X, np.flatnonzero(mask), axis=0)
         d = rows.shape[1] - int(self.intercept)
-        center, scale = self.center, self.scale
-        if standardize:
-            features = rows[:, :d]
-            part_center, part_scale = _standardize_in_place(
-                features, *column_extremes(features))
-            center, scale = center + scale * part_center, scale * part_scale
+        center, scale = self.part_scaling(rows[:, :d], standardize)
         part = DesignData.__new__(DesignData)
         part.intercept = self.intercept
         AUCData.__init__(part, X=rows, y=self.y[mask], columns=self.columns,
