@@ -149,7 +149,12 @@ class GibbsProblem:
             raise InputError("GibbsProblem.part takes a problem of rows in "
                              "memory: set the part up from its rows with "
                              f"GibbsProblem.{self.task}")
-        data = self.data.part(np.asarray(mask, dtype=bool), self.standardize)
+        mask = np.asarray(mask)
+        if mask.dtype != bool or mask.shape != (self.data.n,):
+            raise InputError(f"mask must be a bool array of the problem's "
+                             f"{self.data.n} rows, got {mask.dtype} of shape "
+                             f"{mask.shape}")
+        data = self.data.part(mask, self.standardize)
         if self.task == "classification":
             return dataclasses.replace(self, data=data, risk=(
                 ClassificationRisk(data.y, self.risk.loss, self.pu_prior)))

@@ -131,3 +131,6 @@ def test_a_part_of_a_classification_problem_is_that_of_its_rows(standardize):
                                ref.data.transform(new), rtol=0, atol=1e-12)
     if standardize:
         assert not np.allclose(part.data.X, problem.data.X[mask])
+    for bad in (mask[:-1], mask.astype(int)):
+        with pytest.raises(InputError, match="bool array of the problem's"):
+            problem.part(bad)
