@@ -261,9 +261,7 @@ class _Rows:
         gathered already."""
         if not self.ranking or "X" in self.__dict__:
             return self.X @ w
-        data, labels = self._data, np.asarray(self._data.y, dtype=bool)
-        return np.concatenate([(data.X_pos @ w)[self._in_b[labels]],
-                               (data.X_neg @ w)[self._in_b[~labels]]])
+        return self._data.class_scores(w, self._in_b)
 
     def risk(self, scores):
         if self.ranking:

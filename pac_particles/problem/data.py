@@ -36,7 +36,7 @@ import numpy as np
 
 from pac_particles.problem.cells import check_columns
 from pac_particles.problem.row_pools import (InMemoryRows, shuffled_rows,
-                                             window_order)
+                                             window_order, window_positions)
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.compat import moved_names
 
@@ -113,13 +113,17 @@ class AUCData:
     y : (n,) bool array, True for positives.
     X_pos, X_neg : the rows of ``X`` with ``y`` True / False (C-contiguous).
     ordered : optional (n, d) array of the rows of the positives, then of the
-        negatives (each in input order); ``X_pos`` and ``X_neg`` are then
-        views of it. :func:`validate_xy` builds this one copy of the data:
-        a fit at scale never asks for ``X`` in input order.
+        negatives (each in input order, or as ``positions`` says); ``X_pos``
+        and ``X_neg`` are then views of it. :func:`validate_xy` builds this
+        one copy of the data: a fit at scale never asks for ``X`` in input
+        order.
+    positions : optional (n,) permutation: row ``i`` of the input is row
+        ``positions[i]`` of ``ordered`` (None: each class in input order).
     window_ordered : whether each class's rows are in the fixed order of
-        the pair windows (:func:`~pac_particles.problem.row_pools.window_order`,
-        as a part's are: :meth:`part`); :meth:`pair_source` then reads
-        them directly, no shuffled copy.
+        the pair windows (:func:`~pac_particles.problem.row_pools.window_order`
+        of the class in input order, as a part's are: :meth:`part`; or
+        :func:`~pac_particles.problem.row_pools.window_positions`);
+        :meth:`pair_source` then reads them directly, no shuffled copy.
     columns : indices of the columns of the raw input that were kept.
     center, scale : (d,) arrays; ``X = (X_raw[:, columns] - center) / scale``.
     feature_names : list of the kept columns' names.
@@ -134,6 +138,7 @@ class AUCData:
     n_raw_features: int = 0
     ordered: np.ndarray = None
     window_ordered: bool = False
+    positions: np.ndarray = None
 
     #: the rows are arrays in this process (a Dask collection's are not:
     #: :class:`pac_particles.problem.dask_data.DaskAUCData`)
@@ -155,8 +160,11 @@ class AUCData:
         ordered = self.__dict__.get("ordered")
         if name != "X" or ordered is None:
             raise AttributeError(name)
-        X = np.empty_like(ordered)
-        X[self.y], X[~self.y] = self.X_pos, self.X_neg
+        if self.positions is not None:
+            X = np.take(ordered, self.positions, axis=0)
+        else:
+            X = np.empty_like(ordered)
+            X[self.y], X[~self.y] = self.X_pos, self.X_neg
         self.X = X
         return X
 
@@ -193,14 +201,18 @@ class AUCData:
     def in_risk_order(self, risk):
         """The rows of ``X`` in ``risk.order`` (the order of n-vectors inside
         the algorithms), C-contiguous: the class-ordered rows themselves,
-        no copy, for a risk ordered by class (the AUC's pairs)."""
+        no copy, for a risk ordered by class (the AUC's pairs) when each
+        class is in input order; else one gather of them."""
         ordered = self.__dict__.get("ordered")
-        if ordered is not None and risk.class_ordered:
+        if ordered is not None and risk.class_ordered and self.positions is None:
             return ordered
+        if ordered is not None and "X" not in self.__dict__:
+            return np.take(ordered, self._ordered_positions()[risk.order],
+                           axis=0)
         return np.ascontiguousarray(np.asarray(self.X, dtype=float)[risk.order])
 
     def by_class(self) -> "AUCData":
-        """These rows with the positives first (each class in input
+        """These rows with the positives first (each class in its stored
         order): ``X`` is the class-ordered copy itself, no copy (``self``
         without one). For what reads ``X`` and ``y`` in any row order (a
         pair risk, a linear score's bound): no rebuild of ``X`` in input
@@ -216,6 +228,8 @@ class AUCData:
 
     def _ordered_positions(self):
         """Position in ``ordered`` of each row of the input order."""
+        if self.positions is not None:
+            return self.positions
         positions = np.empty(self.n, dtype=np.intp)
         positions[self.y] = np.arange(self.n_pos)
         positions[~self.y] = np.arange(self.n_pos, self.n)
@@ -243,9 +257,28 @@ class AUCData:
         ordered = self.__dict__.get("ordered")
         if ordered is not None:
             # np.take gathers rows faster than a boolean mask
-            return np.take(ordered, np.flatnonzero(np.concatenate(
-                [of_pos, of_neg])), axis=0), n_pos
+            return np.take(ordered, self._class_positions(mask),
+                           axis=0), n_pos
         return np.concatenate([self.X_pos[of_pos], self.X_neg[of_neg]]), n_pos
+
+    def _class_positions(self, mask):
+        """Positions in ``ordered`` of the rows where ``mask`` is True, its
+        positives then its negatives, each in input order."""
+        if self.positions is None:
+            return np.flatnonzero(np.concatenate([mask[self.y],
+                                                  mask[~self.y]]))
+        return np.concatenate([self.positions[mask & self.y],
+                               self.positions[mask & ~self.y]])
+
+    def class_scores(self, w: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """``x . w`` on the rows of :meth:`class_rows` of ``mask``, in their
+        order, without gathering the rows (each class's scores, then the
+        mask's picked)."""
+        ordered = self.__dict__.get("ordered")
+        if ordered is not None:
+            return (ordered @ w)[self._class_positions(mask)]
+        return np.concatenate([(self.X_pos @ w)[mask[self.y]],
+                               (self.X_neg @ w)[mask[~self.y]]])
 
     def part(self, mask: np.ndarray, standardize: bool = False) -> "AUCData":
         """The rows where the (n,) bool ``mask`` is True as data of their
@@ -267,7 +300,12 @@ class AUCData:
         at_neg = at_neg[window_order(at_neg.size)]
         n_pos = at_pos.size
         ordered = self.__dict__.get("ordered")
-        if ordered is not None:
+        if ordered is not None and self.positions is not None:
+            # a class's k-th row in input order is at positions[y][k]
+            rows = np.take(ordered, np.concatenate(
+                [self.positions[self.y][at_pos],
+                 self.positions[~self.y][at_neg]]), axis=0)
+        elif ordered is not None:
             # one gather from the class-ordered copy
             rows = np.take(ordered, np.concatenate(
                 [at_pos, self.n_pos + at_neg]), axis=0)
@@ -372,12 +410,12 @@ _MAX_ABS = 1e150
 _ORDER_BLOCK_ROWS = 1 << 16
 
 
-def _class_ordered(X, positives, columns):
+def _class_ordered(X, positives, columns, positions=None):
     """The ``columns`` of the rows of ``X`` with ``positives``, then of the
-    others (each in input order), in one new C-contiguous array: copied in
-    blocks of rows, so that no temporary array holds more than a block
-    (``np.compress(out=...)`` was several times slower: docs/benchmarks.md,
-    "Scale: a million rows and more")."""
+    others (each in input order; or row ``i`` at ``positions[i]``), in one
+    new C-contiguous array: copied in blocks of rows, so that no temporary
+    array holds more than a block (``np.compress(out=...)`` was several
+    times slower: docs/benchmarks.md, "Scale: a million rows and more")."""
     n_pos = int(np.count_nonzero(positives))
     out = np.empty((X.shape[0], columns.size))
     every = columns.size == X.shape[1]
@@ -386,6 +424,11 @@ def _class_ordered(X, positives, columns):
         block = X[start:start + _ORDER_BLOCK_ROWS]
         if not every:
             block = block[:, columns]
+        if positions is not None:
+            # each row written where it goes: the scatter costs what the
+            # block copy does, and saves the windows' shuffled copy
+            out[positions[start:start + _ORDER_BLOCK_ROWS]] = block
+            continue
         mask = positives[start:start + _ORDER_BLOCK_ROWS]
         k = int(np.count_nonzero(mask))
         out[p:p + k] = block[mask]
@@ -394,13 +437,13 @@ def _class_ordered(X, positives, columns):
     return out
 
 
-def _standardized(X, columns, low, high, positives):
+def _standardized(X, columns, low, high, positives, positions=None):
     """``(Xs, center, scale)``: the ``columns`` of ``X`` centred and scaled
     to unit standard deviation (:func:`_standardize_in_place`), the rows in
     class order (:func:`_class_ordered`), in one copy of ``X`` (every copy
     counts at a million rows). ``low``, ``high``: the columns' minima and
     maxima."""
-    Xs = _class_ordered(X, positives, columns)
+    Xs = _class_ordered(X, positives, columns, positions)
     center, scale = _standardize_in_place(Xs, low[columns], high[columns])
     return Xs, center, scale
 
@@ -469,7 +512,8 @@ def kept_columns(low, high, names):
     return np.flatnonzero(~constant)
 
 
-def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None):
+def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None,
+                window_rows=None):
     """Validate ``(X, y)`` and split positives from negatives.
 
     Parameters
@@ -483,6 +527,11 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
         Drop columns that are constant (they cannot change the AUC), with a
         warning.
     feature_names : list of str, optional
+    window_rows : int, optional
+        From this many rows on, each class is stored in the order of the
+        pair windows (:func:`~pac_particles.problem.row_pools.window_positions`:
+        a fit by sampled pairs then reads it with no shuffled copy); None:
+        each class in input order.
 
     Returns
     -------
@@ -516,17 +565,20 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None)
         check_columns(X)
     columns = (kept_columns(low, high, names) if drop_constant
                else np.arange(n_raw))
+    positions = (window_positions(positives) if window_rows is not None
+                 and positives.size >= window_rows else None)
     if standardize:
         ordered, center, scale = _standardized(X, columns, low, high,
-                                               positives)
+                                               positives, positions)
     else:
         center, scale = np.zeros(columns.size), np.ones(columns.size)
         # the extremes decide whether the squares overflow
         _scaled(np.vstack([low, high])[:, columns], center, scale, "X", False)
-        ordered = _class_ordered(X, positives, columns)
+        ordered = _class_ordered(X, positives, columns, positions)
     return AUCData(X=None, y=positives, columns=columns, center=center,
                    scale=scale, feature_names=[names[k] for k in columns],
-                   n_raw_features=n_raw, ordered=ordered)
+                   n_raw_features=n_raw, ordered=ordered,
+                   window_ordered=positions is not None, positions=positions)
 
 
 def check_lam(lam, name="lam"):

@@ -32,6 +32,8 @@ class DesignData(AUCData):
         X = np.empty((data.n, d + int(self.intercept)))
         if "X" in data.__dict__:
             X[:, :d] = data.X
+        elif data.positions is not None:
+            X[:, :d] = np.take(data.ordered, data.positions, axis=0)
         else:
             X[data.y, :d], X[~data.y, :d] = data.X_pos, data.X_neg
         if self.intercept:

@@ -47,6 +47,7 @@ from pac_particles.core.checks import InputError, resolve_lam
 from pac_particles.core.kernels import SquaredExponential
 from pac_particles.problem.dask_data import PairCounts, validate_dask_xy
 from pac_particles.problem.data import is_dask_collection, validate_xy
+from pac_particles.problem.row_pools import WINDOW_ORDER_ROWS
 from pac_particles.problem.design import classification_data
 from pac_particles.problem.priors import SpikeSlabPrior
 from pac_particles.problem.losses import get_loss
@@ -101,7 +102,8 @@ class GibbsProblem:
             data = validate_dask_xy(X, y, standardize=standardize)
             risk = PairCounts(data.n_pos, data.n_neg)
         else:
-            data = validate_xy(X, y, standardize=standardize)
+            data = validate_xy(X, y, standardize=standardize,
+                               window_rows=WINDOW_ORDER_ROWS)
             risk = AUCRisk(data.y)
         return cls("ranking", data, risk, lam_obs, lam_pn, pu_prior,
                    bool(standardize))

@@ -61,7 +61,8 @@ import numpy as np
 from pac_particles.core.checks import check_count
 
 __all__ = ["InMemoryRows", "RowPools", "POOL_REUSE", "shuffled_rows",
-           "window_order", "SHUFFLE_SEED", "pairs_by_positive"]
+           "window_order", "window_positions", "WINDOW_ORDER_ROWS",
+           "SHUFFLE_SEED", "pairs_by_positive"]
 
 #: Steps per round of :class:`RowPools`: one fetch from the cluster serves
 #: this many steps (each with its own rows).
@@ -78,6 +79,31 @@ def window_order(n: int, seed: int = SHUFFLE_SEED) -> np.ndarray:
     :class:`InMemoryRows` read (a permutation of ``range(n)``, the same
     for the same ``n`` and ``seed``)."""
     return np.random.default_rng(seed).permutation(n)
+
+
+#: Rows from which the validated data of a ranking problem store each class
+#: in the windows' order (:func:`window_positions`), so that a fit by
+#: sampled pairs reads them with no shuffled copy: twice the default batch
+#: of :mod:`pac_particles.approx.vb` (10,000 pairs), the fewest rows at
+#: which a class can be read in windows. Below it the input order is kept
+#: (no class is read in windows, and a copy costs little).
+WINDOW_ORDER_ROWS = 20_000
+
+
+def window_positions(positives: np.ndarray) -> np.ndarray:
+    """Where each row goes when each class is stored in the windows' order,
+    positives first: an (n,) permutation ``positions`` such that row ``i``
+    of the input is row ``positions[i]`` of the stored rows, and the
+    stored positives are ``X[positives][window_order(n_pos)]`` (what
+    :func:`shuffled_rows` makes of the class in input order; the
+    negatives likewise, after them)."""
+    positives = np.asarray(positives, dtype=bool)
+    at_pos, at_neg = np.flatnonzero(positives), np.flatnonzero(~positives)
+    positions = np.empty(positives.size, dtype=np.intp)
+    positions[at_pos[window_order(at_pos.size)]] = np.arange(at_pos.size)
+    positions[at_neg[window_order(at_neg.size)]] = np.arange(
+        at_pos.size, positives.size)
+    return positions
 
 
 def shuffled_rows(X: np.ndarray, wrap: int = 0,

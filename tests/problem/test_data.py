@@ -382,3 +382,59 @@ def test_a_part_pairs_its_own_rows_in_the_windows_of_its_shuffled_copy():
         np.testing.assert_array_equal(neg[jn], ref_neg[ref_jn])
         wrong_pos, _, wrong_ip, _ = wrong.pairs(50)
         assert not np.array_equal(pos[ip], wrong_pos[wrong_ip])
+
+
+@pytest.mark.parametrize("standardize", [False, True])
+def test_rows_stored_in_the_windows_order_read_as_the_input_order(standardize):
+    """With ``window_rows``, each class is stored in the order its pair
+    windows read (the shuffled copy of the class in input order, so a fit
+    makes none), and every reading of the rows in input order, by class,
+    as a part or as scores is that of the data stored by class in input
+    order. Data stored by class (a wrong variant) read other rows."""
+    from pac_particles.problem.risks import AUCRisk
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(300, 4))
+    y = rng.random(300) < 0.3
+    mask = rng.random(300) < 0.6
+    ref = validate_xy(X, y, standardize=standardize)
+    data = validate_xy(X, y, standardize=standardize, window_rows=300)
+    assert data.window_ordered and not ref.window_ordered
+    assert validate_xy(X, y, window_rows=301).positions is None
+    close = dict(rtol=0, atol=1e-12)
+    np.testing.assert_allclose(data.X_pos, ref.X_pos[window_order(ref.n_pos)],
+                               **close)
+    np.testing.assert_allclose(data.X_neg, ref.X_neg[window_order(ref.n_neg)],
+                               **close)
+    assert not np.allclose(data.X_pos, ref.X_pos)
+    # the windows read the stored rows themselves: the pairs of the
+    # shuffled copy of the class in input order
+    source = data.pair_source(np.random.default_rng(0), 50)
+    assert source.shuffled[0] is data.X_pos
+    ref_source = ref.pair_source(np.random.default_rng(0), 50)
+    for _ in range(10):
+        pos, neg, ip, jn = source.pairs(50)
+        ref_pos, ref_neg, ref_ip, ref_jn = ref_source.pairs(50)
+        np.testing.assert_allclose(pos[ip], ref_pos[ref_ip], **close)
+        np.testing.assert_allclose(neg[jn], ref_neg[ref_jn], **close)
+    np.testing.assert_allclose(data.rows(mask), ref.rows(mask), **close)
+    rows, n_pos = data.class_rows(mask)
+    ref_rows, ref_n_pos = ref.class_rows(mask)
+    assert n_pos == ref_n_pos
+    np.testing.assert_allclose(rows, ref_rows, **close)
+    w = rng.normal(size=4)
+    np.testing.assert_allclose(data.class_scores(w, mask), ref_rows @ w,
+                               **close)
+    np.testing.assert_allclose(ref.class_scores(w, mask), ref_rows @ w,
+                               **close)
+    part, ref_part = data.part(mask), ref.part(mask)
+    np.testing.assert_allclose(part.ordered, ref_part.ordered, **close)
+    risk = AUCRisk(data.y)
+    np.testing.assert_allclose(data.in_risk_order(risk),
+                               ref.in_risk_order(risk), **close)
+    assert "X" not in data.__dict__          # none of these built it
+    np.testing.assert_allclose(data.X, ref.X, **close)
+    by_class = data.by_class()
+    assert by_class.X is data.ordered and by_class.positions is None
+    from pac_particles.problem.design import DesignData
+    np.testing.assert_allclose(DesignData(data, True).X[:, :4], ref.X,
+                               **close)
