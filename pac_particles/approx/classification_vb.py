@@ -51,6 +51,10 @@ class ClassificationVB(_GaussianVariational):
         every Adam step (``resample=True``) or one sample for L-BFGS: an
         unbiased estimate of ``E_rho[r_n]`` and its gradient, for large n.
     resample, seed, max_iter, tol, step_size : as :class:`GaussianVB`.
+    decrement_tol : float, optional
+        L-BFGS also stops once the objective's predicted decrease to its
+        optimum is at most this many nats (families ``isotropic`` and
+        ``diagonal``; :meth:`~pac_particles.approx.gaussian_family.GaussianFamily.decrement`).
     pu_prior : float in [0, 1), optional: the PU risk of
         :class:`~pac_particles.problem.risks.ClassificationRisk`.
 
@@ -71,7 +75,7 @@ class ClassificationVB(_GaussianVariational):
     def __init__(self, X, y=None, lam=None, loss="zero_one", prior_var=None,
                  family="full", fit_intercept=True, standardize=True,
                  batch_size=None, resample=True, seed=None, max_iter=None,
-                 tol=1e-6, step_size=0.02, pu_prior=None):
+                 tol=1e-6, step_size=0.02, pu_prior=None, decrement_tol=None):
         # the default lam = sqrt(n d) needs the design (d with the
         # intercept): set the problem up at lam = 1, then move it there; the
         # PU risk is reweighted per point, so lam is used as given
@@ -81,11 +85,11 @@ class ClassificationVB(_GaussianVariational):
             standardize=standardize, fit_intercept=fit_intercept,
             pu_prior=pu_prior)
         self._configure(problem, prior_var, family, batch_size, resample,
-                        seed, max_iter, tol, step_size)
+                        seed, max_iter, tol, step_size, decrement_tol)
 
     def _configure(self, problem, prior_var=None, family="full",
                    batch_size=None, resample=True, seed=None, max_iter=None,
-                   tol=1e-6, step_size=0.02):
+                   tol=1e-6, step_size=0.02, decrement_tol=None):
         self._setup_problem(problem, family)
         self.risk = problem.risk
         self.prior_var = check_positive(1.0 / self.data.d if prior_var is None
@@ -96,6 +100,8 @@ class ClassificationVB(_GaussianVariational):
                          else check_count(max_iter, "max_iter"))
         self.resample, self.seed = bool(resample), seed
         self.tol = check_positive(tol, "tol")
+        self.decrement_tol = (None if decrement_tol is None else
+                              check_positive(decrement_tol, "decrement_tol"))
         self.step_size = check_positive(step_size, "step_size")
         self._expected = GaussianPointRisk(self.data.X, self.risk)
 

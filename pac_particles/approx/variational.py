@@ -9,12 +9,8 @@ Gaussian ``rho = N(m, S)`` of a family that minimises [ARC16, eq. (2)]::
                    = -log Z + KL(rho || pi_lam)  >=  -log Z,
 
 so ``elbo = -objective`` is a lower bound on ``log Z`` [ARC16, Prop. 6].
-The families (:class:`GaussianFamily`, [ARC16, eqs. (4)-(6)]):
-
-* ``isotropic`` (F1): ``S = sigma^2 I``, parameters ``(m, log sigma)``;
-* ``diagonal``  (F2): ``S = diag(sigma_k^2)``, parameters ``(m, log sigma_k)``;
-* ``full``      (F3): ``S = L L'``, ``L`` lower triangular with a log-parametrised
-  diagonal.
+The families F1 (isotropic), F2 (diagonal), F3 (full) [ARC16, eqs.
+(4)-(6)] are :mod:`pac_particles.approx.gaussian_family`.
 
 F1 ⊂ F2 ⊂ F3 orders the optimal objectives [ARC16, eq. (7)]. What the risk
 contributes is ``E_rho[r_n]`` with its gradients in ``m`` and ``S``: the pair
@@ -44,7 +40,8 @@ from scipy import optimize
 from scipy.special import ndtr, ndtri
 
 from pac_particles.core import parallel
-from pac_particles.core.checks import InputError, check_choice, check_finite_array
+from pac_particles.approx.gaussian_family import FAMILIES, GaussianFamily
+from pac_particles.core.checks import InputError, check_finite_array
 from pac_particles.core.posterior_result import (GaussianPosterior, Fitter,
                                                 start_moments)
 from pac_particles.problem.problem import check_problem
@@ -52,12 +49,6 @@ from pac_particles.problem.problem import check_problem
 __all__ = ["GaussianFamily", "VBResult", "FAMILIES", "LBFGS_MAX_ITER",
            "stop_threshold"]
 
-#: the Gaussian families, smallest first: F1, F2, F3 [ARC16, eqs. (4)-(6)]
-FAMILIES = ("isotropic", "diagonal", "full")
-
-# Box on the log standard deviations, so that L-BFGS line searches cannot
-# overflow exp(2 * log_sigma).
-_LOG_SD_BOUNDS = (-25.0, 25.0)
 #: L-BFGS's default iteration cap. The small sets converge in 20-250
 #: iterations; all 14,980 Eeg rows (165,000 sampled pairs, diagonal
 #: family, lam = n) need about 3,000, where the former cap of 2,000 left
@@ -96,115 +87,6 @@ def stop_threshold(n_coordinates: int) -> float:
     fail_one = 2.0 * ndtr(-ADAM_STOP_Z)
     fail_each = -math.expm1(math.log1p(-fail_one) / n_coordinates)
     return float(ndtri(1.0 - 0.5 * fail_each))
-
-
-# ------------------------------------------------------------ the families
-
-class GaussianFamily:
-    """One of the Gaussian families F1-F3 [ARC16, eqs. (4)-(6)]: maps an
-    unconstrained parameter vector to ``(m, cov)`` and back, and gives the
-    objective ``lam E_rho[r_n] + KL(rho || prior)`` of eq. (2) with its
-    gradient in those parameters.
-
-    ``cov`` is a (d,) vector of variances for F1/F2 and a (d, d) matrix for F3.
-    """
-
-    def __init__(self, name, d):
-        self.name = check_choice(name, "family", FAMILIES)
-        self.d = d
-        if name == "full":
-            self.tril = np.tril_indices(d)
-            self.diag_pos = np.flatnonzero(self.tril[0] == self.tril[1])
-            self.n_params = d + d * (d + 1) // 2
-        else:
-            self.n_params = d + (1 if name == "isotropic" else d)
-
-    def unpack(self, x):
-        d = self.d
-        m = x[:d]
-        if self.name == "full":
-            L = np.zeros((d, d))
-            L[self.tril] = x[d:]
-            L[np.diag_indices(d)] = np.exp(np.diag(L))
-            return m, L @ L.T, L
-        var = np.exp(2.0 * x[d:]) * np.ones(d)
-        return m, var, None
-
-    def pack(self, mean, cov):
-        """Project ``N(mean, cov)`` onto the family (moment-matched scales)."""
-        cov = np.asarray(cov, dtype=float)
-        var = cov if cov.ndim == 1 else np.diag(cov)
-        if self.name == "isotropic":
-            return np.concatenate([mean, [0.5 * np.log(var.mean())]])
-        if self.name == "diagonal":
-            return np.concatenate([mean, 0.5 * np.log(var)])
-        L = np.linalg.cholesky(np.diag(var) if cov.ndim == 1 else cov)
-        L[np.diag_indices(self.d)] = np.log(np.diag(L))
-        return np.concatenate([mean, L[self.tril]])
-
-    def rescale(self, x, prior_var):
-        """``x`` with ``(m, S^(1/2))`` scaled jointly by the ``c > 0`` that
-        minimises ``KL(rho || N(0, prior_var I))`` along that ray:
-        ``c^2 = d prior_var / (|m|^2 + tr S)``.
-
-        A risk of the normalised margins ``x . m / sqrt(x' S x)`` (the AUC
-        pairs, the 0-1 loss) is the same at every ``c``, and so is each of
-        its minibatch estimates: this is then the exact minimiser of the
-        objective along the ray, which first-order optimisers otherwise
-        approach slowly (only the KL, O(1) against the risk's O(lam)
-        curvature, pins the joint scale). The log standard deviations stay
-        in their box."""
-        d = self.d
-        m, cov, _ = self.unpack(x)
-        trace = np.trace(cov) if cov.ndim == 2 else cov.sum()
-        log_c = 0.5 * math.log(d * prior_var / (m @ m + trace))
-        lo, hi = _LOG_SD_BOUNDS
-        out = x.copy()
-        out[:d] *= math.exp(log_c)
-        if self.name == "full":
-            scale = out[d:]
-            diag = np.zeros(scale.size, dtype=bool)
-            diag[self.diag_pos] = True
-            scale[~diag] *= math.exp(log_c)
-            scale[diag] = np.clip(scale[diag] + log_c, lo, hi)
-        else:
-            out[d:] = np.clip(out[d:] + log_c, lo, hi)
-        return out
-
-    def bounds(self):
-        """The box of the parameters as ``(lo, hi)`` arrays: the log standard
-        deviations within :data:`_LOG_SD_BOUNDS`, the rest free."""
-        lo = np.full(self.n_params, -np.inf)
-        hi = np.full(self.n_params, np.inf)
-        logs = (self.d + np.asarray(self.diag_pos) if self.name == "full"
-                else np.arange(self.d, self.n_params))
-        lo[logs], hi[logs] = _LOG_SD_BOUNDS
-        return lo, hi
-
-    def objective(self, x, lam, prior_var, pair_terms):
-        """``lam E_rho[R_n] + KL(rho || prior)`` and its gradient in ``x``."""
-        d, v = self.d, prior_var
-        m, cov, L = self.unpack(x)
-        risk, g_m, g_cov = pair_terms(m, cov)
-        if self.name == "full":
-            logdet = 2.0 * x[d:][self.diag_pos].sum()
-            kl = 0.5 * (np.trace(cov) / v + m @ m / v - d + d * math.log(v)
-                        - logdet)
-            # dE/dL = 2 G L; KL: L / v - diag(1/L_kk); log-diagonal chain rule
-            g_L = lam * 2.0 * (g_cov @ L) + L / v
-            g_L[np.diag_indices(d)] = (g_L[np.diag_indices(d)] - 1.0 / np.diag(L)) \
-                * np.diag(L)
-            g_scale = g_L[self.tril]
-        else:
-            kl = 0.5 * (cov.sum() / v + m @ m / v - d + d * math.log(v)
-                        - np.log(cov).sum())
-            # d/d log sigma_k of lam E + KL: 2 sigma_k^2 (lam G_kk + 1/(2v)) - 1
-            g_log_sd = 2.0 * cov * (lam * g_cov + 0.5 / v) - 1.0
-            g_scale = g_log_sd.sum(keepdims=True) if self.name == "isotropic" \
-                else g_log_sd
-        grad = np.concatenate([lam * g_m + m / v, g_scale])
-        return lam * risk + kl, grad, risk, kl
-
 
 
 # ------------------------------------------------------------ the result
@@ -338,6 +220,15 @@ class VBResult(GaussianPosterior):
                 f"{'...' if self.mean.size > 5 else ''})")
 
 
+class _Close(Exception):
+    """L-BFGS is close enough: the point ``x`` evaluated last is within
+    ``decrement_tol`` of the optimum (:meth:`GaussianFamily.decrement`)."""
+
+    def __init__(self, x):
+        super().__init__()
+        self.x = x
+
+
 class _GaussianVariational(Fitter):
     """What the Gaussian VB of every risk shares: the families, L-BFGS on
     the exact expected risk or Adam on fresh minibatches, the initial
@@ -356,6 +247,10 @@ class _GaussianVariational(Fitter):
     #: whether Adam's families F1 and F2 take natural-gradient steps on
     #: the precisions instead of Adam steps on the log standard deviations
     _natural_scales = False
+    #: L-BFGS also stops once the objective's predicted decrease to its
+    #: optimum is at most this many nats (:meth:`GaussianFamily.decrement`,
+    #: families F1 and F2; None: at ``tol`` on the gradient alone)
+    decrement_tol = None
     #: the task of the problems the approximation takes (``GibbsProblem.task``)
     _task = "ranking"
 
@@ -467,6 +362,12 @@ class _GaussianVariational(Fitter):
         lam, v = self.lam, self.prior_var
         lo, hi = fam.bounds()
 
+        close = self.decrement_tol
+        n_fev, n_iter = [0], [0]
+
+        def count(_):
+            n_iter[0] += 1
+
         def fun(x):
             # the objective of the box's nearest point, flat beyond it (its
             # gradient there zero): a line search past the box cannot
@@ -477,12 +378,22 @@ class _GaussianVariational(Fitter):
             inside = np.clip(x, lo, hi)
             value, grad, _, _ = fam.objective(inside, lam, v, pair_terms)
             grad[inside != x] = 0.0
+            n_fev[0] += 1
+            if close is not None:
+                gap = fam.decrement(inside, grad)
+                if gap is not None and gap <= close:
+                    raise _Close(inside)
             return value, grad
 
-        res = optimize.minimize(
-            fun, x0, jac=True, method="L-BFGS-B",
-            options=dict(maxiter=self.max_iter or LBFGS_MAX_ITER, gtol=self.tol,
-                         ftol=1e-12, maxcor=20))
+        try:
+            res = optimize.minimize(
+                fun, x0, jac=True, method="L-BFGS-B", callback=count,
+                options=dict(maxiter=self.max_iter or LBFGS_MAX_ITER,
+                             gtol=self.tol, ftol=1e-12, maxcor=20))
+        except _Close as done:
+            return done.x, (True, n_iter[0], n_fev[0],
+                            f"predicted decrease to the optimum below "
+                            f"decrement_tol = {close:g}")
         return np.clip(res.x, lo, hi), (bool(res.success), int(res.nit),
                                         int(res.nfev), str(res.message))
 

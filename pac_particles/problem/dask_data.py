@@ -30,8 +30,8 @@ else from wherever the collection is computed from.
 import numpy as np
 
 from pac_particles.core.checks import InputError
-from pac_particles.problem.data import (AUCData, _scaled, is_dask_collection,
-                                       kept_columns)
+from pac_particles.problem.data import (AUCData, is_dask_collection,
+                                       kept_columns, scaled)
 from pac_particles.problem.risks import Risk
 from pac_particles.problem.row_pools import RowPools
 
@@ -127,7 +127,7 @@ def validate_dask_xy(X, y, standardize=True, feature_names=None):
     else:
         center, scale = np.zeros(columns.size), np.ones(columns.size)
     # new rows are mapped in raw units: the columns' extremes must survive
-    _scaled(np.vstack([low[columns], high[columns]]), center, scale, "X",
+    scaled(np.vstack([low[columns], high[columns]]), center, scale, "X",
             standardize)
     pos_mean = pos_sum / n_pos
     neg_mean = (mean * n - pos_sum) / (n - n_pos)

@@ -1,5 +1,6 @@
 """Validation of ``(X, y)``, the positive/negative split, parts of the rows
-(the design of classification: :mod:`pac_particles.problem.design`).
+(the design of classification: :mod:`pac_particles.problem.design`; the
+built-in data sets and the CSV reader: :mod:`pac_particles.problem.datasets`).
 
 The labels are read in one place, :func:`binary_labels`; whether the rows
 live on a Dask cluster, in one place, :func:`is_dask_collection` (the
@@ -13,9 +14,6 @@ standardisation) to apply to new inputs.
 
 Constant columns are dropped because they cannot change any pairwise
 difference ``x_i - x_j``; in particular an intercept cancels in the AUC.
-
-The built-in data sets and the CSV reader are
-:mod:`pac_particles.problem.datasets`.
 
 Example
 -------
@@ -40,8 +38,8 @@ from pac_particles.problem.row_pools import (InMemoryRows, shuffled_rows,
 from pac_particles.core.checks import InputError, check_positive
 from pac_particles.core.compat import moved_names
 
-__all__ = ["AUCData", "validate_xy", "binary_labels",
-           "is_dask_collection",
+__all__ = ["AUCData", "validate_xy", "checked_xy", "binary_labels",
+           "is_dask_collection", "standardize_in_place", "scaled",
            "check_lam", "kept_columns", "check_columns", "column_extremes"]
 
 
@@ -160,12 +158,7 @@ class AUCData:
         ordered = self.__dict__.get("ordered")
         if name != "X" or ordered is None:
             raise AttributeError(name)
-        if self.positions is not None:
-            X = np.take(ordered, self.positions, axis=0)
-        else:
-            X = np.empty_like(ordered)
-            X[self.y], X[~self.y] = self.X_pos, self.X_neg
-        self.X = X
+        X = self.X = np.take(ordered, self._ordered_positions(), axis=0)
         return X
 
     @property
@@ -202,13 +195,10 @@ class AUCData:
         """The rows of ``X`` in ``risk.order`` (the order of n-vectors inside
         the algorithms), C-contiguous: the class-ordered rows themselves,
         no copy, for a risk ordered by class (the AUC's pairs) when each
-        class is in input order; else one gather of them."""
+        class is in input order."""
         ordered = self.__dict__.get("ordered")
         if ordered is not None and risk.class_ordered and self.positions is None:
             return ordered
-        if ordered is not None and "X" not in self.__dict__:
-            return np.take(ordered, self._ordered_positions()[risk.order],
-                           axis=0)
         return np.ascontiguousarray(np.asarray(self.X, dtype=float)[risk.order])
 
     def by_class(self) -> "AUCData":
@@ -264,11 +254,9 @@ class AUCData:
     def _class_positions(self, mask):
         """Positions in ``ordered`` of the rows where ``mask`` is True, its
         positives then its negatives, each in input order."""
-        if self.positions is None:
-            return np.flatnonzero(np.concatenate([mask[self.y],
-                                                  mask[~self.y]]))
-        return np.concatenate([self.positions[mask & self.y],
-                               self.positions[mask & ~self.y]])
+        positions = self._ordered_positions()
+        return np.concatenate([positions[mask & self.y],
+                               positions[mask & ~self.y]])
 
     def class_scores(self, w: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """``x . w`` on the rows of :meth:`class_rows` of ``mask``, in their
@@ -294,21 +282,18 @@ class AUCData:
         (``transform`` then maps raw rows to them); a column constant on
         these rows is kept, at 0 (no pair differs in it: the one dropped by
         :func:`validate_xy` of the rows)."""
-        of_pos, of_neg = mask[self.y], mask[~self.y]
-        at_pos, at_neg = np.flatnonzero(of_pos), np.flatnonzero(of_neg)
+        at_pos, at_neg = np.flatnonzero(mask[self.y]), np.flatnonzero(
+            mask[~self.y])
         at_pos = at_pos[window_order(at_pos.size)]
         at_neg = at_neg[window_order(at_neg.size)]
         n_pos = at_pos.size
         ordered = self.__dict__.get("ordered")
-        if ordered is not None and self.positions is not None:
-            # a class's k-th row in input order is at positions[y][k]
+        if ordered is not None:
+            # one gather: a class's k-th row is at positions[y][k]
+            positions = self._ordered_positions()
             rows = np.take(ordered, np.concatenate(
-                [self.positions[self.y][at_pos],
-                 self.positions[~self.y][at_neg]]), axis=0)
-        elif ordered is not None:
-            # one gather from the class-ordered copy
-            rows = np.take(ordered, np.concatenate(
-                [at_pos, self.n_pos + at_neg]), axis=0)
+                [positions[self.y][at_pos], positions[~self.y][at_neg]]),
+                axis=0)
         else:
             rows = np.concatenate([np.take(self.X_pos, at_pos, axis=0),
                                    np.take(self.X_neg, at_neg, axis=0)])
@@ -327,14 +312,14 @@ class AUCData:
         would give to rounding; else these data's own."""
         if not standardize:
             return self.center, self.scale
-        part_center, part_scale = _standardize_in_place(
+        part_center, part_scale = standardize_in_place(
             rows, *column_extremes(rows))
         return (self.center + self.scale * part_center,
                 self.scale * part_scale)
 
     def transform(self, X_new):
         """Apply the training preprocessing to new inputs of the raw width."""
-        X_new = _as_design_matrix(X_new, "X_new")
+        X_new = as_design_matrix(X_new, "X_new")
         if X_new.shape[1] != self.n_raw_features:
             raise InputError(
                 f"X_new has {X_new.shape[1]} columns, the training data had "
@@ -342,7 +327,7 @@ class AUCData:
         # every column kept (columns are increasing): no copy to select them
         kept = (X_new if self.columns.size == X_new.shape[1]
                 else X_new[:, self.columns])
-        return _scaled(kept, self.center, self.scale, "X_new", True)
+        return scaled(kept, self.center, self.scale, "X_new", True)
 
     def pair_source(self, rng, n_pairs):
         """Where a stochastic optimiser draws its ``n_pairs`` fresh pairs a
@@ -370,7 +355,10 @@ class AUCData:
         return coef, -slope @ self.center
 
 
-def _as_design_matrix(X, name="X", check_finite=True):
+def as_design_matrix(X, name="X", check_finite=True):
+    """``X`` as a 2-D float array with rows and columns, or InputError
+    naming what it is; with ``check_finite`` its first cell that is not a
+    finite number named too (:func:`~pac_particles.problem.cells.check_columns`)."""
     try:
         X = np.asarray(X, dtype=float)
     except (TypeError, ValueError):
@@ -399,11 +387,6 @@ def column_extremes(X: np.ndarray, slab: int = 256) -> tuple:
     low = np.concatenate([np.minimum.reduce(slabs, axis=0), tail]).min(axis=0)
     high = np.concatenate([np.maximum.reduce(slabs, axis=0), tail]).max(axis=0)
     return low, high
-
-
-# Largest |x| the models accept after preprocessing: Gram matrices and
-# Laplacian products sum squares of the inputs over up to ~1e7 rows.
-_MAX_ABS = 1e150
 
 
 #: Rows per block of :func:`_class_ordered` (its only temporary arrays)
@@ -439,16 +422,21 @@ def _class_ordered(X, positives, columns, positions=None):
 
 def _standardized(X, columns, low, high, positives, positions=None):
     """``(Xs, center, scale)``: the ``columns`` of ``X`` centred and scaled
-    to unit standard deviation (:func:`_standardize_in_place`), the rows in
+    to unit standard deviation (:func:`standardize_in_place`), the rows in
     class order (:func:`_class_ordered`), in one copy of ``X`` (every copy
     counts at a million rows). ``low``, ``high``: the columns' minima and
     maxima."""
     Xs = _class_ordered(X, positives, columns, positions)
-    center, scale = _standardize_in_place(Xs, low[columns], high[columns])
+    center, scale = standardize_in_place(Xs, low[columns], high[columns])
     return Xs, center, scale
 
 
-def _standardize_in_place(Xs, low, high):
+# Largest |x| the models accept after preprocessing: Gram matrices and
+# Laplacian products sum squares of the inputs over up to ~1e7 rows.
+_MAX_ABS = 1e150
+
+
+def standardize_in_place(Xs, low, high):
     """``(center, scale)``: the columns of ``Xs`` centred and scaled to unit
     standard deviation in place, ``Xs = (Xs_before - center) / scale``.
     Columns whose largest value would over- or underflow when squared
@@ -472,11 +460,11 @@ def _standardize_in_place(Xs, low, high):
     center, scale = center * factor, scale * factor
     # new rows are mapped in raw units (AUCData.transform): the columns'
     # extremes must survive x - center there
-    _scaled(np.vstack([low, high]), center, scale, "X", True)
+    scaled(np.vstack([low, high]), center, scale, "X", True)
     return center, scale
 
 
-def _scaled(X, center, scale, name, standardized):
+def scaled(X, center, scale, name, standardized):
     """``(X - center) / scale``, or InputError if the result is too large to
     compute with (its squares would overflow)."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -493,6 +481,7 @@ def _scaled(X, center, scale, name, standardized):
                          f"squares of such values overflow): rescale the "
                          f"columns{hint}")
     return out
+
 
 
 def kept_columns(low, high, names):
@@ -512,6 +501,7 @@ def kept_columns(low, high, names):
     return np.flatnonzero(~constant)
 
 
+
 def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None,
                 window_rows=None):
     """Validate ``(X, y)`` and split positives from negatives.
@@ -528,10 +518,9 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None,
         warning.
     feature_names : list of str, optional
     window_rows : int, optional
-        From this many rows on, each class is stored in the order of the
-        pair windows (:func:`~pac_particles.problem.row_pools.window_positions`:
-        a fit by sampled pairs then reads it with no shuffled copy); None:
-        each class in input order.
+        From this many rows on, each class is stored in the pair windows'
+        order (:func:`~pac_particles.problem.row_pools.window_positions`: a
+        fit by sampled pairs then makes no shuffled copy).
 
     Returns
     -------
@@ -544,8 +533,34 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None,
         mismatch, labels that are not binary, one class only, all columns
         constant.
     """
+    X, positives, columns, low, high, names = checked_xy(
+        X, y, drop_constant, feature_names)
+    n_raw = X.shape[1]
+    positions = (window_positions(positives) if window_rows is not None
+                 and positives.size >= window_rows else None)
+    if standardize:
+        ordered, center, scale = _standardized(X, columns, low, high,
+                                               positives, positions)
+    else:
+        center, scale = np.zeros(columns.size), np.ones(columns.size)
+        # the extremes decide whether the squares overflow
+        scaled(np.vstack([low, high])[:, columns], center, scale, "X", False)
+        ordered = _class_ordered(X, positives, columns, positions)
+    return AUCData(X=None, y=positives, columns=columns, center=center,
+                   scale=scale, feature_names=[names[k] for k in columns],
+                   n_raw_features=n_raw, ordered=ordered,
+                   window_ordered=positions is not None, positions=positions)
+
+
+def checked_xy(X, y, drop_constant=True, feature_names=None) -> tuple:
+    """``(X, positives, columns, low, high, names)``: ``X`` as a float
+    array, its labels read (:func:`binary_labels`), the indices of the
+    columns kept (the constant ones dropped with ``drop_constant``), every
+    column's extremes and name, all checked: :func:`validate_xy` before
+    its copy of the rows, shared with
+    :func:`pac_particles.problem.design.classification_data`."""
     # the columns' extremes check finiteness too (they propagate NaN, inf)
-    X = _as_design_matrix(X, check_finite=False)
+    X = as_design_matrix(X, check_finite=False)
     y_arr = np.asarray(y)
     if y_arr.ndim == 2 and y_arr.shape[1] == 1:
         y_arr = y_arr[:, 0]
@@ -565,25 +580,11 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None,
         check_columns(X)
     columns = (kept_columns(low, high, names) if drop_constant
                else np.arange(n_raw))
-    positions = (window_positions(positives) if window_rows is not None
-                 and positives.size >= window_rows else None)
-    if standardize:
-        ordered, center, scale = _standardized(X, columns, low, high,
-                                               positives, positions)
-    else:
-        center, scale = np.zeros(columns.size), np.ones(columns.size)
-        # the extremes decide whether the squares overflow
-        _scaled(np.vstack([low, high])[:, columns], center, scale, "X", False)
-        ordered = _class_ordered(X, positives, columns, positions)
-    return AUCData(X=None, y=positives, columns=columns, center=center,
-                   scale=scale, feature_names=[names[k] for k in columns],
-                   n_raw_features=n_raw, ordered=ordered,
-                   window_ordered=positions is not None, positions=positions)
+    return X, positives, columns, low, high, names
 
 
-def check_lam(lam, name="lam"):
-    """Return ``lam`` as a float, or raise InputError unless 0 < lam < inf."""
-    return check_positive(lam, name)
+#: ``check_lam(lam)``: ``lam`` as a float, or InputError unless 0 < lam < inf
+check_lam = check_positive
 
 
 #: the loaders that moved to :mod:`pac_particles.problem.datasets`: read from

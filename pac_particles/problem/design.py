@@ -11,7 +11,8 @@ y)`` for it with every column kept.
 
 import numpy as np
 
-from pac_particles.problem.data import AUCData, validate_xy
+from pac_particles.problem.data import (AUCData, checked_xy, scaled,
+                                       standardize_in_place)
 
 __all__ = ["DesignData", "classification_data"]
 
@@ -22,27 +23,11 @@ class DesignData(AUCData):
     ``intercept`` (never standardised, never dropped); :meth:`transform`
     appends it to new inputs too."""
 
-    def __init__(self, data, intercept):
+    def __init__(self, intercept, **fields):
+        # ``fields``: :class:`AUCData`'s, ``X`` the design with its
+        # intercept column (:func:`classification_data`, :meth:`part`)
         self.intercept = bool(intercept)
-        names = list(data.feature_names)
-        # the design in input order and its intercept column in one
-        # allocation: one copy of the validated rows (no input-order copy
-        # of them first, no copy per class: :meth:`__post_init__`)
-        d = data.d
-        X = np.empty((data.n, d + int(self.intercept)))
-        if "X" in data.__dict__:
-            X[:, :d] = data.X
-        elif data.positions is not None:
-            X[:, :d] = np.take(data.ordered, data.positions, axis=0)
-        else:
-            X[data.y, :d], X[~data.y, :d] = data.X_pos, data.X_neg
-        if self.intercept:
-            X[:, d] = 1.0
-            names.append("intercept")
-        super().__init__(X=X, y=data.y, columns=data.columns,
-                         center=data.center, scale=data.scale,
-                         feature_names=names,
-                         n_raw_features=data.n_raw_features)
+        super().__init__(**fields)
 
     def __post_init__(self):
         # a point risk reads the rows in input order: each class's rows
@@ -61,13 +46,10 @@ class DesignData(AUCData):
         rows = np.take(self.X, np.flatnonzero(mask), axis=0)
         d = rows.shape[1] - int(self.intercept)
         center, scale = self.part_scaling(rows[:, :d], standardize)
-        part = DesignData.__new__(DesignData)
-        part.intercept = self.intercept
-        AUCData.__init__(part, X=rows, y=self.y[mask], columns=self.columns,
-                         center=center, scale=scale,
-                         feature_names=list(self.feature_names),
-                         n_raw_features=self.n_raw_features)
-        return part
+        return DesignData(self.intercept, X=rows, y=self.y[mask],
+                          columns=self.columns, center=center, scale=scale,
+                          feature_names=list(self.feature_names),
+                          n_raw_features=self.n_raw_features)
 
     def __getattr__(self, name):
         if name not in ("X_pos", "X_neg"):
@@ -112,6 +94,25 @@ class DesignData(AUCData):
 
 def classification_data(X, y, standardize=True, fit_intercept=True):
     """The validated :class:`DesignData` of every classification method:
-    no column dropped, an intercept column appended if asked."""
-    data = validate_xy(X, y, standardize=standardize, drop_constant=False)
-    return DesignData(data, fit_intercept)
+    no column dropped, an intercept column appended if asked; the rows
+    checked as :func:`~pac_particles.problem.data.validate_xy` checks them,
+    then copied once, in input order, into the design (no copy by class
+    first) and standardised there."""
+    X, positives, columns, low, high, names = checked_xy(
+        X, y, drop_constant=False)
+    n, d = X.shape
+    design = np.empty((n, d + int(bool(fit_intercept))))
+    rows = design[:, :d]
+    rows[...] = X
+    if standardize:
+        center, scale = standardize_in_place(rows, low, high)
+    else:
+        center, scale = np.zeros(d), np.ones(d)
+        # the extremes decide whether the squares overflow
+        scaled(np.vstack([low, high]), center, scale, "X", False)
+    if fit_intercept:
+        design[:, d] = 1.0
+        names = list(names) + ["intercept"]
+    return DesignData(fit_intercept, X=design, y=positives, columns=columns,
+                      center=center, scale=scale, feature_names=list(names),
+                      n_raw_features=d)

@@ -134,3 +134,43 @@ def test_a_part_of_a_classification_problem_is_that_of_its_rows(standardize):
     for bad in (mask[:-1], mask.astype(int)):
         with pytest.raises(InputError, match="bool array of the problem's"):
             problem.part(bad)
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_the_classification_design_is_the_checked_rows_in_input_order(
+        standardize, fit_intercept):
+    """``classification_data``: the rows in input order, every column kept
+    (a constant one at 0 when standardised), centred and scaled on their
+    own moments, the intercept column 1 last; the classes' rows read from
+    it; bad rows refused as the ranking validator refuses them."""
+    from pac_particles.core.checks import InputError
+    X, y = _data()
+    X = np.column_stack([X, np.full(len(y), 3.0)])
+    if standardize:
+        # a column whose squares overflow standardises as its unit version
+        X = np.column_stack([X, 1e200 * X[:, 0]])
+    design = classification_data(X, y, standardize, fit_intercept)
+    expected = X.copy()
+    if standardize:
+        unit = np.column_stack([X[:, :-1], X[:, 0]])
+        sd = unit.std(axis=0)
+        expected = (unit - unit.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        expected[:, -2] = 0.0
+    if fit_intercept:
+        expected = np.column_stack([expected, np.ones(len(y))])
+    np.testing.assert_allclose(design.X, expected, rtol=1e-10, atol=1e-10)
+    assert design.d == X.shape[1] + fit_intercept
+    assert design.feature_names[-1] == ("intercept" if fit_intercept
+                                        else f"x{X.shape[1]}")
+    positives = y == y.max()
+    np.testing.assert_array_equal(design.X_pos, design.X[positives])
+    np.testing.assert_array_equal(design.y, positives)
+    np.testing.assert_allclose(design.transform(X), design.X, rtol=1e-10,
+                               atol=1e-10)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(InputError, match="NaN"):
+        classification_data(bad, y)
+    with pytest.raises(InputError, match="one class"):
+        classification_data(X, np.ones(len(y)))

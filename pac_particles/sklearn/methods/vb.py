@@ -44,7 +44,7 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
                                              kfold_path_choice,
                                              vb_loo_choice)
 
-__all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
+__all__ = ["VB", "VB_CV_TOL", "VB_CV_DECREMENT", "VB_DECREMENT", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
            "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
            "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL", "KFOLD_PATH_MIN_PAIRS",
            "VB_LOO_MAX_ROWS", "KFOLD_SAMPLE_ABOVE_PAIRS",
@@ -54,6 +54,16 @@ __all__ = ["VB", "VB_CV_TOL", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
 #: the leave-one-out AUCs agree to 4 digits with those at 1e-3, the same lam
 #: (docs/benchmarks.md, "Default fits")
 VB_CV_TOL = 1e-2
+#: the classifier's L-BFGS fits also stop once the objective's predicted
+#: decrease to its optimum is below this many nats: the held-out path's
+#: fits that choose lam (the K folds of fewer rows, cheap, keep their
+#: gradient tolerance and their choices), and the final fit
+#: (VB_DECREMENT). Their gradient tolerances on the objective, whose risk
+#: term grows with lam ~ n, took dozens of further evaluations for
+#: hundredths of a nat at a million rows
+#: (docs/benchmarks.md, "The classifier's fits to a precision in nats")
+VB_CV_DECREMENT = 1e-2
+VB_DECREMENT = 1e-3
 #: VB chooses ``lam`` by its leave-one-out (O(P d^2) per grid value) up to
 #: this many features, by K-fold refits (O(P d) per iteration) above, where
 #: the refits became the faster (docs/benchmarks.md, "Default fits")
@@ -319,13 +329,14 @@ class VB(GaussianMethod):
 
             last: list = []
 
-            def fitter(part, lam):
+            def fitter(part, lam, decrement_tol=None):
                 # at VB_CV_TOL, as for ranking: the same choices as at the
                 # final fit's tolerance (docs/benchmarks.md, "The
                 # classifier at large n and VB's folds in process")
                 return ClassificationVB.from_problem(
                     part.at(lam), prior_var=options.prior_var,
-                    family=options.vb_family, tol=VB_CV_TOL)
+                    family=options.vb_family, tol=VB_CV_TOL,
+                    decrement_tol=decrement_tol)
 
             def make(X_tr, y_tr, lam):
                 # a fold's refits along the grid share its problem, set up
@@ -343,7 +354,7 @@ class VB(GaussianMethod):
                     mask = np.zeros(problem.data.n, dtype=bool)
                     mask[train] = True
                     last[:] = [train, problem.part(mask)]
-                return fitter(last[1], lam)
+                return fitter(last[1], lam, VB_CV_DECREMENT)
             data = problem.data
             if _on_holdout_path(data):
                 # K refits per grid value would cost K fits each
@@ -360,7 +371,7 @@ class VB(GaussianMethod):
             fit.lam = float(fit.cv.best_lam)
         fit.approximation = ClassificationVB.from_problem(
             problem.at(fit.lam), prior_var=options.prior_var,
-            family=options.vb_family)
+            family=options.vb_family, decrement_tol=VB_DECREMENT)
         # warm-started, as for ranking, at the path's fit at the chosen lam
         # (the held-out part's, or the folds' mean)
         fit.posterior = fit.approximation.fit(
