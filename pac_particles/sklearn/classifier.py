@@ -56,6 +56,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from pac_particles.approx.vb import FAMILIES
 from pac_particles.bounds import CertificateSetting, certify
 from pac_particles.core.checks import ArrayLike, InputError, check_choice
+from pac_particles.core.parallel import one_blas_thread
 from pac_particles.core.inference_data import to_inference_data
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.risks import LOSSES
@@ -191,6 +192,15 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
     def fit(self, X: ArrayLike, y: ArrayLike) -> "PACBayesClassifier":
         """Fit the Gibbs posterior (or its VB or EP approximation); returns
         self."""
+        # BLAS on one thread, as for PACBayesAUC: the numba kernels supply
+        # the parallelism, and OpenBLAS workers left spinning by the
+        # certificate's and the held-out scores' algebra slowed the kernels
+        # and the algebra between them (docs/benchmarks.md, "The
+        # classifier's fits to a precision in nats")
+        with one_blas_thread():
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         self._check_params()
         options = self._fit_options()
         try:

@@ -44,8 +44,8 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
                                              kfold_path_choice,
                                              vb_loo_choice)
 
-__all__ = ["VB", "VB_CV_TOL", "VB_CV_DECREMENT", "VB_DECREMENT", "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION",
-           "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
+__all__ = ["VB", "VB_CV_TOL", "VB_DECREMENT", "VB_LOO_MAX_FEATURES",
+           "HOLDOUT_FRACTION", "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
            "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL", "KFOLD_PATH_MIN_PAIRS",
            "VB_LOO_MAX_ROWS", "KFOLD_SAMPLE_ABOVE_PAIRS",
            "KFOLD_CLIMB_FROM_PER_FEATURE"]
@@ -57,13 +57,12 @@ VB_CV_TOL = 1e-2
 #: the classifier's L-BFGS fits also stop once the objective's predicted
 #: decrease to its optimum is below this many nats: the held-out path's
 #: fits that choose lam (the K folds of fewer rows, cheap, keep their
-#: gradient tolerance and their choices), and the final fit
-#: (VB_DECREMENT). Their gradient tolerances on the objective, whose risk
-#: term grows with lam ~ n, took dozens of further evaluations for
-#: hundredths of a nat at a million rows
-#: (docs/benchmarks.md, "The classifier's fits to a precision in nats")
-VB_CV_DECREMENT = 1e-2
-VB_DECREMENT = 1e-3
+#: gradient tolerance and their choices) and the final fit. Their gradient
+#: tolerances on the objective, whose risk term grows with lam ~ n, took
+#: dozens of further evaluations for hundredths of a nat at a million
+#: rows (docs/benchmarks.md, "The classifier's fits to a precision in
+#: nats")
+VB_DECREMENT = 1e-2
 #: VB chooses ``lam`` by its leave-one-out (O(P d^2) per grid value) up to
 #: this many features, by K-fold refits (O(P d) per iteration) above, where
 #: the refits became the faster (docs/benchmarks.md, "Default fits")
@@ -354,7 +353,7 @@ class VB(GaussianMethod):
                     mask = np.zeros(problem.data.n, dtype=bool)
                     mask[train] = True
                     last[:] = [train, problem.part(mask)]
-                return fitter(last[1], lam, VB_CV_DECREMENT)
+                return fitter(last[1], lam, VB_DECREMENT)
             data = problem.data
             if _on_holdout_path(data):
                 # K refits per grid value would cost K fits each
