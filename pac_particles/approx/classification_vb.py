@@ -54,7 +54,10 @@ class ClassificationVB(_GaussianVariational):
     decrement_tol : float, optional
         L-BFGS also stops once the objective's predicted decrease to its
         optimum is at most this many nats (families ``isotropic`` and
-        ``diagonal``; :meth:`~pac_particles.approx.gaussian_family.GaussianFamily.decrement`).
+        ``diagonal``; :meth:`~pac_particles.approx.gaussian_family.GaussianFamily.decrement`),
+        and a fit from ``init`` runs in the family's metric there (the mean
+        scaled by the start's standard deviations), ``tol`` on the scaled
+        gradient.
     pu_prior : float in [0, 1), optional: the PU risk of
         :class:`~pac_particles.problem.risks.ClassificationRisk`.
 

@@ -113,26 +113,35 @@ class GaussianFamily:
         lo[logs], hi[logs] = _LOG_SD_BOUNDS
         return lo, hi
 
-    def decrement(self, x, grad):
-        """The objective's predicted decrease from ``x`` to its optimum,
-        ``grad' H^-1 grad / 2`` in nats, with ``H`` the objective's
-        Hessian at the optimum as the family knows it: ``S^-1`` in the
-        mean (at the optimum ``1 / sigma_k^2`` is the curvature in
-        ``m_k``: ``2 lam G_kk + 1 / v``, the log-sd gradient's root, and
-        ``2 dE/dS = d^2 E / dm^2`` for a Gaussian) and 2 per log standard
-        deviation (``-t + exp(2 t) c / 2`` has curvature 2 at its
-        minimum; ``2 d`` for the one of F1), cross terms left out; None
-        for F3, whose factor's entries have no such scale. An optimiser
-        within ``eps`` of it is within about ``sqrt(2 eps)`` posterior
-        standard deviations of the optimum in each mean coordinate."""
+    def metric_root(self, x):
+        """The diagonal ``P`` (an array of the parameters' shape) of the
+        family's metric at ``x``, the objective's Hessian at its optimum as
+        the family knows it, ``H ~ P^-2``: ``sigma_k`` in the mean (at the
+        optimum ``1 / sigma_k^2`` is the curvature in ``m_k``: ``2 lam G_kk
+        + 1 / v``, the root of the log-sd gradient, and ``2 dE/dS = d^2 E /
+        dm^2`` for a Gaussian) and ``1 / sqrt 2`` per log standard
+        deviation (``-t + exp(2 t) c / 2`` has curvature 2 at its minimum;
+        ``2 d`` for the one of F1), cross terms left out; None for F3,
+        whose factor's entries have no such scale."""
         if self.name == "full":
             return None
         d = self.d
-        g_m, g_scale = grad[:d], grad[d:]
-        var = np.exp(2.0 * x[d:]) * np.ones(d)
-        scale_curvature = 2.0 * (d if self.name == "isotropic" else 1)
-        return 0.5 * float(g_m ** 2 @ var
-                           + g_scale @ g_scale / scale_curvature)
+        root = np.empty(x.size)
+        root[:d] = np.exp(x[d:]) * np.ones(d)
+        root[d:] = math.sqrt(0.5 / (d if self.name == "isotropic" else 1))
+        return root
+
+    def decrement(self, x, grad):
+        """The objective's predicted decrease from ``x`` to its optimum,
+        ``grad' H^-1 grad / 2 = |P grad|^2 / 2`` in nats with ``P`` the
+        family's :meth:`metric_root` at ``x``; None for F3. An optimiser
+        within ``eps`` of it is within about ``sqrt(2 eps)`` posterior
+        standard deviations of the optimum in each mean coordinate."""
+        root = self.metric_root(x)
+        if root is None:
+            return None
+        step = root * grad
+        return 0.5 * float(step @ step)
 
     def objective(self, x, lam, prior_var, pair_terms):
         """``lam E_rho[R_n] + KL(rho || prior)`` and its gradient in ``x``."""

@@ -215,5 +215,16 @@ def test_a_fit_to_a_decrement_stops_within_it_with_fewer_evaluations():
     assert close.converged and "decrement_tol" in close.message
     assert close.n_fev < tight.n_fev
     assert 0.0 <= close.objective - tight.objective < 1e-2
+    # from a warm start (a part's fit) it runs in the metric there: the
+    # optimum of the convex hinge objective, in a fraction of the
+    # evaluations
+    kw["loss"] = "hinge"
+    tight = ClassificationVB(X, y, tol=1e-9, **kw).fit()
+    part = ClassificationVB(X[:2400], y[:2400], decrement_tol=1e-3,
+                            **kw).fit()
+    warm = ClassificationVB(X, y, decrement_tol=1e-3, **kw).fit(init=part)
+    plain = ClassificationVB(X, y, tol=1e-9, **kw).fit(init=part)
+    assert warm.converged and 3 * warm.n_fev < plain.n_fev
+    assert 0.0 <= warm.objective - tight.objective < 1e-2
     with pytest.raises(InputError, match="decrement_tol"):
         ClassificationVB(X, y, decrement_tol=0.0, **kw)
