@@ -228,3 +228,25 @@ def test_a_fit_to_a_decrement_stops_within_it_with_fewer_evaluations():
     assert 0.0 <= warm.objective - tight.objective < 1e-2
     with pytest.raises(InputError, match="decrement_tol"):
         ClassificationVB(X, y, decrement_tol=0.0, **kw)
+
+
+def test_a_cold_fit_of_many_rows_starts_from_a_pilot_on_an_eighth():
+    """``pilot_rows``: a cold fit to a decrement of more than 8 times that
+    many rows starts from a fit on an eighth of them (seeded): the convex
+    hinge objective's optimum, in a few evaluations on all rows; the same
+    fit for the same seed; none below the size."""
+    from pac_particles.approx.classification_vb import PILOT_FACTOR
+    X, y = _decrement_case(n=4000)
+    kw = dict(lam=4000.0, loss="hinge", family="diagonal")
+    tight = ClassificationVB(X, y, tol=1e-9, **kw).fit()
+    cold = ClassificationVB(X, y, decrement_tol=1e-3, **kw).fit()
+    piloted = ClassificationVB(X, y, decrement_tol=1e-3, pilot_rows=400,
+                               seed=3, **kw).fit()
+    assert piloted.converged and 2 * piloted.n_fev < cold.n_fev
+    assert 0.0 <= piloted.objective - tight.objective < 1e-2
+    again = ClassificationVB(X, y, decrement_tol=1e-3, pilot_rows=400,
+                             seed=3, **kw).fit()
+    np.testing.assert_array_equal(again.mean, piloted.mean)
+    unpiloted = ClassificationVB(X, y, decrement_tol=1e-3,
+                                 pilot_rows=4000 // PILOT_FACTOR, **kw).fit()
+    assert unpiloted.n_fev == cold.n_fev

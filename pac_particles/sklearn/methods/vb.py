@@ -44,9 +44,10 @@ from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
                                              kfold_path_choice,
                                              vb_loo_choice)
 
-__all__ = ["VB", "VB_CV_TOL", "VB_DECREMENT", "VB_LOO_MAX_FEATURES",
-           "HOLDOUT_FRACTION", "HOLDOUT_ABOVE_ROWS", "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS",
-           "VB_LOO_PATIENCE", "VB_LOO_FLAT_TOL", "KFOLD_PATH_MIN_PAIRS",
+__all__ = ["VB", "VB_CV_TOL", "VB_DECREMENT", "VB_PILOT_ROWS",
+           "VB_LOO_MAX_FEATURES", "HOLDOUT_FRACTION", "HOLDOUT_ABOVE_ROWS",
+           "HOLDOUT_MIN_MINORITY", "VB_PATH_STEPS", "VB_LOO_PATIENCE",
+           "VB_LOO_FLAT_TOL", "KFOLD_PATH_MIN_PAIRS",
            "VB_LOO_MAX_ROWS", "KFOLD_SAMPLE_ABOVE_PAIRS",
            "KFOLD_CLIMB_FROM_PER_FEATURE"]
 
@@ -63,6 +64,11 @@ VB_CV_TOL = 1e-2
 #: rows (docs/benchmarks.md, "The classifier's fits to a precision in
 #: nats")
 VB_DECREMENT = 1e-2
+#: the classifier's cold fits of more than ClassificationVB's PILOT_FACTOR
+#: (8) times this many rows (the held-out path's first, a fit at a given
+#: lam) start from a fit on an eighth of them (docs/benchmarks.md, "The
+#: classifier's fits to a precision in nats")
+VB_PILOT_ROWS = 50_000
 #: VB chooses ``lam`` by its leave-one-out (O(P d^2) per grid value) up to
 #: this many features, by K-fold refits (O(P d) per iteration) above, where
 #: the refits became the faster (docs/benchmarks.md, "Default fits")
@@ -335,7 +341,8 @@ class VB(GaussianMethod):
                 return ClassificationVB.from_problem(
                     part.at(lam), prior_var=options.prior_var,
                     family=options.vb_family, tol=VB_CV_TOL,
-                    decrement_tol=decrement_tol)
+                    decrement_tol=decrement_tol, pilot_rows=VB_PILOT_ROWS,
+                    seed=options.random_state)
 
             def make(X_tr, y_tr, lam):
                 # a fold's refits along the grid share its problem, set up
@@ -370,7 +377,8 @@ class VB(GaussianMethod):
             fit.lam = float(fit.cv.best_lam)
         fit.approximation = ClassificationVB.from_problem(
             problem.at(fit.lam), prior_var=options.prior_var,
-            family=options.vb_family, decrement_tol=VB_DECREMENT)
+            family=options.vb_family, decrement_tol=VB_DECREMENT,
+            pilot_rows=VB_PILOT_ROWS, seed=options.random_state)
         # warm-started, as for ranking, at the path's fit at the chosen lam
         # (the held-out part's, or the folds' mean)
         fit.posterior = fit.approximation.fit(
