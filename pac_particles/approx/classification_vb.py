@@ -168,8 +168,12 @@ class ClassificationVB(_GaussianVariational):
     def predict_proba(self, X_new):
         """``P_rho(x . theta > 0) = Phi(x m / sqrt(x S x))`` for new raw
         inputs: the posterior predictive of the randomised classifier."""
+        return self.design_probability(self.data.transform(X_new))
+
+    def design_probability(self, Z):
+        """:meth:`predict_proba` of rows ``Z`` of the design already (these
+        data's coordinates, with the intercept column)."""
         res = self._require_fit()
-        Z = self.data.transform(X_new)
         return positive_probability(Z @ res.mean,
                                     row_variances(Z, res.compact_cov))
 

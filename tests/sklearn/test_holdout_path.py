@@ -522,3 +522,56 @@ def test_a_k_fold_curve_that_no_value_moves_stops_after_a_decade():
                              unchanged_decades=None)
     np.testing.assert_allclose(full.grid, grid)
     assert full.best_lam == pytest.approx(grid[0])
+
+
+def test_a_given_held_out_score_reads_the_split_s_held_out_rows():
+    """``score(approx, val)`` gets the held-out rows' indices of the split
+    and replaces the predictions on ``X[val]``: the same choice when it
+    scores the same rows; a score of other rows (a wrong variant) chooses
+    otherwise."""
+    from pac_particles.sklearn.selection.folds import holdout_split
+    from pac_particles.sklearn.selection.scorers import METRICS
+    X, y = _data()
+    grid = lam_grid(1e4, 13)
+    seen = []
+
+    def make(train, y_tr, lam):
+        return _Direction(lam, grid[4], [])
+
+    def score(approx, val):
+        seen.append(val)
+        return METRICS["auc"](approx.predict(X[val]), y[val] == 1)
+    cv, _ = holdout_path_choice(X, y, grid, make, seed=3, by_index=True,
+                                score=score)
+    val = holdout_split(y.astype(bool), 0.2, 3)[1]
+    np.testing.assert_array_equal(seen[0], val)
+    plain, _ = holdout_path_choice(X, y, grid, make, seed=3, by_index=True)
+    assert cv.best_lam == plain.best_lam
+    np.testing.assert_array_equal(cv.fold_auc, plain.fold_auc)
+    flipped, _ = holdout_path_choice(
+        X, y, grid, make, seed=3, by_index=True,
+        score=lambda approx, val: METRICS["auc"](
+            -approx.predict(X[val]), y[val] == 1))
+    assert flipped.best_lam != plain.best_lam
+
+
+def test_the_classifier_scores_its_held_out_rows_from_the_design():
+    """The classifier's held-out path fits its part on the design's own
+    scale, so its held-out rows are scored from the validated design: the
+    probabilities of ``predict_proba`` on the raw rows."""
+    from pac_particles.approx.classification_vb import ClassificationVB
+    from pac_particles.problem.problem import GibbsProblem
+    import dataclasses
+    rng = np.random.default_rng(2)
+    X = 3.0 + 2.0 * rng.normal(size=(600, 3))
+    y = X[:, 0] + rng.normal(size=600) > 3.0
+    problem = GibbsProblem.classification(X, y, 50.0)
+    mask = rng.random(600) < 0.8
+    part = dataclasses.replace(problem, standardize=False).part(mask)
+    np.testing.assert_array_equal(part.data.center, problem.data.center)
+    vb = ClassificationVB.from_problem(part, family="diagonal")
+    vb.fit()
+    val = np.flatnonzero(~mask)
+    np.testing.assert_allclose(vb.design_probability(problem.data.X[val]),
+                               vb.predict_proba(X[val]), rtol=1e-12,
+                               atol=1e-12)

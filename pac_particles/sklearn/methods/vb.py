@@ -39,7 +39,8 @@ from pac_particles.problem.problem import GibbsProblem
 from pac_particles.sklearn.methods.base import FitOptions, Method, MethodFit
 from pac_particles.sklearn.methods.ep import LOO_GRID_STRIDE
 from pac_particles.sklearn.methods.gaussian import GaussianMethod
-from pac_particles.sklearn.selection import (RefitScorer, cross_validate_lam,
+from pac_particles.sklearn.selection import (METRICS, RefitScorer,
+                                             cross_validate_lam,
                                              holdout_path_choice,
                                              kfold_path_choice,
                                              vb_loo_choice)
@@ -355,12 +356,25 @@ class VB(GaussianMethod):
 
             def make_on_path(train, y_tr, lam):
                 # the held-out path refits the same training part: taken
-                # once from the validated rows (``train``: their indices)
+                # once from the validated rows (``train``: their indices),
+                # on their scale, so that the held-out rows are scored as
+                # they are (score_held_out)
                 if not last:
                     mask = np.zeros(problem.data.n, dtype=bool)
                     mask[train] = True
-                    last[:] = [train, problem.part(mask)]
+                    last[:] = [train, dataclasses.replace(
+                        problem, standardize=False).part(mask)]
                 return fitter(last[1], lam, VB_DECREMENT)
+
+            held_out: list = []
+
+            def score_held_out(approx, val):
+                # the held-out rows of the validated design, gathered once
+                if not held_out:
+                    held_out[:] = [np.take(problem.data.X, val, axis=0),
+                                   problem.data.y[val]]
+                return METRICS["accuracy"](
+                    approx.design_probability(held_out[0]), held_out[1])
             data = problem.data
             if _on_holdout_path(data):
                 # K refits per grid value would cost K fits each
@@ -368,7 +382,7 @@ class VB(GaussianMethod):
                     X, data.y, fit.grid, make_on_path, metric="accuracy",
                     holdout=HOLDOUT_FRACTION, seed=options.random_state,
                     stride=LOO_GRID_STRIDE, verbose=options.verbose,
-                    by_index=True)
+                    by_index=True, score=score_held_out)
             else:
                 fit.cv, start = _kfold_choice(X, data, fit.grid, make,
                                               options, "accuracy",

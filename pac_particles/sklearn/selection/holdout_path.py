@@ -95,7 +95,8 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
                         holdout: float = 0.2, seed: Optional[int] = None,
                         stride: int = 2, patience: int = 1,
                         tol: float = FLAT_TOL, verbose=False,
-                        by_index: bool = False):
+                        by_index: bool = False,
+                        score: Optional[Callable] = None):
     """Choose ``lam`` on ``grid`` on one held-out split, along a
     warm-started path with an early stop (module docstring).
 
@@ -121,6 +122,12 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     by_index : bool, hand ``make`` the training rows' indices into ``X``
         (increasing) instead of a copy of the rows: for a maker that takes
         its part from rows it holds already.
+    score : callable, optional
+        ``score(approx, val)``: the held-out ``metric`` of a fit on the rows
+        ``val`` (their indices, increasing), read from rows the caller
+        holds (with ``by_index``): no copy of the raw held-out rows is
+        made. Default: the metric of ``approx``'s predictions on
+        ``X[val]``.
 
     Returns
     -------
@@ -135,7 +142,12 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     positives = binary_labels(y)
     train, val = holdout_split(positives, holdout, seed)
     X_tr = train if by_index else X[train]
-    y_tr, X_val, y_val = positives[train], X[val], positives[val]
+    y_tr, y_val = positives[train], positives[val]
+    if score is None:
+        X_val = X[val]
+
+        def score(approx, val):
+            return _held_out(approx, X_val, y_val, metric)
     order = coarse_indices(grid.size, stride)
     scored, fits = {}, {}
     stop, previous = FlatStop(patience, tol), None
@@ -144,7 +156,7 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
         for position, k in enumerate(order):
             approx = make(X_tr, y_tr, grid[k])
             previous = fits[k] = approx.fit(init=previous)
-            value = scored[k] = _held_out(approx, X_val, y_val, metric)
+            value = scored[k] = score(approx, val)
             progress.update(advance=1, text=(
                 f"lam {position + 1}/{len(order)} = {grid[k]:.4g}: held-out "
                 f"{metric} {value:.4f} ({progress.elapsed:.1f} s)"))
