@@ -11,7 +11,6 @@ variational approximations of Gibbs posteriors. Journal of Machine Learning
 Research 17(239), 1-41.
 """
 
-import dataclasses
 import math
 
 import numpy as np
@@ -140,10 +139,8 @@ class ClassificationVB(_GaussianVariational):
             sample = np.zeros(n, dtype=bool)
             sample[rng.choice(n, n // PILOT_FACTOR, replace=False)] = True
             # the sample on these data's scale: its fit is a start here
-            rows = dataclasses.replace(self.problem,
-                                       standardize=False).part(sample)
             init = ClassificationVB.from_problem(
-                rows, prior_var=self.prior_var, family=self.family,
+                self.problem.part(sample, own_scale=False), prior_var=self.prior_var, family=self.family,
                 tol=self.tol, decrement_tol=self.decrement_tol).fit()
         return super().fit(init)
 

@@ -161,6 +161,12 @@ def point_rows_serial(scores, signs, weights, loss):
 
 # ------------------------- the Gaussian margins of a diagonal S, row by row
 
+#: row chunks of the parallel kernels: a few per thread, each summing into
+#: its own slice (no shared accumulator), few enough that their partial
+#: sums cost nothing
+_CHUNKS = 16
+
+
 @numba.njit(cache=True, nogil=True, fastmath=True)
 def _row_moments(X, m, var, i):
     # the mean and variance of row i's score, the square formed in registers
@@ -231,12 +237,6 @@ def _sums_serial(X, a, b, chunks):
     out = np.zeros((2, X.shape[1]))
     _sums_range(X, a, b, 0, X.shape[0], out)
     return out
-
-
-#: row chunks of the parallel kernels: a few per thread, each summing into
-#: its own slice (no shared accumulator), few enough that their partial
-#: sums cost nothing
-_CHUNKS = 16
 
 
 def moment_sums(X: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple:

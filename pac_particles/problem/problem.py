@@ -131,7 +131,8 @@ class GibbsProblem:
     def fit_intercept(self) -> bool:
         return self.task == "classification" and self.data.intercept
 
-    def part(self, mask: np.ndarray) -> "GibbsProblem":
+    def part(self, mask: np.ndarray, own_scale: bool = True
+             ) -> "GibbsProblem":
         """The problem of the rows where the (n,) bool ``mask`` is True (a
         held-out split's training part) at the same ``lam``: their data
         taken from this problem's validated rows, standardised on their own
@@ -140,7 +141,10 @@ class GibbsProblem:
         :meth:`~pac_particles.problem.data.AUCData.part`, each class's rows
         in the order its pair windows read; for classification
         :meth:`~pac_particles.problem.design.DesignData.part`, in input
-        order), the risk of their labels.
+        order), the risk of their labels. ``own_scale=False``: the part
+        keeps this problem's scale instead (its columns not standardised
+        again), so that rows of this problem's design are rows of the
+        part's (a pilot's sample, held-out rows scored from the design).
 
         Raises
         ------
@@ -156,7 +160,7 @@ class GibbsProblem:
             raise InputError(f"mask must be a bool array of the problem's "
                              f"{self.data.n} rows, got {mask.dtype} of shape "
                              f"{mask.shape}")
-        data = self.data.part(mask, self.standardize)
+        data = self.data.part(mask, self.standardize and own_scale)
         if self.task == "classification":
             return dataclasses.replace(self, data=data, risk=(
                 ClassificationRisk(data.y, self.risk.loss, self.pu_prior)))

@@ -174,3 +174,22 @@ def test_the_classification_design_is_the_checked_rows_in_input_order(
         classification_data(bad, y)
     with pytest.raises(InputError, match="one class"):
         classification_data(X, np.ones(len(y)))
+
+
+@pytest.mark.parametrize("task", ["ranking", "classification"])
+def test_a_part_on_the_problem_s_scale_reads_its_design_rows(task):
+    """``part(mask, own_scale=False)``: the part's rows are the problem's
+    design rows (its scale kept); by default they are standardised on
+    their own rows (another scale)."""
+    rng = np.random.default_rng(4)
+    X = 2.0 + 3.0 * rng.normal(size=(500, 3))
+    y = rng.random(500) < 0.4
+    mask = rng.random(500) < 0.7
+    problem = getattr(GibbsProblem, task)(X, y, 10.0)
+    kept = problem.part(mask, own_scale=False)
+    np.testing.assert_array_equal(kept.data.center, problem.data.center)
+    np.testing.assert_array_equal(kept.data.scale, problem.data.scale)
+    np.testing.assert_allclose(kept.data.transform(X[mask]),
+                               problem.data.transform(X[mask]), atol=1e-12)
+    own = problem.part(mask)
+    assert not np.allclose(own.data.center, problem.data.center)

@@ -561,13 +561,12 @@ def test_the_classifier_scores_its_held_out_rows_from_the_design():
     probabilities of ``predict_proba`` on the raw rows."""
     from pac_particles.approx.classification_vb import ClassificationVB
     from pac_particles.problem.problem import GibbsProblem
-    import dataclasses
     rng = np.random.default_rng(2)
     X = 3.0 + 2.0 * rng.normal(size=(600, 3))
     y = X[:, 0] + rng.normal(size=600) > 3.0
     problem = GibbsProblem.classification(X, y, 50.0)
     mask = rng.random(600) < 0.8
-    part = dataclasses.replace(problem, standardize=False).part(mask)
+    part = problem.part(mask, own_scale=False)
     np.testing.assert_array_equal(part.data.center, problem.data.center)
     vb = ClassificationVB.from_problem(part, family="diagonal")
     vb.fit()

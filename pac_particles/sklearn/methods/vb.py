@@ -362,8 +362,7 @@ class VB(GaussianMethod):
                 if not last:
                     mask = np.zeros(problem.data.n, dtype=bool)
                     mask[train] = True
-                    last[:] = [train, dataclasses.replace(
-                        problem, standardize=False).part(mask)]
+                    last[:] = [train, problem.part(mask, own_scale=False)]
                 return fitter(last[1], lam, VB_DECREMENT)
 
             held_out: list = []

@@ -142,11 +142,12 @@ def holdout_path_choice(X: np.ndarray, y: np.ndarray, grid: np.ndarray,
     positives = binary_labels(y)
     train, val = holdout_split(positives, holdout, seed)
     X_tr = train if by_index else X[train]
-    y_tr, y_val = positives[train], positives[val]
+    y_tr = positives[train]
     if score is None:
-        X_val = X[val]
+        # the predictions on a copy of the held-out rows
+        X_val, y_val = X[val], positives[val]
 
-        def score(approx, val):
+        def score(approx, _):
             return _held_out(approx, X_val, y_val, metric)
     order = coarse_indices(grid.size, stride)
     scored, fits = {}, {}
