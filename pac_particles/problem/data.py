@@ -35,7 +35,7 @@ import numpy as np
 from pac_particles.problem.cells import check_columns
 from pac_particles.problem.row_pools import (InMemoryRows, shuffled_rows,
                                              window_order, window_positions)
-from pac_particles.core.checks import InputError, check_positive
+from pac_particles.core.checks import InputError, check_count, check_positive
 from pac_particles.core.compat import moved_names
 
 __all__ = ["AUCData", "validate_xy", "checked_xy", "binary_labels",
@@ -408,8 +408,7 @@ def _class_ordered(X, positives, columns, positions=None):
         if not every:
             block = block[:, columns]
         if positions is not None:
-            # each row written where it goes: the scatter costs what the
-            # block copy does, and saves the windows' shuffled copy
+            # each row where it goes: no windows' shuffled copy later
             out[positions[start:start + _ORDER_BLOCK_ROWS]] = block
             continue
         mask = positives[start:start + _ORDER_BLOCK_ROWS]
@@ -536,8 +535,9 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None,
     X, positives, columns, low, high, names = checked_xy(
         X, y, drop_constant, feature_names)
     n_raw = X.shape[1]
-    positions = (window_positions(positives) if window_rows is not None
-                 and positives.size >= window_rows else None)
+    positions = (window_positions(positives) if window_rows is not None and
+                 positives.size >= check_count(window_rows, "window_rows")
+                 else None)
     if standardize:
         ordered, center, scale = _standardized(X, columns, low, high,
                                                positives, positions)

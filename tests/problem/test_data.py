@@ -400,6 +400,8 @@ def test_rows_stored_in_the_windows_order_read_as_the_input_order(standardize):
     data = validate_xy(X, y, standardize=standardize, window_rows=300)
     assert data.window_ordered and not ref.window_ordered
     assert validate_xy(X, y, window_rows=301).positions is None
+    with pytest.raises(ValueError, match="window_rows"):
+        validate_xy(X, y, window_rows=0)
     close = dict(rtol=0, atol=1e-12)
     np.testing.assert_allclose(data.X_pos, ref.X_pos[window_order(ref.n_pos)],
                                **close)
