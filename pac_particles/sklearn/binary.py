@@ -14,8 +14,9 @@ and :class:`~pac_particles.sklearn.classifier.PACBayesClassifier`:
 
 and the score's calibration for ``predict`` and ``predict_proba``:
 :func:`youden_cut` (the cut of the training ROC curve farthest above the
-diagonal) and :func:`logistic_slope` (Platt's slope with the intercept held
-at that cut).
+diagonal), :func:`logistic_slope` (Platt's slope with the intercept held
+at that cut, PU-corrected with PU labels) and :func:`calibrated_probability`
+(the probability it gives a score).
 """
 
 import numbers
@@ -24,6 +25,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 from scipy import optimize
+from scipy.special import expit
 from sklearn.metrics import roc_curve
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
 from sklearn.utils.validation import check_is_fitted
@@ -36,8 +38,8 @@ from pac_particles.problem.accelerated_risk import check_backend
 from pac_particles.problem.data import check_columns
 
 __all__ = ["BinaryEstimatorMixin", "OnFirstRead", "explain_rejected_rows",
-           "check_shared_parameters", "youden_cut",
-           "logistic_slope", "feature_series", "calibration_rows",
+           "check_shared_parameters", "youden_cut", "logistic_slope",
+           "calibrated_probability", "feature_series", "calibration_rows",
            "CALIBRATION_ROWS", "DEPLOYS"]
 
 #: Training rows on which the Youden cut and Platt's slope are computed: a
@@ -252,21 +254,49 @@ def calibration_rows(n, seed):
     return np.sort(rng.integers(n, size=CALIBRATION_ROWS))
 
 
-def logistic_slope(f, positives):
-    """Maximum-likelihood slope ``a > 0`` of ``P(positive) = expit(a f)``."""
+def logistic_slope(f, positives, pu_prior=None):
+    """Maximum-likelihood slope ``a > 0`` of ``P(positive) = expit(a f)``.
+
+    With ``pu_prior`` (``positives`` marks labelled positives, the other
+    rows are unlabelled, a fraction ``pu_prior`` of them positive) the
+    labels are not the classes, and the slope is the minimiser of the
+    unbiased estimate of the log-loss on the unlabelled rows' population
+    (du Plessis, Niu and Sugiyama's rewriting of the negatives' part):
+    ``mean_U log(1 + e^{a f}) - pu_prior a mean_P f``, convex in ``a``,
+    since ``log(1 + e^{-z}) - log(1 + e^{z}) = -z``."""
     spread = float(np.std(f))
     if not spread > 0:
         return 1.0
     u = f / spread
-    t = np.where(positives, 1.0, -1.0)
+    if pu_prior is None:
+        t = np.where(positives, 1.0, -1.0)
 
-    def nll(log_a):
-        return float(np.sum(np.logaddexp(0.0, -t * np.exp(log_a) * u)))
+        def nll(log_a):
+            return float(np.mean(np.logaddexp(0.0, -t * np.exp(log_a) * u)))
+    else:
+        u_labelled, u_unlabelled = u[positives], u[~positives]
+        if not (u_labelled.size and u_unlabelled.size):
+            return 1.0 / spread
+        pull = pu_prior * float(np.mean(u_labelled))
+
+        def nll(log_a):
+            a = np.exp(log_a)
+            return float(np.mean(np.logaddexp(0.0, a * u_unlabelled))
+                         - a * pull)
 
     # slopes beyond e^10 / sd(f): separable training scores, p ~ 0 or 1
     best = optimize.minimize_scalar(nll, bounds=(-10.0, 10.0),
                                     method="bounded")
     return float(np.exp(best.x) / spread)
+
+
+def calibrated_probability(f, slope):
+    """``expit(slope f)``, the probability of the positive class from the
+    scores ``f`` (a Dask array stays one), never 1/2 or below where ``f``
+    is positive: ``predict``, which takes the sign of ``f``, and the
+    probability's side of 1/2 always agree."""
+    p = expit(slope * f)
+    return np.where((f > 0) & (p <= 0.5), np.nextafter(0.5, 1.0), p)
 
 
 def youden_cut(positives, scores):

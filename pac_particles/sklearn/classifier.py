@@ -5,12 +5,26 @@
 risk (:class:`pac_particles.smc.models.ClassificationGibbsModel`) by waste-free
 tempering SMC, its Gaussian variational approximation
 (:class:`pac_particles.approx.classification_vb.ClassificationVB`) or, for the 0-1 loss, its EP
-approximation (:class:`pac_particles.approx.ep.EPClassification`), and predicts
-with the posterior predictive probability of the randomised classifier:
+approximation (:class:`pac_particles.approx.ep.EPClassification`).
+
+It deploys the posterior mean's rule, ``decision_function(x) = x . coef_ +
+intercept_``, ``predict`` its sign (for VB and EP the majority vote of the
+randomised classifier, label for label), and ``predict_proba =
+expit(proba_slope_ (x . coef_ + intercept_))``, Platt's slope fitted on the
+training scores with the cut held at ``predict``'s.
+``deployed_certificate_`` certifies exactly those labels. The randomised
+classifier, which ``certificate_`` certifies, votes with
+:meth:`PACBayesClassifier.vote_probability`:
 
 * SMC: the weighted vote of the particles,
-  ``P(y = 1 | x) = sum_k W_k (1{x . theta_k > 0} + 0.5 1{x . theta_k = 0})``;
+  ``sum_k W_k (1{x . theta_k > 0} + 0.5 1{x . theta_k = 0})``;
 * VB and EP: ``P_rho(x . theta > 0) = Phi(x m / sqrt(x S x))``.
+
+The vote is not a probability of the label: it pulls rows of uncertain
+score towards 1/2 and, at large ``n``, where the posterior's spread is
+small, rounds most rows to exactly 0 or 1. Its log-loss on test rows was
+several times the logistic regression's and its test AUC below the mean
+score's (docs/benchmarks.md, "The classifier's probabilities").
 
 ``lam="cv"`` chooses ``lam`` through :mod:`pac_particles.sklearn.selection`
 with the metric ``"accuracy"`` on the grid of
@@ -49,7 +63,6 @@ from functools import partial
 from typing import Any, Optional
 
 import numpy as np
-from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -61,9 +74,11 @@ from pac_particles.core.inference_data import to_inference_data
 from pac_particles.problem.problem import GibbsProblem
 from pac_particles.problem.risks import LOSSES
 from pac_particles.sklearn.binary import (BinaryEstimatorMixin, OnFirstRead,
-                                          certificate_spec,
+                                          calibrated_probability,
+                                          calibration_rows, certificate_spec,
                                           check_shared_parameters,
-                                          explain_rejected_rows)
+                                          explain_rejected_rows,
+                                          logistic_slope)
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
                                            get_method, method_names)
 
@@ -116,13 +131,13 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
     backend : {"numba", "jax"}, where SMC's risk runs: the host's cores, or
         JAX's device, a GPU (docs/gpu.md). Ignored by VB and EP.
     deploy : {"all_rows", "certified"}
-        What ``predict`` and ``predict_proba`` use: the posterior fitted on
-        every row (default: its predictive probability), or the certified
-        part-A rule (the logistic regression fitted on the certificate's
-        prior half: its labels and probabilities, and
-        ``deployed_certificate_`` its test-set bound on the other half,
-        never looser than a test-set bound on the same rows). Not with
-        ``pu_prior``.
+        The rule ``decision_function``, ``predict`` and ``predict_proba``
+        use: the posterior mean's, fitted on every row (default), or the
+        certified part-A rule (the logistic regression fitted on the
+        certificate's prior half: its scores and its own probabilities,
+        ``proba_slope_ = 1``, and ``deployed_certificate_`` its test-set
+        bound on the other half, never looser than a test-set bound on the
+        same rows). Not with ``pu_prior``.
     verbose : bool or str, progress on stderr (``"bar"``, ``"lines"``):
         per grid value and per fold while ``lam="cv"`` is chosen, then the
         final fit.
@@ -130,9 +145,16 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
     Attributes
     ----------
     method_ : the method used (``method``, or the choice of ``"auto"``).
-    classes_, lam_, log_evidence_, cv_ (with ``lam="cv"``), coef_ and
-    intercept_ (of the posterior mean on raw inputs), posterior_ (SMC) or
-    approximation_ (VB, EP), data_ (the preprocessing).
+    classes_, lam_, log_evidence_, cv_ (with ``lam="cv"``), posterior_
+    (SMC) or approximation_ (VB, EP), data_ (the preprocessing).
+    coef_, intercept_ : the deployed rule on raw inputs,
+        ``decision_function = X @ coef_ + intercept_`` (the posterior mean's,
+        or the part-A rule's with ``deploy="certified"``).
+    proba_slope_ : ``predict_proba = expit(proba_slope_ *
+        decision_function)``: Platt's slope on (up to 200,000 of) the
+        training rows, PU-corrected with ``pu_prior`` (probabilities for
+        the unlabelled rows' population;
+        :func:`~pac_particles.sklearn.binary.logistic_slope`).
     posteriors_ : SMC only: the ``chains`` independent SMCPosterior at
         ``lam_``, ``posteriors_[0] is posterior_``.
     lam_grid_failures_ : (k,) array, the grid values where EP did not
@@ -150,8 +172,7 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         (the PU risk is not a mean of n i.i.d. losses in [0, 1]).
     deployed_certificate_ : the bound on the error of the labels
         ``sign(x . coef_ + intercept_)``: with ``deploy="all_rows"`` the
-        posterior mean's (``predict``'s for EP and VB, whose predictive
-        probability passes 1/2 exactly there), derandomised
+        posterior mean's (``predict``'s), derandomised
         (:mod:`pac_particles.bounds.derandomised`), computed when first
         read; with
         ``deploy="certified"`` the part-A rule's (``predict``'s), its
@@ -252,25 +273,43 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                     setting.without_rows())
         self.certified_error_ = (None if self.certificate_ is None
                                  else self.certificate_.bound)
+        self.proba_slope_ = 1.0     # the part-A rule's own probabilities
+        if self.deploy == "all_rows":
+            rows = calibration_rows(len(positives), self.random_state)
+            self.proba_slope_ = logistic_slope(
+                X[rows] @ self.coef_ + self.intercept_, positives[rows],
+                self.pu_prior)
         return self
 
     deployed_certificate_ = OnFirstRead(
         "The deployed rule's certificate (derandomised, computed when first "
         "read; the part-A rule's with ``deploy='certified'``).")
 
-    def predict_proba(self, X: ArrayLike) -> np.ndarray:
-        """Posterior predictive ``P(y = classes_[1] | x)`` of the randomised
-        classifier (SMC: weighted vote; VB, EP: ``Phi(x m / sqrt(x S x))``),
-        or with ``deploy="certified"`` the part-A logistic regression's
-        ``expit(x . coef_ + intercept_)``; columns ``classes_``."""
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        """The deployed rule's scores ``X @ coef_ + intercept_``: positive
+        where ``predict`` says ``classes_[1]``."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=float, reset=False)
-        if self.deploy == "certified":
-            p = expit(X @ self.coef_ + self.intercept_)
-        else:
-            p = get_method(self.method_).positive_probability(
-                self._method_fit, X)
+        return X @ self.coef_ + self.intercept_
+
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+        """``expit(proba_slope_ * decision_function(X))``, columns
+        ``classes_`` (above 1/2 exactly where ``predict`` says
+        ``classes_[1]``); the randomised classifier's vote is
+        :meth:`vote_probability`."""
+        p = calibrated_probability(self.decision_function(X),
+                                   self.proba_slope_)
         return np.column_stack([1.0 - p, p])
+
+    def vote_probability(self, X: ArrayLike) -> np.ndarray:
+        """The randomised classifier's vote for ``classes_[1]``, the
+        posterior probability that ``x . theta > 0`` (module docstring),
+        of the posterior fitted on every row whatever ``deploy``: the
+        classifier ``certificate_`` certifies draws its labels from it."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=float, reset=False)
+        return get_method(self.method_).positive_probability(
+            self._method_fit, X)
 
     def to_inference_data(self, n_draws: Optional[int] = None,
                           seed: int = 0) -> Any:
@@ -290,6 +329,6 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
                                  feature_names=names)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """The class of highest posterior predictive probability."""
-        positive = self.predict_proba(X)[:, 1] > 0.5
+        """``classes_[1]`` where ``decision_function`` is positive."""
+        positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]

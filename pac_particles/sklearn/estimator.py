@@ -35,7 +35,6 @@ from functools import partial
 from typing import Optional
 
 import numpy as np
-from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.metrics import roc_auc_score
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -62,6 +61,7 @@ from pac_particles.sklearn.dask_fit import (cluster_decision_function,
 from pac_particles.sklearn.binary import (BinaryEstimatorMixin, OnFirstRead,
                                           calibration_rows, certificate_spec,
                                           check_shared_parameters,
+                                          calibrated_probability,
                                           explain_rejected_rows,
                                           logistic_slope, youden_cut)
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
@@ -300,7 +300,8 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
             # decision_function > 0 exactly where the score passes the threshold
             self.intercept_ = float(self._offset - self.threshold_)
         self.proba_slope_ = logistic_slope(
-            train_scores[rows] - self.threshold_, positives[rows])
+            train_scores[rows] - self.threshold_, positives[rows],
+            self.pu_prior)
         self.heldout_auc_ = heldout_auc(self, X, positives)
         return self
 
@@ -350,13 +351,13 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
 
     def predict_proba(self, X: ArrayLike) -> ArrayLike:
         """``expit(proba_slope_ * decision_function(X))``: Platt's slope on
-        the training scores with the intercept held at ``predict``'s cut
-        (over-confident when the fit over-fits: wrap the estimator in
-        ``CalibratedClassifierCV`` for held-out calibration)."""
-        f = self.decision_function(X)
-        p = expit(self.proba_slope_ * f)
-        # rounding must not put a point of predict's positive side at 1/2
-        p = np.where((f > 0) & (p <= 0.5), np.nextafter(0.5, 1.0), p)
+        the training scores with the intercept held at ``predict``'s cut,
+        PU-corrected with ``pu_prior`` (probabilities for the unlabelled
+        rows' population; :func:`~pac_particles.sklearn.binary.logistic_slope`);
+        over-confident when the fit over-fits: wrap the estimator in
+        ``CalibratedClassifierCV`` for held-out calibration."""
+        p = calibrated_probability(self.decision_function(X),
+                                   self.proba_slope_)
         return np.stack([1.0 - p, p], axis=1)    # a Dask array stays one
 
     def score(self, X: ArrayLike, y: ArrayLike,

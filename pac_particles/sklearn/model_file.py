@@ -34,19 +34,22 @@ matches and is refused. The checksum is no signature: whoever edits a file
 on purpose can recompute it. Only the format's safety is unconditional: a
 file can at worst hold wrong numbers, never code.
 
-A fitted :class:`~pac_particles.sklearn.classifier.PACBayesClassifier`
-predicts with its posterior's predictive probability, not with one linear
-rule, so its file (``"kind": "linear_classifier"``) holds the posterior on
-the raw inputs: SMC's weighted particles as coefficients and offsets
-(``"predictive": "vote"``: ``P(y = 1 | x) = sum_k W_k (1{x . w_k + b_k > 0}
-+ 1/2 1{x . w_k + b_k = 0})``), or the Gaussian of VB and EP as the mean and
-covariance of ``(w, b)`` (``"predictive": "gaussian"``: ``Phi(x~ . m /
-sqrt(x~' S x~))``, ``x~ = (x, 1)``); :func:`load_model` reads it back as a
+A fitted :class:`~pac_particles.sklearn.classifier.PACBayesClassifier`'s
+file (``"kind": "linear_classifier"``, format 2) holds its deployed rule as
+a ``linear_score`` file does (``coef``, ``intercept``, ``proba_slope``: the
+posterior mean's, or the part-A rule's with ``deploy="certified"``), and
+under ``"vote"`` its posterior on the raw inputs, for the randomised
+classifier's vote: SMC's weighted particles as coefficients and offsets
+(``"predictive": "vote"``: ``sum_k W_k (1{x . w_k + b_k > 0} + 1/2 1{x .
+w_k + b_k = 0})``), or the Gaussian of VB and EP as the mean and covariance
+of ``(w, b)`` (``"predictive": "gaussian"``: ``Phi(x~ . m / sqrt(x~' S
+x~))``, ``x~ = (x, 1)``). :func:`load_model` reads it back as a
 :class:`SavedClassifier`. The raw-scale numbers fold the fit's
 standardisation in, so its predictions agree with the estimator's up to
-rounding. A classifier fitted with ``deploy="certified"`` predicts with the
-part-A logistic regression alone (``"predictive": "logistic"``: ``coef``
-and ``intercept`` of one rule, ``P(y = 1 | x) = expit(x . w + b)``).
+rounding. A format-1 classifier file holds the posterior alone at the top
+level (``"predictive"``: ``"vote"`` or ``"gaussian"``), which then gave
+the probabilities, or the part-A rule alone (``"predictive":
+"logistic"``); it is read and predicts as it did.
 
 Either file records under ``"fit"`` which score is deployed (``deploy``)
 and both certificates: that of the randomised score (``certified_auc`` or
@@ -81,6 +84,7 @@ from pac_particles.core.checks import InputError
 from pac_particles.core.gaussian import positive_probability, row_variances
 from pac_particles.core.json_values import jsonable
 from pac_particles.core.posterior_result import GaussianPosterior
+from pac_particles.sklearn.binary import calibrated_probability
 from pac_particles.sklearn.classifier import PACBayesClassifier
 from pac_particles.sklearn.estimator import PACBayesAUC
 
@@ -88,10 +92,12 @@ __all__ = ["save_model", "load_model", "SavedScorer", "SavedClassifier",
            "FORMAT", "FORMAT_VERSION"]
 
 FORMAT = "pac_particles.model"
-#: raised when the layout changes; a reader refuses newer versions
-FORMAT_VERSION = 1
+#: raised when the layout changes; a reader refuses newer versions (2: the
+#: classifier's file holds its deployed rule besides its posterior's vote)
+FORMAT_VERSION = 2
 _KINDS = ("linear_score", "linear_classifier")
-#: how a saved classifier turns its posterior into P(y = 1 | x)
+#: how a saved classifier's posterior votes (format 1: "logistic", the
+#: part-A rule alone)
 _PREDICTIVES = ("vote", "gaussian", "logistic")
 
 
@@ -217,31 +223,33 @@ def _names_and_classes(estimator, feature_names, classes, width):
 
 
 def _save_classifier(estimator, path, feature_names, classes, info):
-    """:func:`save_model` of a fitted PACBayesClassifier: its posterior on
-    the raw inputs (module docstring)."""
+    """:func:`save_model` of a fitted PACBayesClassifier: its deployed rule
+    and its posterior on the raw inputs (module docstring)."""
     if "certificate_" not in estimator.__dict__:
         raise InputError("save_model needs a fitted PACBayesClassifier: fit "
                          "it first")
     post, data = estimator.posterior_, estimator.data_
     feature_names, classes = _names_and_classes(
         estimator, feature_names, classes, data.n_raw_features)
-    if estimator.deploy == "certified":
-        posterior = {"predictive": "logistic",
-                     "coef": np.asarray(estimator.coef_, float).tolist(),
-                     "intercept": float(estimator.intercept_)}
-    elif isinstance(post, GaussianPosterior):
+    if isinstance(post, GaussianPosterior):
         # theta -> (w, b) is linear: (w, b) = T theta, with T's columns the
         # images of the unit vectors
         coef, offset = data.raw_linear(np.eye(post.mean.size))
         T = np.vstack([coef.T, offset])
-        posterior = {"predictive": "gaussian",
-                     "mean": (T @ post.mean).tolist(),
-                     "cov": (T @ post.cov @ T.T).tolist()}
+        vote = {"predictive": "gaussian", "mean": (T @ post.mean).tolist(),
+                "cov": (T @ post.cov @ T.T).tolist()}
     else:
         coef, offset = data.raw_linear(post.theta)
-        posterior = {"predictive": "vote", "coef": coef.tolist(),
-                     "intercept": np.atleast_1d(offset).tolist(),
-                     "weights": np.asarray(post.weights, float).tolist()}
+        vote = {"predictive": "vote", "coef": coef.tolist(),
+                "intercept": np.atleast_1d(offset).tolist(),
+                "weights": np.asarray(post.weights, float).tolist()}
+    rule = {"coef": np.asarray(estimator.coef_, float),
+            "intercept": float(estimator.intercept_),
+            "proba_slope": float(estimator.proba_slope_)}
+    for key, value in list(rule.items()) + list(vote.items()):
+        if key != "predictive" and not np.all(np.isfinite(value)):
+            raise InputError(f"the fit's {key} is not finite: nothing to save")
+    rule["coef"] = rule["coef"].tolist()
     cert, deployed = estimator.certificate_, estimator.deployed_certificate_
     fit = _fit_record(estimator, info, loss=estimator.loss,
                       certified_error=None if cert is None else cert.bound,
@@ -249,10 +257,7 @@ def _save_classifier(estimator, path, feature_names, classes, info):
                       else deployed.bound)
     payload = {"format": FORMAT, "format_version": FORMAT_VERSION,
                "kind": "linear_classifier", "feature_names": feature_names,
-               "classes": classes, **posterior, "fit": fit}
-    for key in ("mean", "cov", "coef", "intercept", "weights"):
-        if key in payload and not np.all(np.isfinite(payload[key])):
-            raise InputError(f"the fit's {key} is not finite: nothing to save")
+               "classes": classes, **rule, "vote": vote, "fit": fit}
     return _write(payload, path)
 
 
@@ -349,13 +354,9 @@ def load_model(path):
                   format_version=version)
     if payload["kind"] == "linear_classifier":
         return _load_classifier(path, payload, common)
-    coef = _finite_array(path, payload, "coef", (len(names),),
-                         "one finite number per feature")
-    slope = _finite_number(path, payload, "proba_slope")
-    if not slope > 0:
-        _refuse(path, "proba_slope must be positive")
+    coef, intercept, slope = _rule(path, payload, len(names))
     return SavedScorer(
-        coef=coef, intercept=_finite_number(path, payload, "intercept"),
+        coef=coef, intercept=intercept,
         threshold=_finite_number(path, payload, "threshold"),
         proba_slope=slope, **common)
 
@@ -385,36 +386,53 @@ def _finite_array(path, payload, key, shape, what):
 
 def _load_classifier(path, payload, common):
     """The :class:`SavedClassifier` of a checked ``linear_classifier``
-    payload."""
+    payload: format 2's rule and vote, or format 1's one of them."""
     d = len(common["feature_names"])
-    predictive = payload.get("predictive")
-    if predictive not in _PREDICTIVES:
+    if common["format_version"] >= 2:
+        vote = payload.get("vote")
+        if not isinstance(vote, dict) or vote.get("predictive") == "logistic":
+            _refuse(path, "\"vote\" must hold the posterior's predictive")
+        return SavedClassifier(rule=_rule(path, payload, d),
+                               vote=_vote(path, vote, d), **common)
+    if payload.get("predictive") == "logistic":
+        return SavedClassifier(rule=_rule(path, dict(payload, proba_slope=1.0),
+                                          d), **common)
+    return SavedClassifier(vote=_vote(path, payload, d), **common)
+
+
+def _rule(path, payload, d):
+    """The checked ``(coef, intercept, proba_slope)`` of a linear rule."""
+    slope = _finite_number(path, payload, "proba_slope")
+    if not slope > 0:
+        _refuse(path, "proba_slope must be positive")
+    return (_finite_array(path, payload, "coef", (d,),
+                          "one finite number per feature"),
+            _finite_number(path, payload, "intercept"), slope)
+
+
+def _vote(path, vote, d):
+    """The checked posterior of a classifier's vote, as a dict."""
+    predictive = vote.get("predictive")
+    if predictive not in _PREDICTIVES or predictive == "logistic":
         _refuse(path, f"unknown predictive {predictive!r}")
     if predictive == "gaussian":
-        mean = _finite_array(path, payload, "mean", (d + 1,),
-                             "one finite number per feature, then the "
-                             "intercept's")
-        cov = _finite_array(path, payload, "cov", (d + 1, d + 1),
-                            f"a finite {d + 1} x {d + 1} matrix")
-        return SavedClassifier(mean=mean, cov=cov, **common)
-    if predictive == "logistic":
-        return SavedClassifier(
-            coef=_finite_array(path, payload, "coef", (d,),
-                               "one finite number per feature"),
-            intercept=_finite_number(path, payload, "intercept"),
-            logistic=True, **common)
-    coef = _finite_array(path, payload, "coef", (None, d),
+        return {"predictive": predictive,
+                "mean": _finite_array(path, vote, "mean", (d + 1,),
+                                      "one finite number per feature, then "
+                                      "the intercept's"),
+                "cov": _finite_array(path, vote, "cov", (d + 1, d + 1),
+                                     f"a finite {d + 1} x {d + 1} matrix")}
+    coef = _finite_array(path, vote, "coef", (None, d),
                          "one row of finite numbers per particle")
     n = coef.shape[0]
-    weights = _finite_array(path, payload, "weights", (n,),
+    weights = _finite_array(path, vote, "weights", (n,),
                             "one finite weight per particle")
     if np.any(weights < 0) or not weights.sum() > 0:
         _refuse(path, "weights must be non-negative, not all zero")
-    return SavedClassifier(
-        coef=coef, intercept=_finite_array(
-            path, payload, "intercept", (n,),
-            "one finite number per particle"),
-        weights=weights / weights.sum(), **common)
+    return {"predictive": predictive, "coef": coef,
+            "intercept": _finite_array(path, vote, "intercept", (n,),
+                                       "one finite number per particle"),
+            "weights": weights / weights.sum()}
 
 
 class _SavedModel:
@@ -458,12 +476,6 @@ class _SavedModel:
                              f"feature {self.feature_names[col]!r}")
         return X
 
-    def predict(self, X):
-        """``classes_[1]`` where the probability of the positive class is
-        above 1/2."""
-        positive = self.predict_proba(X)[:, 1] > 0.5
-        return self.classes_[positive.astype(int)]
-
     def __repr__(self):
         return (f"{type(self).__name__}({self.n_features_in_} features, "
                 f"classes {self.classes_.tolist()}, method "
@@ -471,46 +483,75 @@ class _SavedModel:
 
 
 class SavedClassifier(_SavedModel):
-    """The predictive rule of a saved
+    """The rules of a saved
     :class:`~pac_particles.sklearn.classifier.PACBayesClassifier` fit
-    (:func:`load_model`): ``predict_proba`` and ``predict`` from its
+    (:func:`load_model`): ``decision_function``, ``predict`` and
+    ``predict_proba`` of its deployed rule, and ``vote_probability`` of its
     posterior on the raw inputs (module docstring), as the estimator
-    computes them up to rounding.
+    computes them up to rounding. A format-1 file of the posterior alone
+    predicts by its vote, as the estimator then did, and has no
+    ``decision_function``.
 
     Attributes
     ----------
     feature_names, classes_, fit, n_features_in_ : as :class:`SavedScorer`.
-    predictive : ``"vote"`` (SMC's weighted particles ``coef_``,
-        ``intercept_``, ``weights_``), ``"gaussian"`` (``mean_``,
-        ``cov_`` of the coefficients then the intercept) or ``"logistic"``
-        (one rule ``coef_``, ``intercept_``: the certified part-A rule).
+    coef_, intercept_, proba_slope_ : the deployed rule,
+        ``predict_proba = expit(proba_slope_ (X @ coef_ + intercept_))``;
+        None in a format-1 file of the posterior alone.
+    vote : dict or None, the posterior: ``"predictive"`` ``"gaussian"``
+        (``mean`` and ``cov`` of the coefficients then the intercept) or
+        ``"vote"`` (SMC's particles: ``coef``, ``intercept``, ``weights``);
+        None in a format-1 file of the part-A rule alone.
     """
 
-    def __init__(self, feature_names, classes, coef=None, intercept=None,
-                 weights=None, mean=None, cov=None, fit=None,
-                 format_version=FORMAT_VERSION, logistic=False):
+    def __init__(self, feature_names, classes, rule=None, vote=None,
+                 fit=None, format_version=FORMAT_VERSION):
         super().__init__(feature_names, classes, fit, format_version)
-        self.predictive = ("logistic" if logistic else
-                           "gaussian" if mean is not None else "vote")
-        self.coef_, self.intercept_, self.weights_ = coef, intercept, weights
-        self.mean_, self.cov_ = mean, cov
+        self.coef_, self.intercept_, self.proba_slope_ = (
+            rule if rule is not None else (None, None, None))
+        self.vote = vote
+
+    def decision_function(self, X):
+        """Scores ``X @ coef_ + intercept_``: positive where ``predict``
+        says ``classes_[1]``."""
+        if self.coef_ is None:
+            raise InputError("this model file (format 1) holds the "
+                             "posterior's vote alone, no rule to score with: "
+                             "save the model again with this pac_particles")
+        return self._design(X) @ self.coef_ + self.intercept_
 
     def predict_proba(self, X):
-        """Posterior predictive probabilities of ``classes_[0]`` and
-        ``classes_[1]``: the particles' weighted vote (ties count 1/2) or
-        ``Phi(x~ . m / sqrt(x~' S x~))``, or ``expit(x . w + b)``."""
-        X = self._design(X)
-        if self.predictive == "logistic":
-            from scipy.special import expit
-            p = expit(X @ self.coef_ + self.intercept_)
-        elif self.predictive == "gaussian":
-            Z = np.hstack([X, np.ones((X.shape[0], 1))])
-            p = positive_probability(Z @ self.mean_,
-                                     row_variances(Z, self.cov_))
+        """Probabilities of ``classes_[0]`` and ``classes_[1]``: the rule's
+        ``expit(proba_slope_ * decision_function(X))`` (format 1 of the
+        posterior alone: :meth:`vote_probability`)."""
+        if self.coef_ is None:
+            p = self.vote_probability(X)
         else:
-            scores = X @ self.coef_.T + self.intercept_
-            p = ((scores > 0) + 0.5 * (scores == 0)) @ self.weights_
+            p = calibrated_probability(self.decision_function(X),
+                                       self.proba_slope_)
         return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        """``classes_[1]`` where the probability of the positive class is
+        above 1/2 (where ``decision_function`` is positive)."""
+        positive = self.predict_proba(X)[:, 1] > 0.5
+        return self.classes_[positive.astype(int)]
+
+    def vote_probability(self, X):
+        """The randomised classifier's vote for ``classes_[1]``: the
+        particles' weighted vote (ties count 1/2) or ``Phi(x~ . m /
+        sqrt(x~' S x~))``."""
+        if self.vote is None:
+            raise InputError("this model file (format 1) holds the certified "
+                             "rule alone, no posterior to vote with: save the "
+                             "model again with this pac_particles")
+        X = self._design(X)
+        if self.vote["predictive"] == "gaussian":
+            Z = np.hstack([X, np.ones((X.shape[0], 1))])
+            return positive_probability(Z @ self.vote["mean"],
+                                        row_variances(Z, self.vote["cov"]))
+        scores = X @ self.vote["coef"].T + self.vote["intercept"]
+        return ((scores > 0) + 0.5 * (scores == 0)) @ self.vote["weights"]
 
 
 class SavedScorer(_SavedModel):
@@ -551,10 +592,6 @@ class SavedScorer(_SavedModel):
         """Probabilities of ``classes_[0]`` and ``classes_[1]``:
         ``expit(proba_slope_ * decision_function(X))``, as
         :meth:`PACBayesAUC.predict_proba <pac_particles.sklearn.estimator.PACBayesAUC.predict_proba>`."""
-        from scipy.special import expit
-
-        f = self.decision_function(X)
-        p = expit(self.proba_slope_ * f)
-        # rounding must not put a point of predict's positive side at 1/2
-        p = np.where((f > 0) & (p <= 0.5), np.nextafter(0.5, 1.0), p)
+        p = calibrated_probability(self.decision_function(X),
+                                   self.proba_slope_)
         return np.column_stack([1.0 - p, p])

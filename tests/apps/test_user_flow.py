@@ -66,8 +66,8 @@ def test_fit_save_predict_id_classify_save_predict(tmp_path, capsys):
     # the key comes back verbatim, in order, first
     assert [r["customer_id"] for r in scores] == list(frame.customer_id)
     assert list(scores[0])[:2] == ["customer_id", "row"]
-    assert list(labels[0]) == ["customer_id", "churned", "row", "label",
-                               "probability_yes"]
+    assert list(labels[0]) == ["customer_id", "churned", "row", "score",
+                               "label", "probability_yes"]
     assert [r["churned"] for r in labels] == list(frame.churned)
     # the classifier's file predicts as the classifier does
     summary = json.loads((tmp_path / "classify" / "summary.json").read_text())

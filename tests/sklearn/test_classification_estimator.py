@@ -26,14 +26,14 @@ def test_passes_scikit_learn_estimator_checks(method):
     assert failed == []
 
 
-def test_smc_probability_is_the_weighted_vote_of_the_particles():
+def test_smc_vote_is_the_weighted_vote_of_the_particles():
     X, y = two_d_problem(n=80)
     est = PACBayesClassifier(method="smc", lam=80.0, n_particles=50, len_chain=4,
                              random_state=0).fit(X, np.where(y, "b", "a"))
     post = est.posterior_
     Z = np.column_stack([(X - X.mean(0)) / X.std(0), np.ones(80)])
     vote = np.array([np.sum(post.weights * (post.theta @ z > 0)) for z in Z])
-    np.testing.assert_allclose(est.predict_proba(X)[:, 1], vote, atol=1e-12)
+    np.testing.assert_allclose(est.vote_probability(X), vote, atol=1e-12)
     assert set(est.predict(X)) <= {"a", "b"}
     assert est.log_evidence_ == post.log_z
     # coef_ and intercept_ replay the posterior mean on raw inputs
@@ -41,15 +41,87 @@ def test_smc_probability_is_the_weighted_vote_of_the_particles():
                                atol=1e-10)
 
 
-def test_vb_probability_is_the_probit_of_the_gaussian_margin():
+def test_vb_vote_is_the_probit_of_the_gaussian_margin():
     X, y = two_d_problem(n=80)
     est = PACBayesClassifier(method="vb", loss="hinge", lam=80.0).fit(X, y)
     res = est.approximation_.result_
     Z = est.data_.transform(X)
     expected = ndtr(Z @ res.mean / np.sqrt(np.einsum("ij,jk,ik->i", Z,
                                                      res.cov, Z)))
-    np.testing.assert_allclose(est.predict_proba(X)[:, 1], expected)
+    np.testing.assert_allclose(est.vote_probability(X), expected)
     assert est.log_evidence_ == res.elbo
+    # the mean's rule is the vote's majority, label for label
+    clear = np.abs(expected - 0.5) > 1e-9
+    np.testing.assert_array_equal(est.predict(X)[clear],
+                                  (expected > 0.5)[clear].astype(int))
+
+
+@pytest.mark.parametrize("method", ["smc", "vb", "ep"])
+def test_the_deployed_rule_is_the_mean_with_platt_probabilities(method):
+    """decision_function is the posterior mean's score on raw inputs,
+    predict its sign, predict_proba expit(proba_slope_ * score) with the
+    maximum-likelihood slope of the training scores (scikit-learn's
+    unpenalised logistic regression on the one score column)."""
+    X, y = two_d_problem(n=90)
+    est = PACBayesClassifier(method=method, lam=60.0, n_particles=40,
+                             len_chain=4, random_state=0).fit(X, y)
+    f = est.decision_function(X)
+    Z = est.data_.transform(X)
+    np.testing.assert_allclose(f, Z @ est.posterior_.mean, atol=1e-10)
+    np.testing.assert_array_equal(est.predict(X), (f > 0).astype(int))
+    reference = LogisticRegression(C=np.inf, fit_intercept=False,
+                                   tol=1e-10, max_iter=1000).fit(f[:, None], y)
+    assert est.proba_slope_ == pytest.approx(reference.coef_[0, 0], rel=1e-3)
+    np.testing.assert_allclose(est.predict_proba(X)[:, 1],
+                               1.0 / (1.0 + np.exp(-est.proba_slope_ * f)),
+                               rtol=1e-12)
+
+
+def test_platt_probabilities_are_calibrated_and_the_vote_is_not():
+    """On logistic data the deployed probabilities' test log-loss is the
+    logistic regression's to a few percent and they rank as the score does;
+    the randomised classifier's vote, taken as a probability, is rejected by
+    the same check (its log-loss is far above)."""
+    from sklearn.metrics import log_loss, roc_auc_score
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(6000, 4))
+    y = (rng.uniform(size=6000) < 1.0 / (1.0 + np.exp(
+        -(X @ [1.0, -0.5, 0.25, 0.0] - 0.8)))).astype(int)
+    X_te, y_te = X[3000:], y[3000:]
+    est = PACBayesClassifier(method="vb", lam=3000.0, random_state=0).fit(
+        X[:3000], y[:3000])
+    lr = LogisticRegression().fit(X[:3000], y[:3000])
+    ours = log_loss(y_te, est.predict_proba(X_te)[:, 1])
+    baseline = log_loss(y_te, lr.predict_proba(X_te)[:, 1])
+    vote = np.clip(est.vote_probability(X_te), 1e-15, 1 - 1e-15)
+    assert ours < 1.03 * baseline
+    assert log_loss(y_te, vote) > 1.2 * baseline
+    assert roc_auc_score(y_te, est.predict_proba(X_te)[:, 1]) == \
+        pytest.approx(roc_auc_score(y_te, est.decision_function(X_te)),
+                      abs=1e-12)
+
+
+def test_the_pu_slope_is_the_slope_of_the_unlabelled_rows_classes():
+    """With PU labels the slope minimises the unbiased log-loss of the
+    unlabelled population: it matches the slope fitted on their true classes
+    (known here), and the slope of the labels themselves does not."""
+    from pac_particles.sklearn.binary import logistic_slope
+    rng = np.random.default_rng(0)
+    # classes N(+-1, 1) in equal parts: P(y = 1 | x) = expit(2 x)
+    labelled = rng.normal(1.0, 1.0, size=5000)
+    truth = rng.uniform(size=20000) < 0.5
+    unlabelled = np.where(truth, 1.0, -1.0) + rng.normal(size=20000)
+    f = np.concatenate([labelled, unlabelled])
+    marks = np.arange(f.size) < labelled.size
+    pu = logistic_slope(f, marks, pu_prior=0.5)
+    oracle = logistic_slope(unlabelled, truth)
+    assert oracle == pytest.approx(2.0, abs=0.1)
+    assert pu == pytest.approx(oracle, abs=0.15)
+    assert abs(logistic_slope(f, marks) - oracle) > 0.5
+    X, y = two_d_problem(n=120)
+    est = PACBayesClassifier(method="vb", lam=60.0, pu_prior=0.3).fit(X, y)
+    assert est.proba_slope_ == logistic_slope(est.decision_function(X),
+                                              y == 1, 0.3)
 
 
 @pytest.mark.parametrize("method", ["smc", "vb"])

@@ -238,12 +238,50 @@ def test_a_saved_classifier_predicts_as_the_estimator(tmp_path, method):
     est = PACBayesClassifier(method=method, lam=30.0, n_particles=30,
                              len_chain=3, random_state=0).fit(X, y)
     back = load_model(save_model(est, tmp_path / "c.json"))
+    np.testing.assert_allclose(back.decision_function(X),
+                               est.decision_function(X), **EXACT)
     np.testing.assert_allclose(back.predict_proba(X), est.predict_proba(X),
                                rtol=0, atol=1e-12)
-    clear = np.abs(est.predict_proba(X)[:, 1] - 0.5) > 1e-9
+    np.testing.assert_allclose(back.vote_probability(X),
+                               est.vote_probability(X), rtol=0, atol=1e-12)
+    clear = np.abs(est.decision_function(X)) > 1e-9
     np.testing.assert_array_equal(back.predict(X)[clear],
                                   est.predict(X)[clear])
     assert back.fit["method"] == method and back.fit["loss"] == "zero_one"
+
+
+def test_a_classifier_file_of_format_1_predicts_by_its_vote(tmp_path):
+    """A file written before the rule was saved (the posterior alone at the
+    top level) loads, predicts by the vote as it then did, and has no
+    decision_function; one of the part-A rule alone has no vote."""
+    from pac_particles import model_file
+    from pac_particles.sklearn.classifier import PACBayesClassifier
+    X, y = noisy_linear(80, [1.0, -1.0], 0, d=3)
+    est = PACBayesClassifier(method="vb", lam=30.0, random_state=0).fit(X, y)
+    payload = json.loads(open(save_model(est, tmp_path / "c.json")).read())
+    old = {k: v for k, v in payload.items()
+           if k not in ("checksum", "vote", "coef", "intercept",
+                        "proba_slope")}
+    old.update(payload["vote"], format_version=1)
+    old["checksum"] = model_file._checksum(old)
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    back = load_model(tmp_path / "old.json")
+    np.testing.assert_allclose(back.predict_proba(X)[:, 1],
+                               est.vote_probability(X), rtol=0, atol=1e-12)
+    with pytest.raises(InputError, match="format 1.*save the model again"):
+        back.decision_function(X)
+    rule = {k: v for k, v in old.items() if k not in ("mean", "cov")}
+    rule.update(predictive="logistic", coef=payload["coef"],
+                intercept=payload["intercept"])
+    del rule["checksum"]
+    rule["checksum"] = model_file._checksum(rule)
+    (tmp_path / "rule.json").write_text(json.dumps(rule))
+    back = load_model(tmp_path / "rule.json")
+    f = X @ est.coef_ + est.intercept_
+    np.testing.assert_allclose(back.predict_proba(X)[:, 1],
+                               1.0 / (1.0 + np.exp(-f)), rtol=1e-12)
+    with pytest.raises(InputError, match="no posterior to vote with"):
+        back.vote_probability(X)
 
 
 def test_a_certified_deployment_is_saved_and_used_by_predict(tmp_path):
@@ -268,7 +306,7 @@ def test_a_certified_deployment_is_saved_and_used_by_predict(tmp_path):
                     if "loss" in back.fit
                     else 1.0 - back.fit["deployed_certified_auc"])
         assert recorded == pytest.approx(deployed, abs=1e-12)
-    assert back.predictive == "logistic"
+    assert back.proba_slope_ == 1.0 and back.vote["predictive"] == "gaussian"
 
 
 @pytest.mark.parametrize("command", ["fit", "classify"])

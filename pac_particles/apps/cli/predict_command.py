@@ -32,9 +32,9 @@ def predict_csv(model, path, out="results/predict/predictions.csv", sep=None,
     the model file ``model`` (:func:`pac_particles.sklearn.model_file.load_model`,
     which runs no code from the file); writes per row the ``ids`` columns
     (as read, e.g. a customer key to join the scores back on), ``row``,
-    ``score`` (a ``fit`` model's; a classifier has none), ``label`` and
-    ``probability_<positive label>`` to ``out`` (``"-"``: stdout) and
-    returns a summary. ``sep`` and ``header`` default to how the training
+    ``score`` (the deployed rule's; a format-1 classifier file has none),
+    ``label`` and ``probability_<positive label>`` to ``out`` (``"-"``:
+    stdout) and returns a summary. ``sep`` and ``header`` default to how the training
     CSV was read. With the labels in the CSV (the training target's
     column), the summary has their AUC and accuracy."""
     scorer = load_model(model)
@@ -49,9 +49,10 @@ def predict_csv(model, path, out="results/predict/predictions.csv", sep=None,
     positive = scorer.classes_[1]
     probability = scorer.predict_proba(X)[:, 1]
     labels = scorer.predict(X)
-    # a fit model's score; a classifier's ranking is its probability
-    scores = (scorer.decision_function(X)
-              if hasattr(scorer, "decision_function") else None)
+    # the deployed rule's score (a format-1 classifier file of the
+    # posterior alone has none: its ranking is its probability)
+    scores = (None if scorer.coef_ is None
+              else scorer.decision_function(X))
     column = f"probability_{positive}"
     rows = []
     for k, (label, p) in enumerate(zip(labels, probability)):
