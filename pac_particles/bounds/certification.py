@@ -156,6 +156,11 @@ class CertificateSpec:
         part-A score alone at the whole ``delta``.
     point : str
         The point estimate of the deployed score (``posterior.point_estimate``).
+    cut : float
+        The deployed labels' cut on that score: the certified rule is
+        ``x . w - cut > 0`` (``w``'s intercept coordinate lowered by
+        ``cut``: a classification design with an intercept; 0 otherwise).
+        Free, as ``w`` is: the bound holds for every posterior at once.
     widths, margins : tuples of float
         The deployed certificate's grid of ``t`` and ``gamma``.
     max_pairs : int
@@ -173,6 +178,7 @@ class CertificateSpec:
     randomised_min_m: int = 100
     score: str = "randomised"
     point: str = "mean"
+    cut: float = 0.0
     widths: tuple = (0.5, 1.0, 2.0, 4.0)
     margins: tuple = (1.0, 2.0)
     max_pairs: int = 2_000_000
@@ -520,6 +526,14 @@ def _deployed(posterior, problem, spec, setting=None):
     _, mu_a, cov_a, rows, common = _setting(problem, spec, setting)
     seed = certificate_stream(spec.seed).spawn(2)[1]
     w = posterior.linear_coefficients(posterior.point_estimate(spec.point))
+    if spec.cut:
+        # the design's last column is the constant intercept column
+        if not getattr(problem.data, "intercept", False):
+            raise InputError("a deployed cut needs the design's intercept "
+                             "column: fit with fit_intercept=True, or "
+                             "certify the cut 0")
+        w = np.array(w, dtype=float)
+        w[-1] -= spec.cut
     # one factor of S = cov_a for the pairs' scales and the KL's precision
     # (a Cholesky factor: its triangular solves, no inverse)
     root = covariance_root(cov_a)
@@ -538,7 +552,9 @@ def _deployed(posterior, problem, spec, setting=None):
         parameter=how["width"], grid_size=how["grid_size"],
         raw_bound=bound,
         posterior=(f"the deployed score x . w (the posterior's "
-                   f"{spec.point}), derandomised with margin gamma = "
+                   f"{spec.point}"
+                   + (f", cut at {spec.cut:g}" if spec.cut else "")
+                   + "), derandomised with margin gamma = "
                    f"{how['margin']:g} and width t = {how['width']:g}"),
         note=("data-independent: the split, the prior's rule, the grid of "
               f"(t, gamma) ({how['grid_size']} values, union bound paid)"

@@ -14,17 +14,17 @@ and :class:`~pac_particles.sklearn.classifier.PACBayesClassifier`:
 
 and the score's calibration for ``predict`` and ``predict_proba``:
 :func:`youden_cut` (the cut of the training ROC curve farthest above the
-diagonal), :func:`logistic_slope` (Platt's slope with the intercept held
-at that cut, PU-corrected with PU labels) and :func:`calibrated_probability`
-(the probability it gives a score).
+diagonal), :func:`platt_sigmoid` (Platt's sigmoid of a score, or its slope
+alone with the cut held at that one; PU-corrected with PU labels) and
+:func:`calibrated_probability` (the probability it gives a score).
 """
 
+import math
 import numbers
 from typing import Optional
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 from scipy.special import expit
 from sklearn.metrics import roc_curve
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
@@ -38,7 +38,7 @@ from pac_particles.problem.accelerated_risk import check_backend
 from pac_particles.problem.data import check_columns
 
 __all__ = ["BinaryEstimatorMixin", "OnFirstRead", "explain_rejected_rows",
-           "check_shared_parameters", "youden_cut", "logistic_slope",
+           "check_shared_parameters", "youden_cut", "platt_sigmoid",
            "calibrated_probability", "feature_series", "calibration_rows",
            "CALIBRATION_ROWS", "DEPLOYS"]
 
@@ -245,7 +245,7 @@ def feature_series(values, names, label):
 
 
 def calibration_rows(n, seed):
-    """The rows of :func:`youden_cut` and :func:`logistic_slope` among ``n``
+    """The rows of :func:`youden_cut` and :func:`platt_sigmoid` among ``n``
     training rows: all of them up to :data:`CALIBRATION_ROWS`, else that
     many drawn uniformly (with replacement, sorted) from ``seed``."""
     if n <= CALIBRATION_ROWS:
@@ -254,40 +254,80 @@ def calibration_rows(n, seed):
     return np.sort(rng.integers(n, size=CALIBRATION_ROWS))
 
 
-def logistic_slope(f, positives, pu_prior=None):
-    """Maximum-likelihood slope ``a > 0`` of ``P(positive) = expit(a f)``.
+def platt_sigmoid(f, positives, pu_prior=None, cut=None):
+    """Platt's sigmoid ``P(positive | f) = expit(slope (f - cut))`` of the
+    scores ``f`` by maximum likelihood: ``(slope, cut)``, ``slope > 0``.
+    With ``cut`` given the slope alone, the cut held there.
 
     With ``pu_prior`` (``positives`` marks labelled positives, the other
     rows are unlabelled, a fraction ``pu_prior`` of them positive) the
-    labels are not the classes, and the slope is the minimiser of the
-    unbiased estimate of the log-loss on the unlabelled rows' population
-    (du Plessis, Niu and Sugiyama's rewriting of the negatives' part):
-    ``mean_U log(1 + e^{a f}) - pu_prior a mean_P f``, convex in ``a``,
-    since ``log(1 + e^{-z}) - log(1 + e^{z}) = -z``."""
+    labels are not the classes, and the fit minimises the unbiased estimate
+    of the log-loss on the unlabelled rows' population (du Plessis, Niu and
+    Sugiyama's rewriting of the negatives' part), ``mean_U log(1 + e^z) -
+    pu_prior mean_P z`` with ``z = slope (f - cut)``, since ``log(1 + e^-z)
+    - log(1 + e^z) = -z``. Either objective is convex in ``(slope,
+    slope cut)``: Newton's method from ``slope = 1 / sd(f)``, the cut at
+    the scores' mean. A slope that is not positive (scores ranking the
+    labels backwards) is refitted with the cut held at 0, the score's own
+    sign; slopes are kept within ``e^{+-10} / sd(f)`` (beyond: separable
+    training scores, probabilities 0 or 1)."""
+    f = np.asarray(f, dtype=float)
+    positives = np.asarray(positives, dtype=bool)
     spread = float(np.std(f))
-    if not spread > 0:
-        return 1.0
-    u = f / spread
+    held = cut is not None
+    centre = float(cut) if held else float(np.mean(f))
+    n_labelled = int(positives.sum())
+    if not spread > 0 or n_labelled in (0, f.size):
+        # no spread, or one class: no sigmoid to fit
+        return (1.0 / spread if spread > 0 else 1.0), centre
+    # z = beta . (u, 1) with u the standardised scores
+    u = (f - centre) / spread
+    columns = np.stack([u] if held else [u, np.ones_like(u)])
     if pu_prior is None:
-        t = np.where(positives, 1.0, -1.0)
-
-        def nll(log_a):
-            return float(np.mean(np.logaddexp(0.0, -t * np.exp(log_a) * u)))
+        w = np.full(u.size, 1.0 / u.size)            # log(1 + e^z), every row
+        v = positives / u.size                       # - z, the positives
     else:
-        u_labelled, u_unlabelled = u[positives], u[~positives]
-        if not (u_labelled.size and u_unlabelled.size):
-            return 1.0 / spread
-        pull = pu_prior * float(np.mean(u_labelled))
+        w = ~positives / (u.size - n_labelled)
+        v = pu_prior * positives / n_labelled
 
-        def nll(log_a):
-            a = np.exp(log_a)
-            return float(np.mean(np.logaddexp(0.0, a * u_unlabelled))
-                         - a * pull)
+    def objective(beta):
+        z = beta @ columns
+        return float(w @ np.logaddexp(0.0, z) - v @ z)
 
-    # slopes beyond e^10 / sd(f): separable training scores, p ~ 0 or 1
-    best = optimize.minimize_scalar(nll, bounds=(-10.0, 10.0),
-                                    method="bounded")
-    return float(np.exp(best.x) / spread)
+    beta = np.zeros(columns.shape[0])
+    beta[0] = 1.0
+    value = objective(beta)
+    for _ in range(100):
+        p = expit(beta @ columns)
+        grad = columns @ (w * p - v)
+        hess = (columns * (w * p * (1.0 - p))) @ columns.T
+        try:
+            step = np.linalg.solve(hess + 1e-12 * np.eye(beta.size), grad)
+        except np.linalg.LinAlgError:
+            break
+        # Newton's decrement: the objective's excess, to rounding
+        if not grad @ step > 1e-14:
+            break
+        t = 1.0
+        while t > 1e-10:
+            trial = beta - t * step
+            found = objective(trial)
+            if found <= value - 0.25 * t * (grad @ step):
+                break
+            t *= 0.5
+        else:
+            break
+        beta, value = trial, found
+        if abs(beta[0]) > math.exp(10.0):
+            break
+    if not beta[0] > 0.0:
+        if held:
+            return math.exp(-10.0) / spread, centre
+        return platt_sigmoid(f, positives, pu_prior, cut=0.0)
+    slope = min(max(beta[0], math.exp(-10.0)), math.exp(10.0)) / spread
+    if not held:
+        centre -= beta[1] * spread / beta[0]
+    return float(slope), float(centre)
 
 
 def calibrated_probability(f, slope):
@@ -310,11 +350,11 @@ def youden_cut(positives, scores):
     return float(0.5 * (best + below.max())) if below.size else float(best) - 1.0
 
 
-def certificate_spec(est, score="randomised"):
+def certificate_spec(est, score="randomised", cut=0.0):
     """The :class:`~pac_particles.bounds.CertificateSpec` of an estimator's
     certificates: ``eps``, the seed (the certificate draws from its own
     stream of it), the deployed point estimate (``point``, else the
-    mean)."""
+    mean) and the deployed labels' ``cut`` on its score."""
     from pac_particles.bounds import CertificateSpec
     return CertificateSpec(delta=est.eps, seed=est.random_state, score=score,
-                           point=getattr(est, "point", "mean"))
+                           point=getattr(est, "point", "mean"), cut=cut)

@@ -63,7 +63,7 @@ from pac_particles.sklearn.binary import (BinaryEstimatorMixin, OnFirstRead,
                                           check_shared_parameters,
                                           calibrated_probability,
                                           explain_rejected_rows,
-                                          logistic_slope, youden_cut)
+                                          platt_sigmoid, youden_cut)
 from pac_particles.sklearn.methods import (FitOptions, choose_method,
                                            get_method, method_names)
 from pac_particles.sklearn.selection import (default_lam_max, heldout_score,
@@ -299,9 +299,9 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         if self.kernel is None:
             # decision_function > 0 exactly where the score passes the threshold
             self.intercept_ = float(self._offset - self.threshold_)
-        self.proba_slope_ = logistic_slope(
-            train_scores[rows] - self.threshold_, positives[rows],
-            self.pu_prior)
+        self.proba_slope_, _ = platt_sigmoid(
+            train_scores[rows], positives[rows], self.pu_prior,
+            cut=self.threshold_)
         self.heldout_auc_ = heldout_auc(self, X, positives)
         return self
 
@@ -353,7 +353,7 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
         """``expit(proba_slope_ * decision_function(X))``: Platt's slope on
         the training scores with the intercept held at ``predict``'s cut,
         PU-corrected with ``pu_prior`` (probabilities for the unlabelled
-        rows' population; :func:`~pac_particles.sklearn.binary.logistic_slope`);
+        rows' population; :func:`~pac_particles.sklearn.binary.platt_sigmoid`);
         over-confident when the fit over-fits: wrap the estimator in
         ``CalibratedClassifierCV`` for held-out calibration."""
         p = calibrated_probability(self.decision_function(X),

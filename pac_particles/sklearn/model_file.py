@@ -251,7 +251,7 @@ def _save_classifier(estimator, path, feature_names, classes, info):
             raise InputError(f"the fit's {key} is not finite: nothing to save")
     rule["coef"] = rule["coef"].tolist()
     cert, deployed = estimator.certificate_, estimator.deployed_certificate_
-    fit = _fit_record(estimator, info, loss=estimator.loss,
+    fit = _fit_record(estimator, info, loss=estimator.loss_,
                       certified_error=None if cert is None else cert.bound,
                       deployed_certified_error=None if deployed is None
                       else deployed.bound)

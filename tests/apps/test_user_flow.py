@@ -60,7 +60,7 @@ def test_fit_save_predict_id_classify_save_predict(tmp_path, capsys):
     # the same headline style: the command, the file, the method, lam
     for command in ("fit d.csv:", "classify d.csv:", "predict d.csv:"):
         assert command in out
-    assert "method vb, zero_one loss; lam 50, given (--lam)" in out
+    assert "method vb, hinge loss; lam 50, given (--lam)" in out
     scores, labels = _rows(tmp_path / "scores.csv"), _rows(
         tmp_path / "labels.csv")
     # the key comes back verbatim, in order, first

@@ -36,9 +36,10 @@ def test_smc_vote_is_the_weighted_vote_of_the_particles():
     np.testing.assert_allclose(est.vote_probability(X), vote, atol=1e-12)
     assert set(est.predict(X)) <= {"a", "b"}
     assert est.log_evidence_ == post.log_z
-    # coef_ and intercept_ replay the posterior mean on raw inputs
-    np.testing.assert_allclose(X @ est.coef_ + est.intercept_, Z @ post.mean,
-                               atol=1e-10)
+    # coef_ and intercept_ replay the posterior mean on raw inputs, less
+    # predict's cut
+    np.testing.assert_allclose(X @ est.coef_ + est.intercept_ + est.threshold_,
+                               Z @ post.mean, atol=1e-10)
 
 
 def test_vb_vote_is_the_probit_of_the_gaussian_margin():
@@ -50,31 +51,57 @@ def test_vb_vote_is_the_probit_of_the_gaussian_margin():
                                                      res.cov, Z)))
     np.testing.assert_allclose(est.vote_probability(X), expected)
     assert est.log_evidence_ == res.elbo
-    # the mean's rule is the vote's majority, label for label
-    clear = np.abs(expected - 0.5) > 1e-9
-    np.testing.assert_array_equal(est.predict(X)[clear],
-                                  (expected > 0.5)[clear].astype(int))
 
 
 @pytest.mark.parametrize("method", ["smc", "vb", "ep"])
 def test_the_deployed_rule_is_the_mean_with_platt_probabilities(method):
-    """decision_function is the posterior mean's score on raw inputs,
-    predict its sign, predict_proba expit(proba_slope_ * score) with the
-    maximum-likelihood slope of the training scores (scikit-learn's
-    unpenalised logistic regression on the one score column)."""
+    """decision_function is the posterior mean's score on raw inputs less
+    Platt's cut, predict its sign, predict_proba expit(proba_slope_ *
+    decision_function): the maximum-likelihood sigmoid of the training
+    scores (scikit-learn's unpenalised logistic regression on the one score
+    column); without an intercept the cut stays 0."""
     X, y = two_d_problem(n=90)
-    est = PACBayesClassifier(method=method, lam=60.0, n_particles=40,
-                             len_chain=4, random_state=0).fit(X, y)
-    f = est.decision_function(X)
-    Z = est.data_.transform(X)
-    np.testing.assert_allclose(f, Z @ est.posterior_.mean, atol=1e-10)
-    np.testing.assert_array_equal(est.predict(X), (f > 0).astype(int))
-    reference = LogisticRegression(C=np.inf, fit_intercept=False,
-                                   tol=1e-10, max_iter=1000).fit(f[:, None], y)
-    assert est.proba_slope_ == pytest.approx(reference.coef_[0, 0], rel=1e-3)
-    np.testing.assert_allclose(est.predict_proba(X)[:, 1],
-                               1.0 / (1.0 + np.exp(-est.proba_slope_ * f)),
-                               rtol=1e-12)
+    for fit_intercept in (True, False):
+        est = PACBayesClassifier(method=method, lam=60.0, n_particles=40,
+                                 len_chain=4, random_state=0,
+                                 fit_intercept=fit_intercept).fit(X, y)
+        mean_score = est.data_.transform(X) @ est.posterior_.mean
+        f = est.decision_function(X)
+        np.testing.assert_allclose(f, mean_score - est.threshold_, atol=1e-10)
+        np.testing.assert_array_equal(est.predict(X), (f > 0).astype(int))
+        np.testing.assert_allclose(est.predict_proba(X)[:, 1],
+                                   1.0 / (1.0 + np.exp(-est.proba_slope_ * f)),
+                                   rtol=1e-12)
+        reference = LogisticRegression(
+            C=np.inf, fit_intercept=fit_intercept, tol=1e-12,
+            max_iter=10_000).fit(mean_score[:, None], y)
+        slope = reference.coef_[0, 0]
+        assert est.proba_slope_ == pytest.approx(slope, rel=1e-4)
+        if fit_intercept:
+            assert est.threshold_ == pytest.approx(
+                -reference.intercept_[0] / slope, abs=1e-4)
+        else:
+            assert est.threshold_ == 0.0
+
+
+def test_the_cut_makes_the_hinge_rule_as_accurate_as_logistic_regression():
+    """On logistic data the hinge loss's own cut (0) is offset from the
+    most accurate one: the deployed cut recovers logistic regression's test
+    accuracy, where the loss's cut is rejected by the same check."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60_000, 3))
+    y = (rng.uniform(size=60_000) < 1.0 / (1.0 + np.exp(
+        -(X @ [1.0, -0.5, 0.25] - 1.5)))).astype(int)
+    X_te, y_te = X[30_000:], y[30_000:]
+    est = PACBayesClassifier(loss="hinge", method="vb", lam=30_000.0,
+                             random_state=0).fit(X[:30_000], y[:30_000])
+    lr = LogisticRegression().fit(X[:30_000], y[:30_000])
+    baseline = np.mean(lr.predict(X_te) == y_te)
+    ours = np.mean(est.predict(X_te) == y_te)
+    own_cut = np.mean((est.decision_function(X_te) + est.threshold_ > 0)
+                      == y_te)
+    assert abs(ours - baseline) < 0.002
+    assert own_cut < baseline - 0.01
 
 
 def test_platt_probabilities_are_calibrated_and_the_vote_is_not():
@@ -101,11 +128,36 @@ def test_platt_probabilities_are_calibrated_and_the_vote_is_not():
                       abs=1e-12)
 
 
+def test_platt_sigmoid_is_the_maximum_likelihood_sigmoid():
+    """Against scikit-learn's unpenalised logistic regression on the one
+    score column: slope and cut, or the slope alone with the cut held;
+    separable scores reach the slope's cap, one class has nothing to fit."""
+    from pac_particles.sklearn.binary import platt_sigmoid
+    rng = np.random.default_rng(1)
+    f = rng.normal(2.0, 3.0, size=4000)
+    y = rng.uniform(size=4000) < 1.0 / (1.0 + np.exp(-1.7 * (f - 0.4)))
+    slope, cut = platt_sigmoid(f, y)
+    ref = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(
+        f[:, None], y)
+    assert slope == pytest.approx(ref.coef_[0, 0], rel=1e-6)
+    assert cut == pytest.approx(-ref.intercept_[0] / ref.coef_[0, 0],
+                                abs=1e-6)
+    held_slope, held = platt_sigmoid(f, y, cut=1.0)
+    ref = LogisticRegression(C=np.inf, fit_intercept=False, tol=1e-12,
+                             max_iter=10_000).fit((f - 1.0)[:, None], y)
+    assert held == 1.0
+    assert held_slope == pytest.approx(ref.coef_[0, 0], rel=1e-6)
+    separable, _ = platt_sigmoid(f, f > 2.0)
+    assert separable > 100.0 / np.std(f)
+    assert platt_sigmoid(f, np.zeros(4000, bool)) == (1.0 / np.std(f),
+                                                      np.mean(f))
+
+
 def test_the_pu_slope_is_the_slope_of_the_unlabelled_rows_classes():
     """With PU labels the slope minimises the unbiased log-loss of the
     unlabelled population: it matches the slope fitted on their true classes
     (known here), and the slope of the labels themselves does not."""
-    from pac_particles.sklearn.binary import logistic_slope
+    from pac_particles.sklearn.binary import platt_sigmoid
     rng = np.random.default_rng(0)
     # classes N(+-1, 1) in equal parts: P(y = 1 | x) = expit(2 x)
     labelled = rng.normal(1.0, 1.0, size=5000)
@@ -113,15 +165,22 @@ def test_the_pu_slope_is_the_slope_of_the_unlabelled_rows_classes():
     unlabelled = np.where(truth, 1.0, -1.0) + rng.normal(size=20000)
     f = np.concatenate([labelled, unlabelled])
     marks = np.arange(f.size) < labelled.size
-    pu = logistic_slope(f, marks, pu_prior=0.5)
-    oracle = logistic_slope(unlabelled, truth)
-    assert oracle == pytest.approx(2.0, abs=0.1)
-    assert pu == pytest.approx(oracle, abs=0.15)
-    assert abs(logistic_slope(f, marks) - oracle) > 0.5
+    pu = platt_sigmoid(f, marks, pu_prior=0.5)
+    oracle = platt_sigmoid(unlabelled, truth)
+    assert oracle[0] == pytest.approx(2.0, abs=0.1)
+    assert abs(oracle[1]) < 0.05
+    assert pu[0] == pytest.approx(oracle[0], abs=0.15)
+    assert pu[1] == pytest.approx(oracle[1], abs=0.05)
+    naive = platt_sigmoid(f, marks)
+    assert abs(naive[0] - oracle[0]) > 0.5 or abs(naive[1]) > 0.3
+    # the slope alone, the cut held at 0
+    assert platt_sigmoid(f, marks, pu_prior=0.5, cut=0.0)[0] == \
+        pytest.approx(oracle[0], abs=0.15)
     X, y = two_d_problem(n=120)
     est = PACBayesClassifier(method="vb", lam=60.0, pu_prior=0.3).fit(X, y)
-    assert est.proba_slope_ == logistic_slope(est.decision_function(X),
-                                              y == 1, 0.3)
+    mean_score = est.data_.transform(X) @ est.posterior_.mean
+    assert (est.proba_slope_, est.threshold_) == pytest.approx(
+        platt_sigmoid(mean_score, y == 1, 0.3), rel=1e-9)
 
 
 @pytest.mark.parametrize("method", ["smc", "vb"])
@@ -222,13 +281,23 @@ def test_the_deployed_certificate_is_computed_when_first_read(monkeypatch):
     assert 2 not in reads
     copied = pickle.loads(pickle.dumps(est))
     problem = GibbsProblem.classification(X, y, 50.0)
-    alone = certify(est.posterior_, problem, certificate_spec(est, "deployed"))
+    alone = certify(est.posterior_, problem,
+                    certificate_spec(est, "deployed", est.threshold_))
     first = est.deployed_certificate_
     assert reads.count(2) == 2              # computed alone, then read
     for got in (first, copied.deployed_certificate_):
         assert got.bound == pytest.approx(alone.bound, rel=1e-12)
         assert 0.0 <= got.bound <= 1.0
     assert est.deployed_certificate_ is first and reads.count(2) == 3
+    # it certifies predict's labels: its empirical term is their error on
+    # part B, which the cut 0's differs from
+    from pac_particles.bounds.certification import certificate_split
+    in_b = ~certificate_split(y, certificate_spec(est), stratified=False)
+    assert first.empirical_randomized_risk == pytest.approx(
+        np.mean(est.predict(X[in_b]) != y[in_b]), abs=1e-12)
+    uncut = certify(est.posterior_, problem, certificate_spec(est, "deployed"))
+    assert uncut.empirical_randomized_risk != pytest.approx(
+        first.empirical_randomized_risk, abs=1e-12)
     eager = PACBayesClassifier(method="vb", lam=50.0, random_state=0,
                                deploy="certified").fit(X, y)
     assert eager.__dict__["_deployed_certificate"].name == "held_out"

@@ -247,7 +247,7 @@ def test_a_saved_classifier_predicts_as_the_estimator(tmp_path, method):
     clear = np.abs(est.decision_function(X)) > 1e-9
     np.testing.assert_array_equal(back.predict(X)[clear],
                                   est.predict(X)[clear])
-    assert back.fit["method"] == method and back.fit["loss"] == "zero_one"
+    assert back.fit["method"] == method and back.fit["loss"] == est.loss_
 
 
 def test_a_classifier_file_of_format_1_predicts_by_its_vote(tmp_path):

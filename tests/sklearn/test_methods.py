@@ -154,15 +154,27 @@ def test_every_ranking_option_fits_at_its_defaults_or_says_what_to_pass(
 
 
 @pytest.mark.parametrize("pu_prior", [None, 0.3])
-@pytest.mark.parametrize("loss", ["zero_one", "hinge", "exponential", "ramp"])
-@pytest.mark.parametrize("method", method_names("classification", auto=False))
+@pytest.mark.parametrize("loss", ["auto", "zero_one", "hinge", "exponential",
+                                  "ramp"])
+@pytest.mark.parametrize("method", method_names("classification"))
 def test_every_classifier_option_fits_at_its_defaults_or_says_what_to_pass(
         method, loss, pu_prior):
+    """The loss "auto" (the default) fits with every method: the first of
+    AUTO_LOSSES the method fits (EP: the 0-1 loss)."""
+    from pac_particles.sklearn.classifier import AUTO_LOSSES
     X, y = two_blobs(n=50, d=3, seed=3)
     settings = dict(SMALL, grid_size=3)
     est = _fits_or_says_what_to_pass(
         lambda: PACBayesClassifier(method=method, loss=loss,
                                    pu_prior=pu_prior, **settings), X, y)
+    if loss == "auto":
+        # the first of AUTO_LOSSES the method fits
+        from pac_particles.sklearn.methods import FitOptions, get_method
+        assert est is not None
+        fits = [get_method(est.method_).refusal(
+            FitOptions(loss=name, pu_prior=pu_prior), "classification") is None
+            for name in AUTO_LOSSES]
+        assert est.loss_ == AUTO_LOSSES[fits.index(True)]
     if est is not None:
         assert np.all(np.isfinite(est.predict_proba(X)))
 

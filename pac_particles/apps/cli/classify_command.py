@@ -37,7 +37,7 @@ from pac_particles.sklearn.model_file import save_model
 __all__ = ["classify_csv", "print_classify", "logistic_classifier"]
 
 
-def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
+def classify_csv(path, target=None, method="vb", loss="auto", lam="cv",
                  test_size=0.25, pu_prior=None, n_particles=200, len_chain=10,
                  seed=0, n_jobs=1, out="results/classify", verbose=True,
                  save_model_to=None, csv_options=None, deploy="all_rows"):
@@ -51,7 +51,7 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
     ``deploy``)."""
     n_particles, len_chain, seed, test_size, method, lam = _check_fit_options(
         n_particles, len_chain, seed, test_size, method, _CLASSIFIER_METHODS, lam)
-    loss = check_choice(loss, "loss", _LOSSES)
+    loss = check_choice(loss, "loss", ("auto", *_LOSSES))
     deploy = check_choice(deploy, "deploy", _DEPLOYS)
     if pu_prior is not None:
         pu_prior = check_pu_prior(pu_prior)
@@ -72,7 +72,7 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
         "data": os.path.abspath(path), "target": target_name,
         "classes": {"negative": classes[0], "positive": classes[1]},
         "n_train": len(y_tr), "n_features": X.shape[1],
-        "method": method, "loss": loss, "pu_prior": pu_prior,
+        "method": method, "loss": estimator.loss_, "pu_prior": pu_prior,
         "lam": estimator.lam_, "lam_chosen_by": "cv" if lam == "cv" else "user",
         "lam_rule": (f"{len(estimator.cv_.fold_auc)}-fold CV, best mean "
                      "validation accuracy" if lam == "cv"
@@ -98,7 +98,8 @@ def classify_csv(path, target=None, method="vb", loss="zero_one", lam="cv",
                            marks={f"best: lam = {cv.best_lam:.4g}":
                                   cv.best_lam})
         ax.set_title(f"{os.path.basename(path)}: {len(cv.fold_auc)}-fold CV "
-                     f"of lam ({method}, {loss} loss)", fontsize="medium")
+                     f"of lam ({method}, {estimator.loss_} loss)",
+                     fontsize="medium")
         summary["cv_png"] = save(ax.figure, os.path.join(out, "cv_curve.png"))
     if X_te is not None:
         # with PU labels these are errors against the PU labels, as given

@@ -226,8 +226,9 @@ def build_parser():
     k.add_argument("--method", default="vb", choices=_CLASSIFIER_METHODS,
                    help="vb: Gaussian variational Bayes; smc: tempering "
                         "SMC; ep: Expectation Propagation (0-1 loss only)")
-    k.add_argument("--loss", default="zero_one", choices=_LOSSES,
-                   help="classification loss of the Gibbs posterior")
+    k.add_argument("--loss", default="auto", choices=("auto", *_LOSSES),
+                   help="classification loss of the Gibbs posterior (auto: "
+                   "the hinge; the 0-1 loss for ep)")
     k.add_argument("--lam", type=_lam_argument, default="cv",
                    help="inverse temperature on the mean loss, or 'cv' to "
                         "choose it by K-fold accuracy")
