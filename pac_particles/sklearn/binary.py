@@ -259,6 +259,12 @@ def platt_sigmoid(f, positives, pu_prior=None, cut=None):
     scores ``f`` by maximum likelihood: ``(slope, cut)``, ``slope > 0``.
     With ``cut`` given the slope alone, the cut held there.
 
+    As Platt (1999, Sec. 2.2), the targets are not 1 and 0 but ``(N+ + 1)
+    / (N+ + 2)`` and ``1 / (N- + 2)``: the probabilities the training rows'
+    own labels leave for a new row of each class, which keep the slope
+    finite where the training scores separate the classes (a fit with more
+    features than rows).
+
     With ``pu_prior`` (``positives`` marks labelled positives, the other
     rows are unlabelled, a fraction ``pu_prior`` of them positive) the
     labels are not the classes, and the fit minimises the unbiased estimate
@@ -269,8 +275,12 @@ def platt_sigmoid(f, positives, pu_prior=None, cut=None):
     slope cut)``: Newton's method from ``slope = 1 / sd(f)``, the cut at
     the scores' mean. A slope that is not positive (scores ranking the
     labels backwards) is refitted with the cut held at 0, the score's own
-    sign; slopes are kept within ``e^{+-10} / sd(f)`` (beyond: separable
-    training scores, probabilities 0 or 1)."""
+    sign; slopes are kept within ``e^{+-10} / sd(f)`` (PU labels have no
+    targets to soften: beyond that, separable scores).
+
+    Platt, J. C. (1999). Probabilistic outputs for support vector machines
+    and comparisons to regularized likelihood methods. In Advances in Large
+    Margin Classifiers, 61-74."""
     f = np.asarray(f, dtype=float)
     positives = np.asarray(positives, dtype=bool)
     spread = float(np.std(f))
@@ -285,7 +295,9 @@ def platt_sigmoid(f, positives, pu_prior=None, cut=None):
     columns = np.stack([u] if held else [u, np.ones_like(u)])
     if pu_prior is None:
         w = np.full(u.size, 1.0 / u.size)            # log(1 + e^z), every row
-        v = positives / u.size                       # - z, the positives
+        targets = np.where(positives, (n_labelled + 1.0) / (n_labelled + 2.0),
+                           1.0 / (f.size - n_labelled + 2.0))
+        v = targets / u.size                         # - t z
     else:
         w = ~positives / (u.size - n_labelled)
         v = pu_prior * positives / n_labelled

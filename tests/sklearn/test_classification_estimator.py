@@ -16,6 +16,19 @@ from pac_particles.sklearn.classifier import PACBayesClassifier
 from builders import two_d_problem
 
 
+def _platt_reference(f, y, fit_intercept=True):
+    """scikit-learn's unpenalised logistic regression on the score column
+    with Platt's targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``: each
+    row twice, once per label, weighted by its target's share."""
+    y = np.asarray(y, dtype=bool)
+    n_pos, n_neg = y.sum(), (~y).sum()
+    t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+    return LogisticRegression(C=np.inf, fit_intercept=fit_intercept,
+                              tol=1e-12, max_iter=10_000).fit(
+        np.r_[f, f][:, None], np.r_[np.ones(f.size), np.zeros(f.size)],
+        sample_weight=np.r_[t, 1.0 - t])
+
+
 @pytest.mark.parametrize("method", ["smc", "vb"])
 def test_passes_scikit_learn_estimator_checks(method):
     results = check_estimator(
@@ -58,8 +71,8 @@ def test_the_deployed_rule_is_the_mean_with_platt_probabilities(method):
     """decision_function is the posterior mean's score on raw inputs less
     Platt's cut, predict its sign, predict_proba expit(proba_slope_ *
     decision_function): the maximum-likelihood sigmoid of the training
-    scores (scikit-learn's unpenalised logistic regression on the one score
-    column); without an intercept the cut stays 0."""
+    scores (scikit-learn's unpenalised logistic regression on the one
+    score column, Platt's targets); without an intercept the cut stays 0."""
     X, y = two_d_problem(n=90)
     for fit_intercept in (True, False):
         est = PACBayesClassifier(method=method, lam=60.0, n_particles=40,
@@ -72,9 +85,7 @@ def test_the_deployed_rule_is_the_mean_with_platt_probabilities(method):
         np.testing.assert_allclose(est.predict_proba(X)[:, 1],
                                    1.0 / (1.0 + np.exp(-est.proba_slope_ * f)),
                                    rtol=1e-12)
-        reference = LogisticRegression(
-            C=np.inf, fit_intercept=fit_intercept, tol=1e-12,
-            max_iter=10_000).fit(mean_score[:, None], y)
+        reference = _platt_reference(mean_score, y == 1, fit_intercept)
         slope = reference.coef_[0, 0]
         assert est.proba_slope_ == pytest.approx(slope, rel=1e-4)
         if fit_intercept:
@@ -130,25 +141,25 @@ def test_platt_probabilities_are_calibrated_and_the_vote_is_not():
 
 def test_platt_sigmoid_is_the_maximum_likelihood_sigmoid():
     """Against scikit-learn's unpenalised logistic regression on the one
-    score column: slope and cut, or the slope alone with the cut held;
-    separable scores reach the slope's cap, one class has nothing to fit."""
+    score column with Platt's targets: slope and cut, or the slope alone
+    with the cut held; separable scores keep a finite slope, one class has
+    nothing to fit."""
     from pac_particles.sklearn.binary import platt_sigmoid
     rng = np.random.default_rng(1)
     f = rng.normal(2.0, 3.0, size=4000)
     y = rng.uniform(size=4000) < 1.0 / (1.0 + np.exp(-1.7 * (f - 0.4)))
     slope, cut = platt_sigmoid(f, y)
-    ref = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(
-        f[:, None], y)
+    ref = _platt_reference(f, y)
     assert slope == pytest.approx(ref.coef_[0, 0], rel=1e-6)
     assert cut == pytest.approx(-ref.intercept_[0] / ref.coef_[0, 0],
                                 abs=1e-6)
     held_slope, held = platt_sigmoid(f, y, cut=1.0)
-    ref = LogisticRegression(C=np.inf, fit_intercept=False, tol=1e-12,
-                             max_iter=10_000).fit((f - 1.0)[:, None], y)
+    ref = _platt_reference(f - 1.0, y, fit_intercept=False)
     assert held == 1.0
     assert held_slope == pytest.approx(ref.coef_[0, 0], rel=1e-6)
+    # separable scores: Platt's targets keep the slope finite
     separable, _ = platt_sigmoid(f, f > 2.0)
-    assert separable > 100.0 / np.std(f)
+    assert 1.0 / np.std(f) < separable < 1e3 / np.std(f)
     assert platt_sigmoid(f, np.zeros(4000, bool)) == (1.0 / np.std(f),
                                                       np.mean(f))
 
