@@ -123,7 +123,7 @@ def main():
           f"{1 - lr.score(X, y):.3f}")
     for lam in (float(len(y)),) + (("cv",) if args.smc_cv else ()):
         est, s = timed(lambda: PACBayesClassifier(
-            method="smc", lam=lam, random_state=0).fit(X, y))
+            method="smc", loss="zero_one", lam=lam, random_state=0).fit(X, y))
         print(f"  SMC 0-1, lam = {lam!s:8s}        {s:7.1f} s   train error "
               f"{1 - est.score(X, y):.3f}   ratio SMC / LR {s / lr_s:.1f}x")
 

@@ -136,12 +136,13 @@ def classification_certificate_row(X, y, name="", test_size=0.3, seed=0):
       ``N(0, I / d)`` (``d`` counts the intercept), with the dissertation's
       bound on it (Corollary 11, Hoeffding: linear in ``lam``) and the
       tightest kl/Catoni certificate (``m = n``) of the *same* posterior.
-    * The default ``PACBayesClassifier(random_state=seed)`` (VB, 0-1 loss,
-      ``lam`` by cross-validation) with its certificate.
+    * The default ``PACBayesClassifier(random_state=seed)`` (VB, hinge
+      loss, ``lam`` by cross-validation) with its certificate.
 
-    Each gets the test error of its point classifier (the sign of the
-    posterior mean's score) and the training error of its randomised
-    classifier (``E_rho[r_n]``). Returns a dict.
+    Each gets the test error of its deployed classifier (``predict``: the
+    posterior mean's score cut where Platt's sigmoid passes 1/2) and the
+    training error of its randomised classifier (``E_rho[r_n]``). Returns a
+    dict.
     """
     from pac_particles.sklearn.classifier import PACBayesClassifier
     X = np.asarray(X, dtype=float)
@@ -150,16 +151,17 @@ def classification_certificate_row(X, y, name="", test_size=0.3, seed=0):
                                               stratify=y, random_state=seed)
     n, d = X_tr.shape[0], X_tr.shape[1] + 1
     lam, prior_var = math.sqrt(n * d), 1.0 / d
-    vb = PACBayesClassifier(method="vb", lam=lam, prior_var=prior_var,
-                            vb_family="isotropic", random_state=seed)
+    vb = PACBayesClassifier(method="vb", loss="zero_one", lam=lam,
+                            prior_var=prior_var, vb_family="isotropic",
+                            random_state=seed)
     default = PACBayesClassifier(random_state=seed)
     row = {"dataset": name, "n_train": n, "d": X.shape[1]}
     for label, est in (("vb", vb), ("default", default)):
         start = time.perf_counter()
         est.fit(X_tr, y_tr)
         row[f"{label}_seconds"] = time.perf_counter() - start
-        scores = X_te @ est.coef_ + est.intercept_
-        row[f"{label}_test_error"] = float(np.mean((scores > 0) != (y_te == 1)))
+        row[f"{label}_test_error"] = float(np.mean(
+            est.predict(X_te) != (y_te == 1)))
         cert = est.certificate_
         row[f"{label}_randomized_error"] = cert.empirical_randomized_risk
         row[f"{label}_certified_error"] = cert.bound

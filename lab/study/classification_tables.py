@@ -5,12 +5,14 @@ SPECT heart and students dropout, with our Gibbs posteriors and baselines.
 Every method is fitted on the training part of the same repeated stratified
 splits and scored on the test part by
 
-* ``error``: the misclassification rate of its ``predict`` (for SMC the
-  weighted vote of the particles, for VB the sign of ``x . m``);
+* ``error``: the misclassification rate of its ``predict`` (for the Gibbs
+  posteriors the posterior mean's score cut where Platt's sigmoid of the
+  training scores passes 1/2);
 * ``hinge``, ``exponential``: the mean of ``max(0, 1 - y f(x))`` and
   ``exp(-y f(x))``, ``y`` in {-1, +1}, of its linear score ``f`` (the
-  posterior mean's ``x . theta`` for the Gibbs posteriors, the
-  ``decision_function`` of the baselines). These losses depend on the scale
+  posterior mean's own ``x . theta`` for the Gibbs posteriors, uncut: the
+  score the loss was fitted to; the ``decision_function`` of the
+  baselines). These losses depend on the scale
   of ``f``, which differs between methods: only the error is comparable
   across rows.
 
@@ -148,7 +150,8 @@ def table_methods(n, d, smc=True, n_particles=200, len_chain=10):
 
 def _linear_score(estimator, X):
     if isinstance(estimator, PACBayesClassifier):
-        return X @ estimator.coef_ + estimator.intercept_
+        # the posterior mean's own score: decision_function is cut
+        return estimator.decision_function(X) + estimator.threshold_
     return estimator.decision_function(X)
 
 

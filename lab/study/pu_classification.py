@@ -18,7 +18,7 @@ labelled one; the hinge adds ``pi E_P[l_h(s) + l_h(-s)]``, which exceeds
 ``2 pi`` once ``|s| > 1`` on positives and drags the rule towards calling
 everything positive when ``pi`` is large. That is the posterior mean's own
 cut (0, ``error_pu_own_cut``); the classifier deploys the cut of Platt's
-sigmoid fitted to the PU rewrite of the log-loss
+sigmoid fitted to the PU labels by their case-control likelihood
 (:func:`~pac_particles.sklearn.binary.platt_sigmoid`), which moves the
 biased hinge rule back (``error_pu``).
 

@@ -86,15 +86,15 @@ def size_row(n, d, positive_rate, estimator="auc", rounds=3, n_test=50_000,
             elapsed, models[key] = _timed(make, X, y)
             seconds[key].append(elapsed)
     ours = np.array(seconds["ours"])
-    # the classifier scores by its predictive probability
+    # every model's ranking score (the classifier's decision_function,
+    # which its predict_proba ranks as)
     auc = {key: float(roc_auc_score(y_test, (
         model.decision_function(X_test) if hasattr(model, "decision_function")
         else model.predict_proba(X_test)[:, 1])))
         for key, model in models.items()}
     # a classifier's own risk is its error rate: its test accuracy beside
     # the logistic regression's (at 1 % positives both near the base rate)
-    # and the AUC of its posterior mean score, which its predictive
-    # probability (the randomised classifier's) does not rank by
+    # and the AUC of its posterior mean score (its decision_function's)
     accuracy = ({key: float(np.mean(model.predict(X_test) == y_test))
                  for key, model in models.items()}
                 if estimator == "classifier" else dict(ours=np.nan, lr=0.0))

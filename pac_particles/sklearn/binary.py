@@ -25,6 +25,7 @@ from typing import Optional
 
 import numpy as np
 import pandas as pd
+from scipy import optimize
 from scipy.special import expit
 from sklearn.metrics import roc_curve
 from sklearn.utils.multiclass import check_classification_targets, unique_labels
@@ -42,11 +43,12 @@ __all__ = ["BinaryEstimatorMixin", "OnFirstRead", "explain_rejected_rows",
            "calibrated_probability", "feature_series", "calibration_rows",
            "CALIBRATION_ROWS", "DEPLOYS"]
 
-#: Training rows on which the Youden cut and Platt's slope are computed: a
-#: uniform sample of this many above it. Their sampling error from 200,000
-#: rows (about 1 / sqrt(200,000) on the cut's quantile) is far below their
-#: error as estimates of the population's cut and slope, and at a million
-#: rows the two took as long as the whole VB fit.
+#: Training rows on which the Youden cut and Platt's sigmoid are computed:
+#: above this many, a sample of half as many from each class (a smaller
+#: class whole, :func:`calibration_rows`). Their sampling error from
+#: 100,000 rows of a class (about 1 / sqrt(100,000) on the cut's quantile)
+#: is far below their error as estimates of the population's cut and
+#: slope, and at a million rows the two took as long as the whole VB fit.
 CALIBRATION_ROWS = 200_000
 
 #: the score an estimator deploys (its ``deploy``): the posterior fitted on
@@ -244,17 +246,34 @@ def feature_series(values, names, label):
                      index=pd.Index(names, name="feature"), name=label)
 
 
-def calibration_rows(n, seed):
-    """The rows of :func:`youden_cut` and :func:`platt_sigmoid` among ``n``
-    training rows: all of them up to :data:`CALIBRATION_ROWS`, else that
-    many drawn uniformly (with replacement, sorted) from ``seed``."""
-    if n <= CALIBRATION_ROWS:
-        return slice(None)
+def calibration_rows(positives, seed):
+    """``(rows, weights)``: the rows of :func:`youden_cut` and
+    :func:`platt_sigmoid` among the training rows (``positives`` their
+    labels) and each one's weight in the sigmoid's likelihood. All of them
+    (weights None) up to :data:`CALIBRATION_ROWS`; else, from ``seed``,
+    each class's rows up to half that many, or half that many drawn from
+    the class uniformly with replacement, weighted by the class's count
+    over its draws: a rare class keeps every row (a uniform sample of the
+    rows could miss it), and the weighted likelihood is the whole rows'
+    in expectation. The Youden cut needs no weights: ``TPR`` and ``FPR``
+    are means within a class."""
+    positives = np.asarray(positives, dtype=bool)
+    if positives.size <= CALIBRATION_ROWS:
+        return slice(None), None
     rng = np.random.default_rng([0 if seed is None else seed, 2])
-    return np.sort(rng.integers(n, size=CALIBRATION_ROWS))
+    rows, weights = [], []
+    for members in (np.flatnonzero(positives), np.flatnonzero(~positives)):
+        k = min(members.size, CALIBRATION_ROWS // 2)
+        drawn = (members if k == members.size
+                 else members[rng.integers(members.size, size=k)])
+        rows.append(drawn)
+        weights.append(np.full(k, members.size / max(k, 1)))
+    rows, weights = np.concatenate(rows), np.concatenate(weights)
+    order = np.argsort(rows, kind="stable")
+    return rows[order], weights[order]
 
 
-def platt_sigmoid(f, positives, pu_prior=None, cut=None):
+def platt_sigmoid(f, positives, pu_prior=None, cut=None, weights=None):
     """Platt's sigmoid ``P(positive | f) = expit(slope (f - cut))`` of the
     scores ``f`` by maximum likelihood: ``(slope, cut)``, ``slope > 0``.
     With ``cut`` given the slope alone, the cut held there.
@@ -265,81 +284,83 @@ def platt_sigmoid(f, positives, pu_prior=None, cut=None):
     finite where the training scores separate the classes (a fit with more
     features than rows).
 
-    With ``pu_prior`` (``positives`` marks labelled positives, the other
-    rows are unlabelled, a fraction ``pu_prior`` of them positive) the
-    labels are not the classes, and the fit minimises the unbiased estimate
-    of the log-loss on the unlabelled rows' population (du Plessis, Niu and
-    Sugiyama's rewriting of the negatives' part), ``mean_U log(1 + e^z) -
-    pu_prior mean_P z`` with ``z = slope (f - cut)``, since ``log(1 + e^-z)
-    - log(1 + e^z) = -z``. Either objective is convex in ``(slope,
-    slope cut)``: Newton's method from ``slope = 1 / sd(f)``, the cut at
-    the scores' mean. A slope that is not positive (scores ranking the
+    With ``pu_prior`` (``positives`` marks ``n_P`` labelled positives, the
+    other ``n_U`` rows are unlabelled, a fraction ``pu_prior`` of them
+    positive) the labels are not the classes, and the likelihood is that of
+    the labels under the case-control model (Lancaster and Imbens 1996):
+    with ``sigma = expit(z)`` the probability of the positive class in the
+    unlabelled rows' population, a row is labelled with probability ``q =
+    K sigma / (1 + K sigma)``, ``K = n_P / (pu_prior n_U)``, and Platt's
+    targets go to the labels. Its minimum is finite: an unlabelled row
+    below the cut (target ``1 / (n_U + 2)``) makes an infinite slope
+    infinitely unlikely. (The unbiased PU rewrite of the log-loss, ``mean_U
+    log(1 + e^z) - pu_prior mean_P z``, has none on a fit's own scores,
+    which rank its labelled rows above the unlabelled positives.)
+
+    L-BFGS-B on ``(slope, slope cut)`` in the scores' standard units, the
+    slope within ``e^{+-10} / sd(f)``, from ``slope = 1 / sd(f)`` and the
+    cut at the scores' mean. A slope at its lower bound (scores ranking the
     labels backwards) is refitted with the cut held at 0, the score's own
-    sign; slopes are kept within ``e^{+-10} / sd(f)`` (PU labels have no
-    targets to soften: beyond that, separable scores).
+    sign; with one class, or scores without spread, there is nothing to
+    fit: ``1 / sd(f)`` and the cut held (or 0). ``weights``: of the rows
+    in the likelihood and in the class counts (a sample's, from
+    :func:`calibration_rows`).
+
+    Lancaster, T. and Imbens, G. (1996). Case-control studies with
+    contaminated controls. Journal of Econometrics 71, 145-160.
 
     Platt, J. C. (1999). Probabilistic outputs for support vector machines
     and comparisons to regularized likelihood methods. In Advances in Large
     Margin Classifiers, 61-74."""
     f = np.asarray(f, dtype=float)
     positives = np.asarray(positives, dtype=bool)
-    spread = float(np.std(f))
+    w = (np.ones(f.size) if weights is None
+         else np.asarray(weights, dtype=float))
+    n_all = float(w.sum())
+    n_labelled = float(w[positives].sum())
+    spread = float(np.sqrt(np.average((f - np.average(f, weights=w)) ** 2,
+                                      weights=w)))
     held = cut is not None
-    centre = float(cut) if held else float(np.mean(f))
-    n_labelled = int(positives.sum())
-    if not spread > 0 or n_labelled in (0, f.size):
-        # no spread, or one class: no sigmoid to fit
-        return (1.0 / spread if spread > 0 else 1.0), centre
-    # z = beta . (u, 1) with u the standardised scores
+    if not spread > 0 or not 0.0 < n_labelled < n_all:
+        return (1.0 / spread if spread > 0 else 1.0), (
+            float(cut) if held else 0.0)
+    centre = float(cut) if held else float(np.average(f, weights=w))
+    # z = beta . (u, 1) with u the scores in their standard units
     u = (f - centre) / spread
     columns = np.stack([u] if held else [u, np.ones_like(u)])
-    if pu_prior is None:
-        w = np.full(u.size, 1.0 / u.size)            # log(1 + e^z), every row
-        targets = np.where(positives, (n_labelled + 1.0) / (n_labelled + 2.0),
-                           1.0 / (f.size - n_labelled + 2.0))
-        v = targets / u.size                         # - t z
-    else:
-        w = ~positives / (u.size - n_labelled)
-        v = pu_prior * positives / n_labelled
+    targets = np.where(positives, (n_labelled + 1.0) / (n_labelled + 2.0),
+                       1.0 / (n_all - n_labelled + 2.0))
+    log_k = (None if pu_prior is None else
+             math.log(n_labelled / (pu_prior * (n_all - n_labelled))))
 
-    def objective(beta):
+    def loss(beta):
         z = beta @ columns
-        return float(w @ np.logaddexp(0.0, z) - v @ z)
-
-    beta = np.zeros(columns.shape[0])
-    beta[0] = 1.0
-    value = objective(beta)
-    for _ in range(100):
-        p = expit(beta @ columns)
-        grad = columns @ (w * p - v)
-        hess = (columns * (w * p * (1.0 - p))) @ columns.T
-        try:
-            step = np.linalg.solve(hess + 1e-12 * np.eye(beta.size), grad)
-        except np.linalg.LinAlgError:
-            break
-        # Newton's decrement: the objective's excess, to rounding
-        if not grad @ step > 1e-14:
-            break
-        t = 1.0
-        while t > 1e-10:
-            trial = beta - t * step
-            found = objective(trial)
-            if found <= value - 0.25 * t * (grad @ step):
-                break
-            t *= 0.5
+        if log_k is None:
+            # -t log sigma - (1 - t) log(1 - sigma)
+            value = np.logaddexp(0.0, z) - targets * z
+            slope = expit(z) - targets
         else:
-            break
-        beta, value = trial, found
-        if abs(beta[0]) > math.exp(10.0):
-            break
-    if not beta[0] > 0.0:
-        if held:
-            return math.exp(-10.0) / spread, centre
+            # -t log q - (1 - t) log(1 - q), q = K sigma / (1 + K sigma)
+            log_sigma = -np.logaddexp(0.0, -z)
+            value = (np.logaddexp(0.0, log_k + log_sigma)
+                     - targets * (log_k + log_sigma))
+            q = expit(log_k + log_sigma)
+            slope = (1.0 - np.exp(log_sigma)) * (q - targets)
+        return float(w @ value) / n_all, columns @ (w * slope) / n_all
+
+    bounds = [(math.exp(-10.0), math.exp(10.0))] + [(None, None)] * (not held)
+    start = np.zeros(columns.shape[0])
+    start[0] = 1.0
+    found = optimize.minimize(loss, start, jac=True, method="L-BFGS-B",
+                              bounds=bounds,
+                              options=dict(ftol=1e-15, gtol=1e-11,
+                                           maxiter=500))
+    beta = found.x
+    if beta[0] <= math.exp(-10.0) * (1.0 + 1e-9) and not held:
         return platt_sigmoid(f, positives, pu_prior, cut=0.0)
-    slope = min(max(beta[0], math.exp(-10.0)), math.exp(10.0)) / spread
     if not held:
         centre -= beta[1] * spread / beta[0]
-    return float(slope), float(centre)
+    return float(beta[0] / spread), float(centre)
 
 
 def calibrated_probability(f, slope):

@@ -36,7 +36,9 @@ data; top ``10 n``): SMC scores every fold along one tempering path to
 the grid with warm starts
 (:class:`~pac_particles.sklearn.selection.RefitScorer`); EP scores each
 grid value by its leave-one-out accuracy (each point's site removed, no
-refit: :func:`~pac_particles.sklearn.selection.ep_loo_choice`).
+refit: :func:`~pac_particles.sklearn.selection.ep_loo_choice`). The folds
+score the posterior's own rule (the particles' vote; for VB and EP the
+sign of ``x . m``), not the deployed cut, which is fitted after ``lam``.
 ``log_evidence_`` is the posterior's ``log_evidence``: SMC's ``log Z``,
 VB's ELBO (a lower bound) or EP's energy. The certificates come from
 :func:`pac_particles.bounds.certify`.
@@ -291,10 +293,11 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         # classifier's probabilities"). The part-A rule keeps its own.
         self.proba_slope_, self.threshold_ = 1.0, 0.0
         if self.deploy == "all_rows":
-            rows = calibration_rows(len(positives), self.random_state)
+            rows, weights = calibration_rows(positives, self.random_state)
             self.proba_slope_, self.threshold_ = platt_sigmoid(
                 X[rows] @ self.coef_ + intercept, positives[rows],
-                self.pu_prior, cut=None if problem.data.intercept else 0.0)
+                self.pu_prior, cut=None if problem.data.intercept else 0.0,
+                weights=weights)
         self.intercept_ = float(intercept) - self.threshold_
         self.certificate_ = self.deployed_certificate_ = None
         if self.pu_prior is None:
@@ -336,7 +339,9 @@ class PACBayesClassifier(BinaryEstimatorMixin, ClassifierMixin,
         """``expit(proba_slope_ * decision_function(X))``, columns
         ``classes_`` (above 1/2 exactly where ``predict`` says
         ``classes_[1]``); the randomised classifier's vote is
-        :meth:`vote_probability`."""
+        :meth:`vote_probability`. The sigmoid is fitted on the training
+        scores: over-confident when the fit over-fits (wrap the estimator
+        in ``CalibratedClassifierCV`` for held-out calibration)."""
         p = calibrated_probability(self.decision_function(X),
                                    self.proba_slope_)
         return np.column_stack([1.0 - p, p])

@@ -294,14 +294,14 @@ class PACBayesAUC(CoefficientReport, BinaryEstimatorMixin,
                       else auc_risk(train_scores, positives))
         self.train_auc_ = 1.0 - float(pu_corrected_risk(train_risk,
                                                         self.pu_prior))
-        rows = calibration_rows(len(positives), self.random_state)
+        rows, weights = calibration_rows(positives, self.random_state)
         self.threshold_ = youden_cut(positives[rows], train_scores[rows])
         if self.kernel is None:
             # decision_function > 0 exactly where the score passes the threshold
             self.intercept_ = float(self._offset - self.threshold_)
         self.proba_slope_, _ = platt_sigmoid(
             train_scores[rows], positives[rows], self.pu_prior,
-            cut=self.threshold_)
+            cut=self.threshold_, weights=weights)
         self.heldout_auc_ = heldout_auc(self, X, positives)
         return self
 

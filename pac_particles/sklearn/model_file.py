@@ -34,22 +34,17 @@ matches and is refused. The checksum is no signature: whoever edits a file
 on purpose can recompute it. Only the format's safety is unconditional: a
 file can at worst hold wrong numbers, never code.
 
-A fitted :class:`~pac_particles.sklearn.classifier.PACBayesClassifier`'s
-file (``"kind": "linear_classifier"``, format 2) holds its deployed rule as
-a ``linear_score`` file does (``coef``, ``intercept``, ``proba_slope``: the
-posterior mean's, or the part-A rule's with ``deploy="certified"``), and
-under ``"vote"`` its posterior on the raw inputs, for the randomised
-classifier's vote: SMC's weighted particles as coefficients and offsets
-(``"predictive": "vote"``: ``sum_k W_k (1{x . w_k + b_k > 0} + 1/2 1{x .
-w_k + b_k = 0})``), or the Gaussian of VB and EP as the mean and covariance
-of ``(w, b)`` (``"predictive": "gaussian"``: ``Phi(x~ . m / sqrt(x~' S
-x~))``, ``x~ = (x, 1)``). :func:`load_model` reads it back as a
-:class:`SavedClassifier`. The raw-scale numbers fold the fit's
-standardisation in, so its predictions agree with the estimator's up to
-rounding. A format-1 classifier file holds the posterior alone at the top
-level (``"predictive"``: ``"vote"`` or ``"gaussian"``), which then gave
-the probabilities, or the part-A rule alone (``"predictive":
-"logistic"``); it is read and predicts as it did.
+A :class:`~pac_particles.sklearn.classifier.PACBayesClassifier`'s file
+(``"kind": "linear_classifier"``, format 2) holds its deployed rule as above
+(``coef``, ``intercept``, ``threshold``, ``proba_slope``) and, under
+``"vote"``, its posterior on the raw inputs: SMC's weighted particles
+(``"predictive": "vote"``, ``coef``, ``intercept``, ``weights``) or VB's
+and EP's Gaussian of ``(w, b)`` (``"predictive": "gaussian"``, ``mean``,
+``cov``). :func:`load_model` reads it back as a :class:`SavedClassifier`,
+whose predictions agree with the estimator's up to rounding (the raw-scale
+numbers fold the standardisation in). A format-1 classifier file, the
+posterior alone or the certified rule alone (``"predictive":
+"logistic"``), is read and predicts as it did.
 
 Either file records under ``"fit"`` which score is deployed (``deploy``)
 and both certificates: that of the randomised score (``certified_auc`` or
@@ -92,9 +87,12 @@ __all__ = ["save_model", "load_model", "SavedScorer", "SavedClassifier",
            "FORMAT", "FORMAT_VERSION"]
 
 FORMAT = "pac_particles.model"
-#: raised when the layout changes; a reader refuses newer versions (2: the
+#: raised when a layout changes; a reader refuses newer versions (2: the
 #: classifier's file holds its deployed rule besides its posterior's vote)
 FORMAT_VERSION = 2
+#: the version each kind is written at: its layout's last change (a score's
+#: file is unchanged since 1, and readers of 1 still read it)
+_WRITTEN_VERSION = {"linear_score": 1, "linear_classifier": 2}
 _KINDS = ("linear_score", "linear_classifier")
 #: how a saved classifier's posterior votes (format 1: "logistic", the
 #: part-A rule alone)
@@ -181,7 +179,8 @@ def save_model(estimator, path, feature_names=None, classes=None, info=None):
                       certified_auc=1.0 - estimator.certified_auc_risk_,
                       deployed_certified_auc=None if deployed is None
                       else 1.0 - deployed.bound)
-    payload = {"format": FORMAT, "format_version": FORMAT_VERSION,
+    payload = {"format": FORMAT,
+               "format_version": _WRITTEN_VERSION["linear_score"],
                "kind": "linear_score", "feature_names": feature_names,
                "classes": classes,
                "coef": [float(c) for c in coef],
@@ -245,6 +244,7 @@ def _save_classifier(estimator, path, feature_names, classes, info):
                 "weights": np.asarray(post.weights, float).tolist()}
     rule = {"coef": np.asarray(estimator.coef_, float),
             "intercept": float(estimator.intercept_),
+            "threshold": float(estimator.threshold_),
             "proba_slope": float(estimator.proba_slope_)}
     for key, value in list(rule.items()) + list(vote.items()):
         if key != "predictive" and not np.all(np.isfinite(value)):
@@ -255,7 +255,8 @@ def _save_classifier(estimator, path, feature_names, classes, info):
                       certified_error=None if cert is None else cert.bound,
                       deployed_certified_error=None if deployed is None
                       else deployed.bound)
-    payload = {"format": FORMAT, "format_version": FORMAT_VERSION,
+    payload = {"format": FORMAT,
+               "format_version": _WRITTEN_VERSION["linear_classifier"],
                "kind": "linear_classifier", "feature_names": feature_names,
                "classes": classes, **rule, "vote": vote, "fit": fit}
     return _write(payload, path)
@@ -393,10 +394,13 @@ def _load_classifier(path, payload, common):
         if not isinstance(vote, dict) or vote.get("predictive") == "logistic":
             _refuse(path, "\"vote\" must hold the posterior's predictive")
         return SavedClassifier(rule=_rule(path, payload, d),
-                               vote=_vote(path, vote, d), **common)
+                               vote=_vote(path, vote, d),
+                               threshold=_finite_number(path, payload,
+                                                        "threshold"),
+                               **common)
     if payload.get("predictive") == "logistic":
         return SavedClassifier(rule=_rule(path, dict(payload, proba_slope=1.0),
-                                          d), **common)
+                                          d), threshold=0.0, **common)
     return SavedClassifier(vote=_vote(path, payload, d), **common)
 
 
@@ -483,30 +487,26 @@ class _SavedModel:
 
 
 class SavedClassifier(_SavedModel):
-    """The rules of a saved
-    :class:`~pac_particles.sklearn.classifier.PACBayesClassifier` fit
+    """A saved :class:`~pac_particles.sklearn.classifier.PACBayesClassifier`
     (:func:`load_model`): ``decision_function``, ``predict`` and
-    ``predict_proba`` of its deployed rule, and ``vote_probability`` of its
-    posterior on the raw inputs (module docstring), as the estimator
-    computes them up to rounding. A format-1 file of the posterior alone
-    predicts by its vote, as the estimator then did, and has no
-    ``decision_function``.
+    ``predict_proba`` of its rule, ``vote_probability`` of its posterior,
+    as the estimator computes them up to rounding (a format-1 file of the
+    posterior alone predicts by its vote and has no rule).
 
     Attributes
     ----------
     feature_names, classes_, fit, n_features_in_ : as :class:`SavedScorer`.
-    coef_, intercept_, proba_slope_ : the deployed rule,
-        ``predict_proba = expit(proba_slope_ (X @ coef_ + intercept_))``;
-        None in a format-1 file of the posterior alone.
-    vote : dict or None, the posterior: ``"predictive"`` ``"gaussian"``
-        (``mean`` and ``cov`` of the coefficients then the intercept) or
-        ``"vote"`` (SMC's particles: ``coef``, ``intercept``, ``weights``);
-        None in a format-1 file of the part-A rule alone.
+    coef_, intercept_, threshold_, proba_slope_ : the rule, as the
+        estimator's (None: a format-1 file of the posterior alone).
+    vote : dict, the posterior (``"predictive"`` ``"gaussian"``: ``mean``
+        and ``cov`` of ``(w, b)``; ``"vote"``: SMC's particles ``coef``,
+        ``intercept``, ``weights``); None: a format-1 file of the rule alone.
     """
 
     def __init__(self, feature_names, classes, rule=None, vote=None,
-                 fit=None, format_version=FORMAT_VERSION):
+                 fit=None, format_version=FORMAT_VERSION, threshold=None):
         super().__init__(feature_names, classes, fit, format_version)
+        self.threshold_ = threshold
         self.coef_, self.intercept_, self.proba_slope_ = (
             rule if rule is not None else (None, None, None))
         self.vote = vote

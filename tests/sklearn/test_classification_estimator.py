@@ -157,11 +157,50 @@ def test_platt_sigmoid_is_the_maximum_likelihood_sigmoid():
     ref = _platt_reference(f - 1.0, y, fit_intercept=False)
     assert held == 1.0
     assert held_slope == pytest.approx(ref.coef_[0, 0], rel=1e-6)
+    # integer weights are repeated rows, the class counts included
+    k = rng.integers(1, 4, size=4000)
+    np.testing.assert_allclose(
+        platt_sigmoid(f, y, weights=k),
+        platt_sigmoid(np.repeat(f, k), np.repeat(y, k)), rtol=1e-6)
+    np.testing.assert_allclose(
+        platt_sigmoid(f, y, pu_prior=0.4, weights=k),
+        platt_sigmoid(np.repeat(f, k), np.repeat(y, k), pu_prior=0.4),
+        rtol=1e-6)
     # separable scores: Platt's targets keep the slope finite
     separable, _ = platt_sigmoid(f, f > 2.0)
     assert 1.0 / np.std(f) < separable < 1e3 / np.std(f)
-    assert platt_sigmoid(f, np.zeros(4000, bool)) == (1.0 / np.std(f),
-                                                      np.mean(f))
+    # one class: nothing to fit, the score's own sign (or the held cut)
+    assert platt_sigmoid(f, np.zeros(4000, bool)) == (1.0 / np.std(f), 0.0)
+    assert platt_sigmoid(f, np.ones(4000, bool), cut=1.5)[1] == 1.5
+
+
+def test_the_pu_sigmoid_stays_finite_on_a_fits_own_scores():
+    """A PU fit's own scores rank its labelled rows above the unlabelled
+    positives: the case-control likelihood keeps a slope near the one the
+    true classes give, where the unbiased rewrite of the log-loss (the
+    wrong variant) runs to its bound on the same scores."""
+    from scipy import optimize
+    from pac_particles.sklearn.binary import platt_sigmoid
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(300, 30))
+    truth = rng.uniform(size=300) < 1.0 / (1.0 + np.exp(
+        -(X[:, :3] @ [2.0, -1.0, 1.0])))
+    labelled = truth & (rng.uniform(size=300) < 0.5)
+    pi = float(truth[~labelled].mean())
+    est = PACBayesClassifier(method="vb", lam=300.0, pu_prior=pi,
+                             random_state=0).fit(X, labelled.astype(int))
+    f = est.decision_function(X) + est.threshold_
+    oracle, _ = platt_sigmoid(f[~labelled], truth[~labelled])
+    assert oracle / 3.0 < est.proba_slope_ < 3.0 * oracle
+    u = f / np.std(f)
+
+    def rewrite(beta):
+        z = beta[0] * u + beta[1]
+        return (np.mean(np.logaddexp(0.0, z[~labelled]))
+                - pi * np.mean(z[labelled]))
+    wrong = optimize.minimize(rewrite, [1.0, 0.0], method="L-BFGS-B",
+                              bounds=[(np.exp(-10), np.exp(10)), (None, None)])
+    assert wrong.x[0] > 100.0 * est.proba_slope_ * np.std(f)
 
 
 def test_the_pu_slope_is_the_slope_of_the_unlabelled_rows_classes():

@@ -199,6 +199,18 @@ def test_a_pickle_passed_as_a_model_is_refused_without_running_it(tmp_path,
     assert not marker.exists()
 
 
+def test_each_kind_is_written_at_its_layouts_version(tmp_path):
+    """A score's file keeps format 1 (its layout is unchanged: readers of 1
+    read it); a classifier's is format 2 (its rule beside its vote)."""
+    from pac_particles.sklearn.classifier import PACBayesClassifier
+    path, _ = _saved(tmp_path)
+    assert json.loads(open(path).read())["format_version"] == 1
+    X, y = noisy_linear(60, [1.0, -1.0], 0, d=2)
+    est = PACBayesClassifier(method="vb", lam=30.0).fit(X, y)
+    classifier = save_model(est, tmp_path / "c.json")
+    assert json.loads(open(classifier).read())["format_version"] == 2
+
+
 def test_model_files_of_a_newer_format_are_refused(tmp_path):
     from pac_particles import model_file
     path, _ = _saved(tmp_path)
@@ -244,6 +256,7 @@ def test_a_saved_classifier_predicts_as_the_estimator(tmp_path, method):
                                rtol=0, atol=1e-12)
     np.testing.assert_allclose(back.vote_probability(X),
                                est.vote_probability(X), rtol=0, atol=1e-12)
+    assert back.threshold_ == est.threshold_
     clear = np.abs(est.decision_function(X)) > 1e-9
     np.testing.assert_array_equal(back.predict(X)[clear],
                                   est.predict(X)[clear])
@@ -261,7 +274,7 @@ def test_a_classifier_file_of_format_1_predicts_by_its_vote(tmp_path):
     payload = json.loads(open(save_model(est, tmp_path / "c.json")).read())
     old = {k: v for k, v in payload.items()
            if k not in ("checksum", "vote", "coef", "intercept",
-                        "proba_slope")}
+                        "threshold", "proba_slope")}
     old.update(payload["vote"], format_version=1)
     old["checksum"] = model_file._checksum(old)
     (tmp_path / "old.json").write_text(json.dumps(old))

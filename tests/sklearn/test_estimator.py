@@ -127,23 +127,38 @@ def test_predict_uses_the_youden_point_of_the_training_roc():
 def test_above_calibration_rows_the_cut_and_slope_use_a_row_sample(
         monkeypatch):
     """Above CALIBRATION_ROWS training rows the Youden cut and Platt's
-    slope are computed on a uniform sample of that many rows: the cut is
-    then the Youden point of the sample's ROC curve, near the full one's."""
+    slope are computed on a sample of each class (a rare class whole),
+    weighted by its class's count over its draws: the cut is then the
+    Youden point of the sample's ROC curve, near the full one's, and the
+    slope the weighted sample's."""
     from pac_particles.sklearn import binary
     monkeypatch.setattr(binary, "CALIBRATION_ROWS", 150)
-    rows = binary.calibration_rows(400, 5)
-    assert rows.shape == (150,) and np.all(np.diff(rows) >= 0)
-    np.testing.assert_array_equal(rows, binary.calibration_rows(400, 5))
-    assert binary.calibration_rows(150, 5) == slice(None)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 3))
     y = (X @ [1.0, -1.0, 0.5] + rng.normal(size=400) > 0).astype(int)
+    rows, weights = binary.calibration_rows(y == 1, 5)
+    assert rows.shape == (150,) and np.all(np.diff(rows) >= 0)
+    np.testing.assert_array_equal(rows, binary.calibration_rows(y == 1, 5)[0])
+    for label in (0, 1):
+        drawn = y[rows] == label
+        assert drawn.sum() == 75
+        np.testing.assert_allclose(weights[drawn], np.sum(y == label) / 75)
+    assert binary.calibration_rows(y[:150] == 1, 5) == (slice(None), None)
+    # a rare class keeps every row
+    rare = np.zeros(400, dtype=bool)
+    rare[[3, 50, 399]] = True
+    rows_rare, weights_rare = binary.calibration_rows(rare, 5)
+    assert set(np.flatnonzero(rare)) <= set(rows_rare)
+    np.testing.assert_allclose(weights_rare[rare[rows_rare]], 1.0)
     est = PACBayesAUC(method="vb", lam=400.0, random_state=5).fit(X, y)
     scores = est.decision_function(X) + est.threshold_
     assert est.threshold_ == pytest.approx(
         binary.youden_cut(y[rows] == 1, scores[rows]), abs=1e-9)
     full = binary.youden_cut(y == 1, scores)
     assert abs(est.threshold_ - full) < 0.5 * scores.std()
+    assert est.proba_slope_ == pytest.approx(binary.platt_sigmoid(
+        scores[rows], y[rows] == 1, cut=est.threshold_,
+        weights=weights)[0], rel=1e-9)
 
 
 def test_same_random_state_gives_the_same_fit():

@@ -151,8 +151,8 @@ def print_classify(s):
     print(line)
     cert = s["certificate"]
     if cert is None or "statement" not in cert:
-        print("  certificate: none for this fit (PU labels, or SMC with an "
-              "unbounded loss: use --method vb)")
+        print("  certificate: none for this fit (PU labels: the PU risk is "
+              "not a mean of i.i.d. errors)")
     else:
         print(f"  certificate: {cert['statement']}")
     deployed = (cert or {}).get("deployed")
@@ -178,7 +178,7 @@ def _certificate_summary(estimator):
 
 def _error_certificate_fields(cert):
     """The classifier's certificate for the JSON summary (None when the fit
-    has none: PU labels, or SMC with an unbounded loss)."""
+    has none: PU labels)."""
     if cert is None:
         return None
     score = cert.posterior or "the randomised classifier"
