@@ -338,15 +338,15 @@ def platt_sigmoid(f, positives, pu_prior=None, cut=None, weights=None):
         if log_k is None:
             # -t log sigma - (1 - t) log(1 - sigma)
             value = np.logaddexp(0.0, z) - targets * z
-            slope = expit(z) - targets
+            dz = expit(z) - targets
         else:
             # -t log q - (1 - t) log(1 - q), q = K sigma / (1 + K sigma)
             log_sigma = -np.logaddexp(0.0, -z)
             value = (np.logaddexp(0.0, log_k + log_sigma)
                      - targets * (log_k + log_sigma))
             q = expit(log_k + log_sigma)
-            slope = (1.0 - np.exp(log_sigma)) * (q - targets)
-        return float(w @ value) / n_all, columns @ (w * slope) / n_all
+            dz = (1.0 - np.exp(log_sigma)) * (q - targets)
+        return float(w @ value) / n_all, columns @ (w * dz) / n_all
 
     bounds = [(math.exp(-10.0), math.exp(10.0))] + [(None, None)] * (not held)
     start = np.zeros(columns.shape[0])
