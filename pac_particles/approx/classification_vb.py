@@ -140,8 +140,9 @@ class ClassificationVB(_GaussianVariational):
             sample[rng.choice(n, n // PILOT_FACTOR, replace=False)] = True
             # the sample on these data's scale: its fit is a start here
             init = ClassificationVB.from_problem(
-                self.problem.part(sample, own_scale=False), prior_var=self.prior_var, family=self.family,
-                tol=self.tol, decrement_tol=self.decrement_tol).fit()
+                self.problem.part(sample, own_scale=False),
+                prior_var=self.prior_var, family=self.family, tol=self.tol,
+                decrement_tol=self.decrement_tol).fit()
         return super().fit(init)
 
     @property

@@ -6,11 +6,10 @@ The labels are read in one place, :func:`binary_labels`; whether the rows
 live on a Dask cluster, in one place, :func:`is_dask_collection` (the
 validation of rows on a cluster is :mod:`pac_particles.problem.dask_data`).
 
-Every model of the package goes through :func:`validate_xy`, the single data
-validator. It returns an :class:`AUCData` object that holds the cleaned design
-matrix, the bool labels, the pre-split ``X_pos`` / ``X_neg`` used by the risk
-kernels, and the transformation (dropped constant columns, optional
-standardisation) to apply to new inputs.
+Every model goes through :func:`validate_xy` (:func:`checked_xy` its
+checks): its :class:`AUCData` holds the cleaned rows, the bool labels, the
+per-class ``X_pos`` / ``X_neg`` of the risk kernels, and the map (dropped
+constant columns, standardisation) of new inputs.
 
 Constant columns are dropped because they cannot change any pairwise
 difference ``x_i - x_j``; in particular an intercept cancels in the AUC.
@@ -39,7 +38,7 @@ from pac_particles.core.checks import InputError, check_count, check_positive
 from pac_particles.core.compat import moved_names
 
 __all__ = ["AUCData", "validate_xy", "checked_xy", "binary_labels",
-           "is_dask_collection", "standardize_in_place", "scaled",
+           "is_dask_collection", "standardize_in_place", "scaled", "unscaled",
            "check_lam", "kept_columns", "check_columns", "column_extremes"]
 
 
@@ -357,8 +356,7 @@ class AUCData:
 
 def as_design_matrix(X, name="X", check_finite=True):
     """``X`` as a 2-D float array with rows and columns, or InputError
-    naming what it is; with ``check_finite`` its first cell that is not a
-    finite number named too (:func:`~pac_particles.problem.cells.check_columns`)."""
+    naming what it is (and, ``check_finite``, its first non-finite cell)."""
     try:
         X = np.asarray(X, dtype=float)
     except (TypeError, ValueError):
@@ -482,6 +480,13 @@ def scaled(X, center, scale, name, standardized):
     return out
 
 
+def unscaled(low, high):
+    """``(center, scale)`` of columns kept in raw units (zeros, ones), their
+    extremes ``low``, ``high`` checked not to overflow when squared."""
+    center, scale = np.zeros(low.size), np.ones(low.size)
+    scaled(np.vstack([low, high]), center, scale, "X", False)
+    return center, scale
+
 
 def kept_columns(low, high, names):
     """Indices of the columns whose minimum ``low`` and maximum ``high``
@@ -498,7 +503,6 @@ def kept_columns(low, high, names):
             "cancel in every pairwise difference, so they cannot change "
             "the AUC", stacklevel=3)
     return np.flatnonzero(~constant)
-
 
 
 def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None,
@@ -542,9 +546,7 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None,
         ordered, center, scale = _standardized(X, columns, low, high,
                                                positives, positions)
     else:
-        center, scale = np.zeros(columns.size), np.ones(columns.size)
-        # the extremes decide whether the squares overflow
-        scaled(np.vstack([low, high])[:, columns], center, scale, "X", False)
+        center, scale = unscaled(low[columns], high[columns])
         ordered = _class_ordered(X, positives, columns, positions)
     return AUCData(X=None, y=positives, columns=columns, center=center,
                    scale=scale, feature_names=[names[k] for k in columns],
@@ -553,12 +555,10 @@ def validate_xy(X, y, standardize=False, drop_constant=True, feature_names=None,
 
 
 def checked_xy(X, y, drop_constant=True, feature_names=None) -> tuple:
-    """``(X, positives, columns, low, high, names)``: ``X`` as a float
-    array, its labels read (:func:`binary_labels`), the indices of the
-    columns kept (the constant ones dropped with ``drop_constant``), every
-    column's extremes and name, all checked: :func:`validate_xy` before
-    its copy of the rows, shared with
-    :func:`pac_particles.problem.design.classification_data`."""
+    """``(X, positives, columns, low, high, names)``, checked: ``X`` as
+    floats, its labels, the columns kept (``drop_constant``), every
+    column's extremes and name (:func:`validate_xy` before its copy, and
+    :func:`pac_particles.problem.design.classification_data`)."""
     # the columns' extremes check finiteness too (they propagate NaN, inf)
     X = as_design_matrix(X, check_finite=False)
     y_arr = np.asarray(y)

@@ -11,8 +11,8 @@ y)`` for it with every column kept.
 
 import numpy as np
 
-from pac_particles.problem.data import (AUCData, checked_xy, scaled,
-                                       standardize_in_place)
+from pac_particles.problem.data import (AUCData, checked_xy,
+                                       standardize_in_place, unscaled)
 
 __all__ = ["DesignData", "classification_data"]
 
@@ -107,9 +107,7 @@ def classification_data(X, y, standardize=True, fit_intercept=True):
     if standardize:
         center, scale = standardize_in_place(rows, low, high)
     else:
-        center, scale = np.zeros(d), np.ones(d)
-        # the extremes decide whether the squares overflow
-        scaled(np.vstack([low, high]), center, scale, "X", False)
+        center, scale = unscaled(low, high)
     if fit_intercept:
         design[:, d] = 1.0
         names = list(names) + ["intercept"]

@@ -391,7 +391,7 @@ def _load_classifier(path, payload, common):
     d = len(common["feature_names"])
     if common["format_version"] >= 2:
         vote = payload.get("vote")
-        if not isinstance(vote, dict) or vote.get("predictive") == "logistic":
+        if not isinstance(vote, dict):
             _refuse(path, "\"vote\" must hold the posterior's predictive")
         return SavedClassifier(rule=_rule(path, payload, d),
                                vote=_vote(path, vote, d),

@@ -34,9 +34,9 @@ def predict_csv(model, path, out="results/predict/predictions.csv", sep=None,
     (as read, e.g. a customer key to join the scores back on), ``row``,
     ``score`` (the deployed rule's; a format-1 classifier file has none),
     ``label`` and ``probability_<positive label>`` to ``out`` (``"-"``:
-    stdout) and returns a summary. ``sep`` and ``header`` default to how the training
-    CSV was read. With the labels in the CSV (the training target's
-    column), the summary has their AUC and accuracy."""
+    stdout) and returns a summary. ``sep`` and ``header`` default to how
+    the training CSV was read. With the labels in the CSV (the training
+    target's column), the summary has their AUC and accuracy."""
     scorer = load_model(model)
     read = scorer.fit.get("csv") or {}
     sep = sep if sep is not None else read.get("sep", ",")
